@@ -1,0 +1,479 @@
+/*
+** quadnav: crowd navigation over convex quads and grids.
+**
+** This header is the whole public API. Conventions, once for all functions:
+**
+**  - Every function that can fail returns a qn_status; QN_OK is 0.
+**    qn_status_str(code) gives fixed English text, qn_status_name(code) the
+**    enumerator's name ("QN_E_OVERLAP").
+**  - Constructors are qn_x_create(..., qn_x **out, qn_error *err): *out is set
+**    to NULL on entry and to the new object on success. `err` is optional
+**    (may be NULL); when given it receives the code and a message naming the
+**    offending element (JSON path, quad, vertex or link index, line/column).
+**  - qn_x_destroy(NULL) does nothing; destroy never fails and frees everything
+**    the object owns.
+**  - Every object keeps the allocator it was created with (NULL means the C
+**    library's realloc/free) and uses it for everything it owns. There are no
+**    process-wide settings and no mutable globals.
+**  - Indices are uint32_t; QN_NONE (UINT32_MAX) means "no index".
+**  - Costs are float; INFINITY means unreachable.
+**  - The library does no I/O except in the *_load_file functions, which read
+**    the named file and nothing else.
+**
+** Threads: a qn_mesh, qn_level, qn_field, qn_grid and qn_grid_field are
+** read-only once created. Any number of threads may call the const functions
+** on the same object at the same time. Sampling never allocates.
+**
+** Coordinates: world units, x to the right, y as the level defines it. For
+** MovingAI maps and levels made from grids, y grows downward and cell (x, y)
+** covers [x, x+1) x [y, y+1), so its centre is (x + 0.5, y + 0.5).
+*/
+#ifndef QUADNAV_H
+#define QUADNAV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "quadnav_version.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(QN_BUILDING_DLL)
+#define QN_API __declspec(dllexport)
+#elif defined(_WIN32) && defined(QN_USING_DLL)
+#define QN_API __declspec(dllimport)
+#elif defined(__GNUC__) || defined(__clang__)
+#define QN_API __attribute__((visibility("default")))
+#else
+#define QN_API
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Version                                                             */
+/* ------------------------------------------------------------------ */
+
+/* QN_VERSION_NUMBER of the library actually linked (major*10000+minor*100+patch). */
+QN_API uint32_t qn_version_number(void);
+/* QN_VERSION_STRING of the library actually linked. Static storage. */
+QN_API const char *qn_version_string(void);
+
+/* ------------------------------------------------------------------ */
+/* Status codes                                                        */
+/* ------------------------------------------------------------------ */
+
+/* X(NAME, text). Codes are numbered in list order from 0; never reorder. */
+#define QN_STATUS_LIST(X)                                                     \
+    X(OK, "success")                                                          \
+    X(AT_GOAL, "position is at the goal")                                     \
+    X(E_INVALID_ARG, "invalid argument (NULL, NaN, infinite or out of range)") \
+    X(E_NOMEM, "out of memory")                                               \
+    X(E_IO, "cannot read file")                                               \
+    X(E_JSON_SYNTAX, "malformed JSON")                                        \
+    X(E_TRUNCATED, "input ends too early")                                    \
+    X(E_JSON_TYPE, "JSON value has the wrong type")                           \
+    X(E_MISSING_FIELD, "required field is missing")                           \
+    X(E_FORMAT_VERSION, "unknown format version")                             \
+    X(E_BAD_NUMBER, "number is NaN, infinite or out of the allowed range")    \
+    X(E_INDEX_RANGE, "index out of range")                                    \
+    X(E_DEGENERATE_QUAD, "quad has zero area or a zero-length edge")          \
+    X(E_NONCONVEX_QUAD, "quad is not convex")                                 \
+    X(E_WINDING, "quad is wound clockwise (negative area)")                   \
+    X(E_OVERLAP, "quads overlap")                                             \
+    X(E_LINK_TARGET, "link names a quad that does not exist")                 \
+    X(E_LINK_NO_EDGE, "linked quads share no edge segment")                   \
+    X(E_LINK_DUPLICATE, "link given twice")                                   \
+    X(E_LIMIT, "more elements than the documented limit")                     \
+    X(E_DUPLICATE_NAME, "name given twice")                                   \
+    X(E_OUTSIDE, "position is outside every quad or cell")                    \
+    X(E_UNREACHABLE, "goal cannot be reached from this position")             \
+    X(E_BLOCKED, "position or goal is in a blocked quad or wall cell")        \
+    X(E_NOT_FOUND, "no such element")                                         \
+    X(E_BUFFER_TOO_SMALL, "caller buffer is too small")                       \
+    X(E_MAP_SYNTAX, "malformed MovingAI map")                                 \
+    X(E_SCEN_SYNTAX, "malformed MovingAI scenario")                           \
+    X(E_MISMATCH, "inputs do not agree with each other")
+
+#define QN__STATUS_ENUM(name, text) QN_##name,
+typedef enum qn_status { QN_STATUS_LIST(QN__STATUS_ENUM) QN_STATUS_COUNT } qn_status;
+#undef QN__STATUS_ENUM
+
+/* Fixed English text for a code; "unknown status" for values out of range. */
+QN_API const char *qn_status_str(qn_status code);
+/* The enumerator's name, e.g. "QN_E_OVERLAP"; "QN_UNKNOWN" out of range. */
+QN_API const char *qn_status_name(qn_status code);
+
+#define QN_NONE UINT32_MAX
+
+/* Details of a failure, filled by functions that take a qn_error *.
+** `path` is a JSON path ("quads[3].v[1]") or empty; `index` is the element
+** index the message is about (quad, vertex, link, row) or QN_NONE; `line` and
+** `column` are 1-based positions in a text input, or 0 when not known. */
+typedef struct qn_error {
+    qn_status code;
+    uint32_t index;
+    uint32_t line;
+    uint32_t column;
+    char path[96];
+    char message[256];
+} qn_error;
+
+/* ------------------------------------------------------------------ */
+/* Memory                                                              */
+/* ------------------------------------------------------------------ */
+
+/* realloc-style hook, as in Lua: new_size == 0 frees ptr and returns NULL;
+** ptr == NULL allocates. old_size is the size previously asked for ptr (0 when
+** ptr is NULL). Must return NULL on failure, leaving ptr untouched. */
+typedef void *(*qn_realloc_fn)(void *ud, void *ptr, size_t old_size, size_t new_size);
+
+typedef struct qn_allocator {
+    qn_realloc_fn fn; /* NULL: the C library */
+    void *ud;         /* passed to fn unchanged */
+} qn_allocator;
+
+/* ------------------------------------------------------------------ */
+/* Geometry                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct qn_vec2 {
+    float x, y;
+} qn_vec2;
+
+typedef struct qn_rect {
+    qn_vec2 min, max;
+} qn_rect;
+
+/* ------------------------------------------------------------------ */
+/* Limits (checked before any large allocation)                        */
+/* ------------------------------------------------------------------ */
+
+#define QN_MAX_VERTICES (1u << 24)
+#define QN_MAX_QUADS (1u << 22)
+#define QN_MAX_LINKS (1u << 24)
+#define QN_MAX_GOALS 4096u        /* goal points of one field, or named goals */
+#define QN_MAX_SPAWNS 65536u
+#define QN_MAX_COORD 1.0e6f        /* |x|, |y| of every vertex and point */
+#define QN_MAX_QUAD_COST 1.0e6f    /* per-quad cost multiplier, >= 1 */
+#define QN_MAX_NAME 63u            /* bytes of a goal or spawn name */
+#define QN_MAX_GRID_SIDE 16384u    /* width and height of a grid */
+#define QN_MAX_GRID_CELLS (1u << 26)
+#define QN_MAX_FILE_BYTES (256u << 20) /* largest level or map file read */
+
+/* ------------------------------------------------------------------ */
+/* Mesh: convex quads and the portals between them                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct qn_mesh qn_mesh;
+
+/* A link in an explicit adjacency table: quads a and b touch along an edge. */
+typedef struct qn_link {
+    uint32_t a, b;
+} qn_link;
+
+/* Input to qn_mesh_create. Every quad is four vertex indices with positive
+** signed (shoelace) area: counter-clockwise when y points up, clockwise on
+** screen when y points down. Quads wound the other way are rejected
+** (QN_E_WINDING). A vertex may lie on the edge between its neighbours (a
+** triangle with a split edge is accepted); zero-length edges are not.
+**
+** costs: NULL means every quad costs 1; else one multiplier per quad in
+** [1, QN_MAX_QUAD_COST]. blocked: NULL means none; else one flag per quad.
+** links: when has_links is false the adjacency is computed from shared edge
+** segments (T-junctions give one portal per overlap). When true, exactly the
+** listed pairs are connected (touching quads not listed are separated by a
+** thin wall); each is checked against the geometry. */
+typedef struct qn_mesh_desc {
+    const qn_vec2 *vertices;
+    uint32_t vertex_count;
+    const uint32_t *quads; /* 4 * quad_count vertex indices */
+    uint32_t quad_count;
+    const float *costs;
+    const uint8_t *blocked;
+    const qn_link *links;
+    uint32_t link_count;
+    bool has_links;
+} qn_mesh_desc;
+
+/* Builds and validates a mesh. Copies everything it needs from desc.
+** Returns QN_OK, QN_E_INVALID_ARG, QN_E_NOMEM, QN_E_LIMIT, QN_E_BAD_NUMBER,
+** QN_E_INDEX_RANGE, QN_E_DEGENERATE_QUAD, QN_E_NONCONVEX_QUAD, QN_E_WINDING,
+** QN_E_OVERLAP, QN_E_LINK_TARGET, QN_E_LINK_NO_EDGE or QN_E_LINK_DUPLICATE;
+** err->index names the quad (or link) at fault. Never a half-built mesh. */
+QN_API qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *alloc,
+                                qn_mesh **out, qn_error *err);
+QN_API void qn_mesh_destroy(qn_mesh *mesh);
+
+QN_API uint32_t qn_mesh_quad_count(const qn_mesh *mesh);
+QN_API uint32_t qn_mesh_portal_count(const qn_mesh *mesh);
+QN_API qn_rect qn_mesh_bounds(const qn_mesh *mesh);
+/* Connected components over open portals, blocked quads excluded. */
+QN_API uint32_t qn_mesh_island_count(const qn_mesh *mesh);
+/* Island of a quad, QN_NONE for a blocked one or an out-of-range index. */
+QN_API uint32_t qn_mesh_island(const qn_mesh *mesh, uint32_t quad);
+/* Bytes owned by the mesh. */
+QN_API size_t qn_mesh_bytes(const qn_mesh *mesh);
+
+/* Corners of a quad in stored order; QN_E_INVALID_ARG if quad is out of range. */
+QN_API qn_status qn_mesh_quad_corners(const qn_mesh *mesh, uint32_t quad, qn_vec2 out[4]);
+QN_API float qn_mesh_quad_cost(const qn_mesh *mesh, uint32_t quad);   /* NAN out of range */
+QN_API bool qn_mesh_quad_blocked(const qn_mesh *mesh, uint32_t quad); /* true out of range */
+QN_API float qn_mesh_quad_area(const qn_mesh *mesh, uint32_t quad);
+
+/* A portal: the segment p0-p1 shared by quads a < b. */
+typedef struct qn_portal {
+    uint32_t a, b;
+    qn_vec2 p0, p1;
+} qn_portal;
+
+QN_API qn_status qn_mesh_portal(const qn_mesh *mesh, uint32_t portal, qn_portal *out);
+/* Portals of one quad: writes up to cap portal indices, sets *count to the
+** total. QN_E_BUFFER_TOO_SMALL when cap < total (the first cap are written). */
+QN_API qn_status qn_mesh_quad_portals(const qn_mesh *mesh, uint32_t quad, uint32_t *portals,
+                                      uint32_t cap, uint32_t *count);
+
+/* Point location. Sets *quad to the quad containing p (edges included) and
+** returns QN_OK, or QN_E_OUTSIDE with *quad = QN_NONE. A point on an edge
+** shared by several quads resolves to the lowest quad index, except that a
+** valid `hint` quad containing p wins (pass QN_NONE for no hint). Blocked quads
+** are found like any other. Expected O(1). */
+QN_API qn_status qn_mesh_locate(const qn_mesh *mesh, qn_vec2 p, uint32_t hint, uint32_t *quad);
+/* The quad nearest to p (distance 0 when p is inside one) and the closest
+** point of that quad. Blocked quads are skipped when skip_blocked is true.
+** QN_E_NOT_FOUND when no quad qualifies. */
+QN_API qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_blocked,
+                                 uint32_t *quad, qn_vec2 *closest);
+/* Does the straight segment a-b stay inside unblocked quads, crossing only
+** open portals? Sets *hit (if not NULL) to the first point where it leaves.
+** QN_OK: inside; QN_E_BLOCKED: it leaves; QN_E_OUTSIDE: a is outside. */
+QN_API qn_status qn_mesh_segment_inside(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b,
+                                        uint32_t hint, qn_vec2 *hit);
+
+/* ------------------------------------------------------------------ */
+/* Level: a mesh plus named goals and spawns, loaded from JSON          */
+/* ------------------------------------------------------------------ */
+
+typedef struct qn_level qn_level;
+typedef struct qn_grid qn_grid;
+
+/* Loads level JSON (format 1, see data/README.md). The buffer need not be
+** NUL-terminated. Codes: those of qn_mesh_create, plus QN_E_IO,
+** QN_E_JSON_SYNTAX, QN_E_TRUNCATED, QN_E_JSON_TYPE, QN_E_MISSING_FIELD,
+** QN_E_FORMAT_VERSION, QN_E_DUPLICATE_NAME. err->path names the JSON element.
+** The JSON parser's own temporary allocations use the C library (cJSON has
+** only process-wide hooks, which quadnav never sets); everything the level
+** keeps uses `alloc`. */
+QN_API qn_status qn_level_load_mem(const char *json, size_t len, const qn_allocator *alloc,
+                                   qn_level **out, qn_error *err);
+QN_API qn_status qn_level_load_file(const char *path, const qn_allocator *alloc,
+                                    qn_level **out, qn_error *err);
+QN_API void qn_level_destroy(qn_level *level);
+
+QN_API const qn_mesh *qn_level_mesh(const qn_level *level);
+/* The level's "name", or "" when it has none. */
+QN_API const char *qn_level_name(const qn_level *level);
+QN_API uint32_t qn_level_goal_count(const qn_level *level);
+/* Named goal i: its name (owned by the level) and position. */
+QN_API qn_status qn_level_goal(const qn_level *level, uint32_t i, const char **name, qn_vec2 *at);
+/* Index of the goal called name, or QN_NONE. */
+QN_API uint32_t qn_level_find_goal(const qn_level *level, const char *name);
+QN_API uint32_t qn_level_spawn_count(const qn_level *level);
+QN_API qn_status qn_level_spawn(const qn_level *level, uint32_t i, const char **name, qn_vec2 *at);
+/* The grid the level carries (its optional "grid" object), or NULL. Levels
+** imported from MovingAI maps carry one, so both modes run on one level. */
+QN_API const qn_grid *qn_level_grid(const qn_level *level);
+
+/* ------------------------------------------------------------------ */
+/* Field: one destination's instance, shared by every unit              */
+/* ------------------------------------------------------------------ */
+
+typedef struct qn_field qn_field;
+
+/* Options; a zero-initialised struct is the default. */
+typedef struct qn_field_opts {
+    /* Agent radius: portals narrower than 2*radius are closed, and the sampler
+    ** keeps this far from portal end points. 0 by default; >= 0, finite. */
+    float radius;
+} qn_field_opts;
+
+/* Builds the instance for one or more goal points (at least 1, at most
+** QN_MAX_GOALS). Dijkstra over portal mid points: inside a quad, moving from
+** one portal (or goal point) to another costs the distance times the quad's
+** cost. Every quad gets the cheapest of its portals' costs and leaves by that
+** portal. Goal points outside the mesh or in blocked quads are QN_E_OUTSIDE
+** or QN_E_BLOCKED (err->index names the goal). The field keeps a pointer to
+** the mesh, which must outlive it. Memory: 8 bytes per quad plus 16 bytes per
+** goal plus a fixed header (qn_field_bytes). */
+QN_API qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t goal_count,
+                                 const qn_field_opts *opts, const qn_allocator *alloc,
+                                 qn_field **out, qn_error *err);
+QN_API void qn_field_destroy(qn_field *field);
+
+QN_API const qn_mesh *qn_field_mesh(const qn_field *field);
+QN_API size_t qn_field_bytes(const qn_field *field);
+/* Cost from the quad (measured at its exit portal's mid point, 0 for a goal
+** quad) to the goal; INFINITY when unreachable or blocked or out of range. */
+QN_API float qn_field_quad_cost(const qn_field *field, uint32_t quad);
+/* The portal the quad leaves by; QN_NONE for goal quads and unreachable ones. */
+QN_API uint32_t qn_field_quad_exit(const qn_field *field, uint32_t quad);
+/* The quad on the other side of the exit portal; QN_NONE as above. */
+QN_API uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad);
+/* Cost to the goal from point p: straight to the exit portal's mid point
+** (times the quad's cost) plus that portal's cost; straight to the goal in a
+** goal quad. INFINITY when outside, blocked or unreachable. */
+QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
+
+/* ------------------------------------------------------------------ */
+/* Edge-projection sampler                                             */
+/* ------------------------------------------------------------------ */
+
+/* Within this distance of a goal point a position counts as at the goal. */
+#define QN_AT_GOAL_DISTANCE 1.0e-3f
+
+/* Steering direction for one unit at p. Writes a unit-length direction (or
+** zero) to *dir and, if quad_io is not NULL, reads it as a hint and writes the
+** quad p is in (QN_NONE when outside).
+** Returns QN_OK (moving), QN_AT_GOAL (dir zero), QN_E_OUTSIDE (dir zero),
+** QN_E_BLOCKED (in a blocked quad; dir zero), QN_E_UNREACHABLE (dir zero) or
+** QN_E_INVALID_ARG (NULL or non-finite p). Never allocates; thread-safe. */
+QN_API qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *quad_io,
+                                 qn_vec2 *dir);
+/* Batch form: positions[i] -> dirs[i], status[i] (may be NULL), quads[i] as in
+** quad_io (may be NULL: no hints). Returns QN_E_INVALID_ARG for NULL field,
+** positions or dirs, else QN_OK; per-unit outcomes go to status. */
+QN_API qn_status qn_field_sample_batch(const qn_field *field, const qn_vec2 *positions,
+                                       qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
+                                       size_t count);
+
+/* ------------------------------------------------------------------ */
+/* Grid mode                                                           */
+/* ------------------------------------------------------------------ */
+
+/* Cost field values. */
+#define QN_CELL_NORMAL 1u
+#define QN_CELL_WALL 255u
+
+/* A grid: width*height cost bytes, row-major, row 0 first. Cell (x, y) covers
+** [origin.x + x*cell_size, origin.x + (x+1)*cell_size) and likewise in y.
+** cell_size 0 means 1. A cost of 0 is rejected (QN_E_BAD_NUMBER). */
+typedef struct qn_grid_desc {
+    uint32_t width, height;
+    const uint8_t *costs;
+    float cell_size;
+    qn_vec2 origin;
+} qn_grid_desc;
+
+QN_API qn_status qn_grid_create(const qn_grid_desc *desc, const qn_allocator *alloc,
+                                qn_grid **out, qn_error *err);
+QN_API void qn_grid_destroy(qn_grid *grid);
+QN_API uint32_t qn_grid_width(const qn_grid *grid);
+QN_API uint32_t qn_grid_height(const qn_grid *grid);
+QN_API float qn_grid_cell_size(const qn_grid *grid);
+QN_API qn_vec2 qn_grid_origin(const qn_grid *grid);
+/* Row-major cost bytes, width*height of them. */
+QN_API const uint8_t *qn_grid_costs(const qn_grid *grid);
+/* Cost of cell (x, y); QN_CELL_WALL outside the grid. */
+QN_API uint8_t qn_grid_cost(const qn_grid *grid, uint32_t x, uint32_t y);
+/* Cell containing world point p: QN_OK or QN_E_OUTSIDE. */
+QN_API qn_status qn_grid_locate(const qn_grid *grid, qn_vec2 p, uint32_t *x, uint32_t *y);
+
+typedef enum qn_connectivity {
+    QN_CONNECT_8 = 0, /* octile: orthogonal 1, diagonal sqrt 2, no corner cutting */
+    QN_CONNECT_4 = 1
+} qn_connectivity;
+
+/* 8-direction flow values: index into qn_dir_vectors; QN_DIR_NONE at goal
+** cells, walls and unreachable cells. Order: E, SE, S, SW, W, NW, N, NE with y
+** growing downward (E = +x, S = +y). */
+#define QN_DIR_NONE 8u
+QN_API qn_vec2 qn_dir_vector(uint8_t dir); /* unit vector; (0,0) for QN_DIR_NONE or bad */
+
+typedef struct qn_grid_field qn_grid_field;
+
+/* Options; zero-initialised is the default (8-connected, full field, both
+** flow fields built). */
+typedef struct qn_grid_field_opts {
+    qn_connectivity connectivity;
+    /* When stop_enabled, stop once cell stop_cell (y*width+x) is settled:
+    ** its value is exact, cells not settled by then read as unreachable, and
+    ** no flow is built. Serves point queries. */
+    bool stop_enabled;
+    uint32_t stop_cell;
+    bool no_flow; /* skip the flow fields (integration only) */
+} qn_grid_field_opts;
+
+/* Integration field by exact Dijkstra from goal cells (indices y*width+x,
+** at least 1, at most width*height). Each move costs its length (1 or sqrt 2)
+** times the cost byte of the cell entered. Goal cells that are walls:
+** QN_E_BLOCKED; out of range: QN_E_INVALID_ARG. The field keeps a pointer to
+** the grid, which must outlive it. */
+QN_API qn_status qn_grid_field_create(const qn_grid *grid, const uint32_t *goal_cells,
+                                      uint32_t goal_count, const qn_grid_field_opts *opts,
+                                      const qn_allocator *alloc, qn_grid_field **out,
+                                      qn_error *err);
+QN_API void qn_grid_field_destroy(qn_grid_field *field);
+QN_API const qn_grid *qn_grid_field_grid(const qn_grid_field *field);
+QN_API size_t qn_grid_field_bytes(const qn_grid_field *field);
+/* Integration value of cell (x, y) in world units; INFINITY unreachable/outside. */
+QN_API double qn_grid_field_cost(const qn_grid_field *field, uint32_t x, uint32_t y);
+/* 8-direction flow of a cell; QN_DIR_NONE as documented above. */
+QN_API uint8_t qn_grid_field_dir(const qn_grid_field *field, uint32_t x, uint32_t y);
+/* Normalised gradient vector of a cell; (0,0) at goals, walls, unreachable
+** cells and local optima. */
+QN_API qn_vec2 qn_grid_field_vec(const qn_grid_field *field, uint32_t x, uint32_t y);
+
+typedef enum qn_flow_kind {
+    QN_FLOW_DIR8 = 0,
+    QN_FLOW_VECTOR = 1
+} qn_flow_kind;
+
+/* Same contract as qn_field_sample: the direction for a unit at world point p
+** from the chosen flow field; cell_io is a cell-index hint/result. */
+QN_API qn_status qn_grid_field_sample(const qn_grid_field *field, qn_flow_kind kind, qn_vec2 p,
+                                      uint32_t *cell_io, qn_vec2 *dir);
+QN_API qn_status qn_grid_field_sample_batch(const qn_grid_field *field, qn_flow_kind kind,
+                                            const qn_vec2 *positions, qn_vec2 *dirs,
+                                            uint8_t *status, uint32_t *cells, size_t count);
+
+/* ------------------------------------------------------------------ */
+/* MovingAI maps and scenarios                                         */
+/* ------------------------------------------------------------------ */
+
+/* Reads an octile .map (LF or CRLF, final newline optional). '.', 'G' and
+** 'S' are ground (cost 1); every other terrain character ('@', 'O', 'T',
+** 'W') is a wall for a ground agent. Cell size 1, origin (0, 0). Errors:
+** QN_E_MAP_SYNTAX, QN_E_TRUNCATED, QN_E_LIMIT, QN_E_IO, QN_E_NOMEM, with
+** line and column in err. */
+QN_API qn_status qn_map_load_mem(const char *text, size_t len, const qn_allocator *alloc,
+                                 qn_grid **out, qn_error *err);
+QN_API qn_status qn_map_load_file(const char *path, const qn_allocator *alloc, qn_grid **out,
+                                  qn_error *err);
+
+typedef struct qn_scen_row {
+    uint32_t bucket;
+    uint32_t map_width, map_height;
+    uint32_t start_x, start_y, goal_x, goal_y;
+    double optimal;
+    uint32_t decimals; /* digits after the decimal point as printed */
+} qn_scen_row;
+
+typedef struct qn_scen qn_scen;
+
+/* Reads a .map.scen file ("version 1" or "version 1.0" header, or none).
+** Errors: QN_E_SCEN_SYNTAX, QN_E_TRUNCATED, QN_E_LIMIT, QN_E_IO, QN_E_NOMEM. */
+QN_API qn_status qn_scen_load_mem(const char *text, size_t len, const qn_allocator *alloc,
+                                  qn_scen **out, qn_error *err);
+QN_API qn_status qn_scen_load_file(const char *path, const qn_allocator *alloc, qn_scen **out,
+                                   qn_error *err);
+QN_API void qn_scen_destroy(qn_scen *scen);
+QN_API uint32_t qn_scen_row_count(const qn_scen *scen);
+/* Row i, or NULL out of range. Owned by scen. */
+QN_API const qn_scen_row *qn_scen_row_at(const qn_scen *scen, uint32_t i);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* QUADNAV_H */

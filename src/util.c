@@ -1,0 +1,155 @@
+/*
+** util.c: status text, version, allocator plumbing, error filling, file read.
+*/
+#include "internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+uint32_t qn_version_number(void) { return QN_VERSION_NUMBER; }
+const char *qn_version_string(void) { return QN_VERSION_STRING; }
+
+#define QN__STATUS_TEXT(name, text) text,
+static const char *const status_text[] = {QN_STATUS_LIST(QN__STATUS_TEXT)};
+#undef QN__STATUS_TEXT
+#define QN__STATUS_NAME(name, text) "QN_" #name,
+static const char *const status_names[] = {QN_STATUS_LIST(QN__STATUS_NAME)};
+#undef QN__STATUS_NAME
+
+const char *qn_status_str(qn_status code) {
+    if ((unsigned)code >= (unsigned)QN_STATUS_COUNT) return "unknown status";
+    return status_text[code];
+}
+
+const char *qn_status_name(qn_status code) {
+    if ((unsigned)code >= (unsigned)QN_STATUS_COUNT) return "QN_UNKNOWN";
+    return status_names[code];
+}
+
+/* ---- memory ---------------------------------------------------------- */
+
+static void *libc_realloc(void *ud, void *ptr, size_t old_size, size_t new_size) {
+    (void)ud;
+    (void)old_size;
+    if (new_size == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, new_size);
+}
+
+qn_allocator qn__allocator(const qn_allocator *alloc) {
+    qn_allocator a = {libc_realloc, NULL};
+    if (alloc && alloc->fn) a = *alloc;
+    return a;
+}
+
+void *qn__alloc(const qn_allocator *a, size_t n) {
+    if (n == 0) n = 1;
+    return a->fn(a->ud, NULL, 0, n);
+}
+
+void *qn__calloc(const qn_allocator *a, size_t count, size_t size) {
+    if (size != 0 && count > SIZE_MAX / size) return NULL;
+    size_t n = count * size;
+    void *p = qn__alloc(a, n);
+    if (p) memset(p, 0, n ? n : 1);
+    return p;
+}
+
+void *qn__realloc(const qn_allocator *a, void *p, size_t old_n, size_t new_n) {
+    if (new_n == 0) new_n = 1;
+    return a->fn(a->ud, p, p ? old_n : 0, new_n);
+}
+
+void qn__free(const qn_allocator *a, void *p, size_t n) {
+    if (p) a->fn(a->ud, p, n ? n : 1, 0);
+}
+
+char *qn__strdup(const qn_allocator *a, const char *s) {
+    size_t n = strlen(s) + 1;
+    char *d = qn__alloc(a, n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* ---- errors ---------------------------------------------------------- */
+
+qn_status qn__error_clear(qn_error *err) {
+    if (err) {
+        memset(err, 0, sizeof *err);
+        err->index = QN_NONE;
+    }
+    return QN_OK;
+}
+
+qn_status qn__fail(qn_error *err, qn_status code, uint32_t index, const char *fmt, ...) {
+    if (!err) return code;
+    err->code = code;
+    err->index = index;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+void qn__error_path(qn_error *err, const char *fmt, ...) {
+    if (!err) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->path, sizeof err->path, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- files ----------------------------------------------------------- */
+
+qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, size_t *size,
+                        qn_error *err) {
+    *buf = NULL;
+    *size = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return qn__fail(err, QN_E_IO, QN_NONE, "%s: cannot open", path);
+    size_t cap = 0, n = 0;
+    char *data = NULL;
+    qn_status st = QN_OK;
+    for (;;) {
+        if (n + 1 >= cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            if (ncap > (size_t)QN_MAX_FILE_BYTES + 1) ncap = (size_t)QN_MAX_FILE_BYTES + 1;
+            if (n + 1 >= ncap) {
+                st = qn__fail(err, QN_E_LIMIT, QN_NONE, "%s: larger than %u bytes", path,
+                              QN_MAX_FILE_BYTES);
+                break;
+            }
+            char *nd = qn__realloc(a, data, cap, ncap);
+            if (!nd) {
+                st = qn__fail(err, QN_E_NOMEM, QN_NONE, "%s: out of memory reading", path);
+                break;
+            }
+            data = nd;
+            cap = ncap;
+        }
+        size_t got = fread(data + n, 1, cap - 1 - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f)) st = qn__fail(err, QN_E_IO, QN_NONE, "%s: read error", path);
+            break;
+        }
+    }
+    fclose(f);
+    if (st != QN_OK) {
+        qn__free(a, data, cap);
+        return st;
+    }
+    /* Shrink so the caller frees exactly size + 1 bytes. */
+    char *fit = qn__realloc(a, data, cap, n + 1);
+    if (!fit) {
+        qn__free(a, data, cap);
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "%s: out of memory reading", path);
+    }
+    fit[n] = '\0';
+    *buf = fit;
+    *size = n;
+    return QN_OK;
+}

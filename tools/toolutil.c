@@ -1,0 +1,22 @@
+/* toolutil.c: small helpers shared by the tool, benchmarks and tests. */
+#define _POSIX_C_SOURCE 200809L
+#include <string.h>
+#include <time.h>
+
+#include "tool.h"
+
+void qn_bench_add(qn_bench_report *r, const char *key, double value, const char *unit,
+                  const char *label) {
+    if (r->count >= (int)(sizeof r->items / sizeof r->items[0])) return;
+    qn_bench_item *it = &r->items[r->count++];
+    snprintf(it->key, sizeof it->key, "%s", key);
+    it->value = value;
+    snprintf(it->unit, sizeof it->unit, "%s", unit);
+    snprintf(it->label, sizeof it->label, "%s", label);
+}
+
+double qn_tool_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

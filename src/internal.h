@@ -66,3 +66,106 @@ static inline float qn__len(qn_vec2 a) { return sqrtf(a.x * a.x + a.y * a.y); }
 static inline bool qn__finite2(qn_vec2 a) { return isfinite(a.x) && isfinite(a.y); }
 
 #endif
+
+/* ---- mesh internals (mesh.c) ----------------------------------------- */
+
+/* Inward edge planes of a convex quad: inside when nx*x + ny*y >= c for all 4. */
+typedef struct qn__planes {
+    float nx[4], ny[4], c[4];
+} qn__planes;
+
+/* Per portal: the two quads (a < b), the segment, its mid point and width,
+** and which edge of a and of b it lies on. */
+typedef struct qn__portal {
+    uint32_t q[2];
+    qn_vec2 p0, p1;
+    qn_vec2 mid;
+    float width;
+    uint32_t local[2]; /* position of this portal in each quad's portal list */
+    uint8_t edge[2];
+} qn__portal;
+
+struct qn_mesh {
+    qn_allocator alloc;
+    uint32_t quad_count;
+    uint32_t portal_count;
+    uint32_t island_count;
+    float eps; /* geometric tolerance in world units */
+    qn_rect bounds;
+    qn_vec2 *corners;   /* 4 per quad */
+    qn__planes *planes; /* 1 per quad */
+    float *cost;        /* 1 per quad */
+    uint8_t *blocked;   /* 1 per quad */
+    float *area;        /* 1 per quad */
+    uint32_t *island;   /* 1 per quad; QN_NONE when blocked */
+    qn__portal *portals;
+    uint32_t *qp_start; /* quad_count + 1: portals of quad q are qp_list[qp_start[q]..] */
+    uint32_t *qp_list;
+    /* For each quad, a k*k matrix of distances between its portals' mid
+    ** points (k = its portal count), at qdist[qd_start[q]..]. */
+    uint32_t *qd_start;
+    float *qdist;
+    /* Uniform grid of buckets over the bounds: quads whose (slightly grown)
+    ** box touches a bucket, in increasing quad order. */
+    qn_vec2 grid_origin;
+    float grid_inv_cell;
+    float grid_cell;
+    uint32_t grid_w, grid_h;
+    uint32_t *cell_start; /* grid_w*grid_h + 1 */
+    uint32_t *cell_list;
+    size_t bytes;
+};
+
+/* Inclusive point-in-quad test with the mesh tolerance. */
+static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    const qn__planes *pl = &m->planes[q];
+    for (int i = 0; i < 4; i++)
+        if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i] - m->eps) return false;
+    return true;
+}
+/* The quad on the other side of portal e from quad q. */
+static inline uint32_t qn__portal_other(const qn_mesh *m, uint32_t e, uint32_t q) {
+    return m->portals[e].q[0] == q ? m->portals[e].q[1] : m->portals[e].q[0];
+}
+
+/* Locate without argument checks; QN_NONE when outside (mesh_query.c). */
+uint32_t qn__locate(const qn_mesh *m, qn_vec2 p, uint32_t hint);
+
+/* ---- field internals (field.c) ----------------------------------------- */
+
+/* Exit values with this bit set mark a goal quad; the low bits index the
+** field's goals, sorted by quad. */
+#define QN__GOAL_BIT 0x80000000u
+
+/* One quad's entry of an instance: 8 bytes. */
+typedef struct qn__slot {
+    float cost;
+    uint32_t exit;
+} qn__slot;
+
+typedef struct qn__goal {
+    qn_vec2 at;
+    uint32_t quad;
+    uint32_t index; /* position in the caller's goal array */
+} qn__goal;
+
+struct qn_field {
+    qn_allocator alloc;
+    const qn_mesh *mesh;
+    float radius;
+    uint32_t goal_count;
+    qn__slot *slots;
+    qn__goal *goals;
+    size_t bytes;
+};
+
+/* Is portal e usable for an agent of this radius: both sides open and wide
+** enough. */
+static inline bool qn__portal_open(const qn_mesh *m, uint32_t e, float radius) {
+    const qn__portal *p = &m->portals[e];
+    return !m->blocked[p->q[0]] && !m->blocked[p->q[1]] && p->width + m->eps >= 2.0f * radius;
+}
+
+/* Nearest goal point to p among the goals of one goal quad, whose first
+** (sorted) goal index is `first` (field.c). */
+const qn__goal *qn__nearest_goal(const qn_field *f, uint32_t first, qn_vec2 p);

@@ -1,0 +1,248 @@
+/*
+** mesh_query.c: read-only questions about a built mesh: accessors, point
+** location, nearest quad, and whether a segment stays in traversable space.
+** Everything here is const and safe to call from many threads at once.
+*/
+#include "internal.h"
+
+#include <float.h>
+
+uint32_t qn_mesh_quad_count(const qn_mesh *mesh) { return mesh ? mesh->quad_count : 0; }
+uint32_t qn_mesh_portal_count(const qn_mesh *mesh) { return mesh ? mesh->portal_count : 0; }
+uint32_t qn_mesh_island_count(const qn_mesh *mesh) { return mesh ? mesh->island_count : 0; }
+size_t qn_mesh_bytes(const qn_mesh *mesh) { return mesh ? mesh->bytes : 0; }
+
+qn_rect qn_mesh_bounds(const qn_mesh *mesh) {
+    qn_rect none = {{0, 0}, {0, 0}};
+    return mesh ? mesh->bounds : none;
+}
+
+uint32_t qn_mesh_island(const qn_mesh *mesh, uint32_t quad) {
+    if (!mesh || quad >= mesh->quad_count) return QN_NONE;
+    return mesh->island[quad];
+}
+
+qn_status qn_mesh_quad_corners(const qn_mesh *mesh, uint32_t quad, qn_vec2 out[4]) {
+    if (!mesh || !out || quad >= mesh->quad_count) return QN_E_INVALID_ARG;
+    memcpy(out, &mesh->corners[4 * (size_t)quad], 4 * sizeof(qn_vec2));
+    return QN_OK;
+}
+
+float qn_mesh_quad_cost(const qn_mesh *mesh, uint32_t quad) {
+    if (!mesh || quad >= mesh->quad_count) return NAN;
+    return mesh->cost[quad];
+}
+
+bool qn_mesh_quad_blocked(const qn_mesh *mesh, uint32_t quad) {
+    if (!mesh || quad >= mesh->quad_count) return true;
+    return mesh->blocked[quad] != 0;
+}
+
+float qn_mesh_quad_area(const qn_mesh *mesh, uint32_t quad) {
+    if (!mesh || quad >= mesh->quad_count) return NAN;
+    return mesh->area[quad];
+}
+
+qn_status qn_mesh_portal(const qn_mesh *mesh, uint32_t portal, qn_portal *out) {
+    if (!mesh || !out || portal >= mesh->portal_count) return QN_E_INVALID_ARG;
+    const qn__portal *p = &mesh->portals[portal];
+    out->a = p->q[0];
+    out->b = p->q[1];
+    out->p0 = p->p0;
+    out->p1 = p->p1;
+    return QN_OK;
+}
+
+qn_status qn_mesh_quad_portals(const qn_mesh *mesh, uint32_t quad, uint32_t *portals,
+                               uint32_t cap, uint32_t *count) {
+    if (count) *count = 0;
+    if (!mesh || !count || quad >= mesh->quad_count || (cap && !portals)) return QN_E_INVALID_ARG;
+    uint32_t s = mesh->qp_start[quad], n = mesh->qp_start[quad + 1] - s;
+    *count = n;
+    uint32_t w = n < cap ? n : cap;
+    for (uint32_t i = 0; i < w; i++) portals[i] = mesh->qp_list[s + i];
+    return n > cap ? QN_E_BUFFER_TOO_SMALL : QN_OK;
+}
+
+/* ---- point location --------------------------------------------------- */
+
+/* Bucket of the grid holding p (clamped to the grid). */
+static size_t bucket_of(const qn_mesh *m, qn_vec2 p, uint32_t *cx, uint32_t *cy) {
+    float fx = (p.x - m->grid_origin.x) * m->grid_inv_cell;
+    float fy = (p.y - m->grid_origin.y) * m->grid_inv_cell;
+    uint32_t x = fx > 0.0f ? (fx >= (float)m->grid_w ? m->grid_w - 1 : (uint32_t)fx) : 0;
+    uint32_t y = fy > 0.0f ? (fy >= (float)m->grid_h ? m->grid_h - 1 : (uint32_t)fy) : 0;
+    if (cx) *cx = x;
+    if (cy) *cy = y;
+    return (size_t)y * m->grid_w + x;
+}
+
+/*
+** Locate without argument checks. Buckets list quads in increasing order and
+** every quad containing p is listed in p's bucket, so the first hit is the
+** lowest index: the documented tie-break for points on shared edges.
+*/
+uint32_t qn__locate(const qn_mesh *m, qn_vec2 p, uint32_t hint) {
+    if (hint < m->quad_count && qn__quad_contains(m, hint, p)) return hint;
+    if (!(p.x >= m->bounds.min.x - m->eps && p.x <= m->bounds.max.x + m->eps &&
+          p.y >= m->bounds.min.y - m->eps && p.y <= m->bounds.max.y + m->eps))
+        return QN_NONE;
+    size_t cell = bucket_of(m, p, NULL, NULL);
+    for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++)
+        if (qn__quad_contains(m, m->cell_list[i], p)) return m->cell_list[i];
+    return QN_NONE;
+}
+
+qn_status qn_mesh_locate(const qn_mesh *mesh, qn_vec2 p, uint32_t hint, uint32_t *quad) {
+    if (quad) *quad = QN_NONE;
+    if (!mesh || !quad || !qn__finite2(p)) return QN_E_INVALID_ARG;
+    *quad = qn__locate(mesh, p, hint);
+    return *quad == QN_NONE ? QN_E_OUTSIDE : QN_OK;
+}
+
+/* ---- nearest quad ------------------------------------------------------ */
+
+static qn_vec2 closest_on_segment(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
+    qn_vec2 ab = qn__sub(b, a);
+    float l2 = qn__dot(ab, ab);
+    float t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
+    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+    return qn__add(a, qn__scale(ab, t));
+}
+
+/* Closest point of quad q to p, and the squared distance. */
+static float quad_closest(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 *c) {
+    if (qn__quad_contains(m, q, p)) {
+        *c = p;
+        return 0.0f;
+    }
+    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    float best = FLT_MAX;
+    for (int i = 0; i < 4; i++) {
+        qn_vec2 x = closest_on_segment(p, k[i], k[(i + 1) & 3]);
+        qn_vec2 d = qn__sub(p, x);
+        float d2 = qn__dot(d, d);
+        if (d2 < best) {
+            best = d2;
+            *c = x;
+        }
+    }
+    return best;
+}
+
+typedef struct nearest_state {
+    uint32_t quad;
+    float d2;
+    qn_vec2 at;
+} nearest_state;
+
+static void scan_bucket(const qn_mesh *m, size_t cell, qn_vec2 p, bool skip_blocked,
+                        nearest_state *ns) {
+    for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++) {
+        uint32_t q = m->cell_list[i];
+        if (skip_blocked && m->blocked[q]) continue;
+        qn_vec2 c = p;
+        float d2 = quad_closest(m, q, p, &c);
+        if (d2 < ns->d2 || (d2 == ns->d2 && q < ns->quad)) {
+            ns->d2 = d2;
+            ns->quad = q;
+            ns->at = c;
+        }
+    }
+}
+
+/* Rings of buckets around p's (clamped) bucket. A bucket r rings away is at
+** least (r - 1) cells from p's projection on the grid, hence from p. */
+qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_blocked, uint32_t *quad,
+                          qn_vec2 *closest) {
+    if (quad) *quad = QN_NONE;
+    if (!mesh || !quad || !qn__finite2(p)) return QN_E_INVALID_ARG;
+    const qn_mesh *m = mesh;
+    uint32_t cx, cy;
+    bucket_of(m, p, &cx, &cy);
+    nearest_state ns = {QN_NONE, FLT_MAX, p};
+    uint32_t rmax = (m->grid_w > m->grid_h ? m->grid_w : m->grid_h);
+    for (uint32_t r = 0; r <= rmax; r++) {
+        int64_t x0 = (int64_t)cx - r, x1 = (int64_t)cx + r, y0 = (int64_t)cy - r,
+                y1 = (int64_t)cy + r;
+        for (int64_t y = y0; y <= y1; y++) {
+            if (y < 0 || y >= (int64_t)m->grid_h) continue;
+            bool edge_row = (y == y0 || y == y1);
+            for (int64_t x = x0; x <= x1; x += edge_row ? 1 : (x1 - x0 > 0 ? x1 - x0 : 1)) {
+                if (x < 0 || x >= (int64_t)m->grid_w) continue;
+                scan_bucket(m, (size_t)y * m->grid_w + (size_t)x, p, skip_blocked, &ns);
+            }
+        }
+        float reach = (float)r * m->grid_cell;
+        if (ns.quad != QN_NONE && ns.d2 <= reach * reach) break;
+    }
+    if (ns.quad == QN_NONE) return QN_E_NOT_FOUND;
+    *quad = ns.quad;
+    if (closest) *closest = ns.at;
+    return QN_OK;
+}
+
+/* ---- segment inside ---------------------------------------------------- */
+
+/* Where the segment a + t*d (t in [t0, 1]) leaves quad q: the smallest t at
+** which it crosses an edge outward, and that edge. */
+static float exit_param(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 d, int *edge) {
+    const qn__planes *pl = &m->planes[q];
+    float best = FLT_MAX;
+    *edge = -1;
+    for (int i = 0; i < 4; i++) {
+        float nd = pl->nx[i] * d.x + pl->ny[i] * d.y;
+        if (nd >= 0.0f) continue; /* moving inward or along the edge */
+        float t = (pl->c[i] - m->eps - (pl->nx[i] * a.x + pl->ny[i] * a.y)) / nd;
+        if (t < best) {
+            best = t;
+            *edge = i;
+        }
+    }
+    return best;
+}
+
+/* Portal of quad q on edge `edge` (or any edge, when edge < 0) whose segment
+** holds x, leading into an unblocked quad other than `from`; QN_NONE if none. */
+static uint32_t portal_at(const qn_mesh *m, uint32_t q, qn_vec2 x, uint32_t from) {
+    float tol = 4.0f * m->eps;
+    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+        uint32_t e = m->qp_list[k];
+        const qn__portal *p = &m->portals[e];
+        uint32_t other = qn__portal_other(m, e, q);
+        if (other == from || m->blocked[other]) continue;
+        qn_vec2 c = closest_on_segment(x, p->p0, p->p1);
+        qn_vec2 diff = qn__sub(x, c);
+        if (qn__dot(diff, diff) <= tol * tol) return e;
+    }
+    return QN_NONE;
+}
+
+qn_status qn_mesh_segment_inside(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b, uint32_t hint,
+                                 qn_vec2 *hit) {
+    if (!mesh || !qn__finite2(a) || !qn__finite2(b)) return QN_E_INVALID_ARG;
+    const qn_mesh *m = mesh;
+    uint32_t q = qn__locate(m, a, hint);
+    if (hit) *hit = a;
+    if (q == QN_NONE) return QN_E_OUTSIDE;
+    if (m->blocked[q]) return QN_E_BLOCKED;
+    qn_vec2 d = qn__sub(b, a);
+    uint32_t from = QN_NONE;
+    /* Each step enters a new quad; a convex quad is left once, so the walk
+    ** ends within quad_count steps unless the geometry is degenerate. */
+    for (uint32_t steps = 0; steps <= m->quad_count + 1; steps++) {
+        int edge;
+        float t = exit_param(m, q, a, d, &edge);
+        if (t >= 1.0f) return QN_OK;
+        qn_vec2 x = qn__add(a, qn__scale(d, t < 0.0f ? 0.0f : t));
+        uint32_t e = portal_at(m, q, x, from);
+        if (e == QN_NONE) {
+            if (hit) *hit = x;
+            return QN_E_BLOCKED;
+        }
+        from = q;
+        q = qn__portal_other(m, e, q);
+    }
+    if (hit) *hit = a;
+    return QN_E_BLOCKED;
+}

@@ -58,7 +58,7 @@ static qn_vec2 clamp_through(seg s, qn_vec2 p, qn_vec2 target, qn_vec2 on_portal
     float den = qn__cross(d, ab);
     /* Target not strictly across the portal line: aim at the portal itself. */
     float sp = qn__cross(ab, qn__sub(p, s.a)), st = qn__cross(ab, qn__sub(target, s.a));
-    if (den == 0.0f || (sp > 0.0f) == (st > 0.0f) || st == 0.0f) return on_portal;
+    if (den == 0.0f || (st != 0.0f && (sp > 0.0f) == (st > 0.0f))) return on_portal;
     /* Line p + u*d meets the portal line where cross(p + u d - a, ab) = 0. */
     float u = qn__cross(qn__sub(s.a, p), ab) / den;
     qn_vec2 x = qn__add(p, qn__scale(d, u));

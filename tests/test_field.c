@@ -1,0 +1,275 @@
+/* test_field.c: instances against a brute-force Bellman-Ford over the same
+** portal graph, exit chains, multiple goals, agent radius, bad goals, and
+** out-of-memory behaviour. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "failalloc.h"
+#include "quadnav.h"
+#include "testmesh.h"
+
+static float dist(qn_vec2 a, qn_vec2 b) { return hypotf(a.x - b.x, a.y - b.y); }
+
+static qn_vec2 mid(const qn_portal *p) {
+    return (qn_vec2){(p->p0.x + p->p1.x) / 2, (p->p0.y + p->p1.y) / 2};
+}
+
+static bool portal_open(const qn_mesh *m, const qn_portal *p, float radius) {
+    return !qn_mesh_quad_blocked(m, p->a) && !qn_mesh_quad_blocked(m, p->b) &&
+           dist(p->p0, p->p1) + 1e-5f >= 2 * radius;
+}
+
+/* Expected per-quad costs by Bellman-Ford on the portal graph of the field's
+** documented model, using only the public API. */
+static void bellman_ford(const qn_mesh *m, const qn_vec2 *goals, uint32_t ng, float radius,
+                         double *quad_cost) {
+    uint32_t np = qn_mesh_portal_count(m), nq = qn_mesh_quad_count(m);
+    qn_portal *ps = calloc(np, sizeof *ps);
+    double *g = malloc(np * sizeof *g);
+    for (uint32_t i = 0; i < np; i++) {
+        qn_mesh_portal(m, i, &ps[i]);
+        g[i] = INFINITY;
+    }
+    for (uint32_t q = 0; q < nq; q++) quad_cost[q] = INFINITY;
+    for (uint32_t k = 0; k < ng; k++) {
+        uint32_t q;
+        assert_int_equal(qn_mesh_locate(m, goals[k], QN_NONE, &q), QN_OK);
+        quad_cost[q] = 0;
+        for (uint32_t i = 0; i < np; i++)
+            if ((ps[i].a == q || ps[i].b == q) && portal_open(m, &ps[i], radius))
+                g[i] = fmin(g[i], (double)qn_mesh_quad_cost(m, q) * (double)dist(mid(&ps[i]), goals[k]));
+    }
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (uint32_t u = 0; u < np; u++) {
+            if (!isfinite(g[u])) continue;
+            for (uint32_t v = 0; v < np; v++) {
+                if (v == u || !portal_open(m, &ps[v], radius)) continue;
+                const uint32_t sides[2] = {ps[u].a, ps[u].b};
+                for (int k = 0; k < 2; k++) {
+                    uint32_t q = sides[k];
+                    if (ps[v].a != q && ps[v].b != q) continue;
+                    double alt = g[u] + (double)qn_mesh_quad_cost(m, q) *
+                                            (double)dist(mid(&ps[u]), mid(&ps[v]));
+                    if (alt < g[v] - 1e-9) g[v] = alt, changed = true;
+                }
+            }
+        }
+    }
+    for (uint32_t i = 0; i < np; i++) {
+        if (!portal_open(m, &ps[i], radius)) continue;
+        if (quad_cost[ps[i].a] != 0) quad_cost[ps[i].a] = fmin(quad_cost[ps[i].a], g[i]);
+        if (quad_cost[ps[i].b] != 0) quad_cost[ps[i].b] = fmin(quad_cost[ps[i].b], g[i]);
+    }
+    free(ps);
+    free(g);
+}
+
+/* From every reachable quad the exit chain reaches a goal quad with strictly
+** falling cost. */
+static void check_chains(const qn_field *f, const qn_mesh *m) {
+    uint32_t nq = qn_mesh_quad_count(m);
+    for (uint32_t q = 0; q < nq; q++) {
+        float c = qn_field_quad_cost(f, q);
+        if (!isfinite(c)) {
+            assert_int_equal(qn_field_quad_exit(f, q), QN_NONE);
+            continue;
+        }
+        uint32_t cur = q, steps = 0;
+        while (qn_field_quad_cost(f, cur) > 0) {
+            uint32_t next = qn_field_quad_next(f, cur);
+            assert_int_not_equal(next, QN_NONE);
+            assert_true(qn_field_quad_cost(f, next) < qn_field_quad_cost(f, cur));
+            assert_false(qn_mesh_quad_blocked(m, next));
+            cur = next;
+            assert_true(++steps <= nq);
+        }
+        assert_int_equal(qn_field_quad_exit(f, cur), QN_NONE);
+    }
+}
+
+static qn_vec2 rect_centre(const tm_mesh *t, uint32_t q) {
+    return (qn_vec2){(t->verts[4 * q].x + t->verts[4 * q + 2].x) / 2,
+                     (t->verts[4 * q].y + t->verts[4 * q + 2].y) / 2};
+}
+
+static void test_against_bellman_ford(void **state) {
+    (void)state;
+    static tm_mesh t;
+    static double expect[TM_MAX_RECTS];
+    int checked_unreachable = 0;
+    for (uint64_t seed = 1; seed <= 220; seed++) {
+        uint64_t s = seed * 7919;
+        t.n = 0;
+        tm_guillotine(&t, &s, 0, 0, 24, 18, 7, 120);
+        for (uint32_t q = 0; q < t.n; q++) {
+            t.costs[q] = (float)(1 + tm_rand(&s) % 5);
+            t.blocked[q] = (tm_rand(&s) % 12) == 0;
+        }
+        uint32_t gq = tm_rand(&s) % t.n;
+        t.blocked[gq] = 0;
+        qn_mesh_desc d = tm_desc(&t);
+        qn_mesh *m = NULL;
+        assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+        qn_vec2 goals[2] = {rect_centre(&t, gq), rect_centre(&t, gq)};
+        uint32_t ng = 1;
+        if (seed % 3 == 0) { /* a second goal somewhere else */
+            uint32_t g2 = tm_rand(&s) % t.n;
+            t.blocked[g2] = 0;
+            if (!qn_mesh_quad_blocked(m, g2)) goals[ng++] = rect_centre(&t, g2);
+        }
+        qn_field_opts o = {0};
+        o.radius = (seed % 4 == 0) ? 0.6f : 0.0f;
+        qn_field *f = NULL;
+        qn_error e;
+        qn_status st = qn_field_create(m, goals, ng, &o, NULL, &f, &e);
+        if (st != QN_OK) fail_msg("seed %u: %s", (unsigned)seed, e.message);
+        bellman_ford(m, goals, ng, o.radius, expect);
+        for (uint32_t q = 0; q < t.n; q++) {
+            double got = (double)qn_field_quad_cost(f, q);
+            if (!isfinite(expect[q]) || qn_mesh_quad_blocked(m, q)) {
+                assert_false(isfinite(got));
+                checked_unreachable++;
+                continue;
+            }
+            if (fabs(got - expect[q]) > 1e-4 * fmax(1.0, expect[q]))
+                fail_msg("seed %u quad %u: field %g, Bellman-Ford %g", (unsigned)seed, q, got,
+                         expect[q]);
+        }
+        check_chains(f, m);
+        assert_true(qn_field_bytes(f) <= 64 + 8 * (size_t)t.n + 16 * ng + 64);
+        qn_field_destroy(f);
+        qn_mesh_destroy(m);
+    }
+    assert_true(checked_unreachable > 0);
+}
+
+/* A narrow doorway closes for a wide agent. */
+static void test_radius_closes_portals(void **state) {
+    (void)state;
+    tm_mesh t = {0};
+    tm_add_rect(&t, 0, 0, 4, 4);
+    tm_add_rect(&t, 4, 1, 5, 2); /* doorway 1 wide */
+    tm_add_rect(&t, 5, 0, 9, 4);
+    qn_mesh_desc d = tm_desc(&t);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    qn_vec2 goal = {7, 2};
+    qn_field *f = NULL;
+    qn_field_opts o = {0.4f};
+    assert_int_equal(qn_field_create(m, &goal, 1, &o, NULL, &f, NULL), QN_OK);
+    assert_true(isfinite(qn_field_quad_cost(f, 0)));
+    qn_field_destroy(f);
+    o.radius = 0.6f;
+    assert_int_equal(qn_field_create(m, &goal, 1, &o, NULL, &f, NULL), QN_OK);
+    assert_false(isfinite(qn_field_quad_cost(f, 0)));
+    assert_false(isfinite(qn_field_quad_cost(f, 1)));
+    assert_float_equal(qn_field_quad_cost(f, 2), 0, 0);
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
+}
+
+static void test_costs_and_cost_at(void **state) {
+    (void)state;
+    tm_mesh t = {0};
+    tm_add_rect(&t, 0, 0, 2, 2);
+    tm_add_rect(&t, 2, 0, 4, 2);
+    tm_add_rect(&t, 4, 0, 6, 2);
+    t.costs[1] = 3;
+    qn_mesh_desc d = tm_desc(&t);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    qn_vec2 goal = {5, 1};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
+    /* portal x=4 mid (4,1): 1 to the goal; portal x=2 mid (2,1): 1 + 3*2 = 7 */
+    assert_float_equal(qn_field_quad_cost(f, 2), 0, 0);
+    assert_float_equal(qn_field_quad_cost(f, 1), 1, 1e-6);
+    assert_float_equal(qn_field_quad_cost(f, 0), 7, 1e-5);
+    assert_int_equal(qn_field_quad_next(f, 0), 1);
+    assert_int_equal(qn_field_quad_next(f, 1), 2);
+    assert_int_equal(qn_field_quad_next(f, 2), QN_NONE);
+    assert_float_equal(qn_field_cost_at(f, (qn_vec2){1, 1}, QN_NONE), 8, 1e-5);
+    assert_float_equal(qn_field_cost_at(f, (qn_vec2){5, 0}, QN_NONE), 1, 1e-5);
+    assert_false(isfinite(qn_field_cost_at(f, (qn_vec2){9, 9}, QN_NONE)));
+    assert_false(isfinite(qn_field_quad_cost(f, 99)));
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
+}
+
+static void test_bad_goals(void **state) {
+    (void)state;
+    tm_mesh t = {0};
+    tm_add_rect(&t, 0, 0, 2, 2);
+    tm_add_rect(&t, 2, 0, 4, 2);
+    t.blocked[1] = 1;
+    qn_mesh_desc d = tm_desc(&t);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    qn_field *f = (qn_field *)1;
+    qn_error e;
+    qn_vec2 g[2] = {{1, 1}, {9, 9}};
+    assert_int_equal(qn_field_create(m, g, 2, NULL, NULL, &f, &e), QN_E_OUTSIDE);
+    assert_null(f);
+    assert_int_equal(e.index, 1);
+    g[1] = (qn_vec2){3, 1};
+    assert_int_equal(qn_field_create(m, g, 2, NULL, NULL, &f, &e), QN_E_BLOCKED);
+    g[1] = (qn_vec2){NAN, 1};
+    assert_int_equal(qn_field_create(m, g, 2, NULL, NULL, &f, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_create(m, g, 0, NULL, NULL, &f, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_create(m, g, QN_MAX_GOALS + 1, NULL, NULL, &f, &e), QN_E_LIMIT);
+    qn_field_opts o = {-1.0f};
+    assert_int_equal(qn_field_create(m, g, 1, &o, NULL, &f, &e), QN_E_INVALID_ARG);
+    o.radius = INFINITY;
+    assert_int_equal(qn_field_create(m, g, 1, &o, NULL, &f, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_create(NULL, g, 1, NULL, NULL, &f, &e), QN_E_INVALID_ARG);
+    qn_field_destroy(NULL);
+    qn_mesh_destroy(m);
+}
+
+static void test_oom(void **state) {
+    (void)state;
+    static tm_mesh t;
+    uint64_t s = 3;
+    t.n = 0;
+    tm_guillotine(&t, &s, 0, 0, 30, 30, 8, 200);
+    qn_mesh_desc d = tm_desc(&t);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    qn_vec2 goal = rect_centre(&t, 0);
+    failalloc fa;
+    uint64_t n = 0;
+    for (;; n++) {
+        qn_allocator a = failalloc_init(&fa, n);
+        qn_field *f = NULL;
+        qn_status st = qn_field_create(m, &goal, 1, NULL, &a, &f, NULL);
+        if (st == QN_OK) {
+            qn_field_destroy(f);
+            assert_int_equal(fa.live, 0);
+            break;
+        }
+        assert_int_equal(st, QN_E_NOMEM);
+        assert_null(f);
+        assert_int_equal(fa.live, 0);
+    }
+    assert_true(n >= 3);
+    qn_mesh_destroy(m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_against_bellman_ford),
+        cmocka_unit_test(test_radius_closes_portals),
+        cmocka_unit_test(test_costs_and_cost_at),
+        cmocka_unit_test(test_bad_goals),
+        cmocka_unit_test(test_oom),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,191 @@
+/* test_sample.c: the edge-projection sampler's geometry cases and statuses. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "quadnav.h"
+#include "testmesh.h"
+
+typedef struct fixture {
+    tm_mesh t;
+    qn_mesh *m;
+    qn_field *f;
+} fixture;
+
+static void make(fixture *x, qn_vec2 goal, float radius) {
+    qn_mesh_desc d = tm_desc(&x->t);
+    qn_error e;
+    if (qn_mesh_create(&d, NULL, &x->m, &e) != QN_OK) fail_msg("%s", e.message);
+    qn_field_opts o = {radius};
+    if (qn_field_create(x->m, &goal, 1, &o, NULL, &x->f, &e) != QN_OK) fail_msg("%s", e.message);
+}
+
+static void unmake(fixture *x) {
+    qn_field_destroy(x->f);
+    qn_mesh_destroy(x->m);
+}
+
+static void expect_dir(const qn_field *f, qn_vec2 p, float dx, float dy) {
+    qn_vec2 dir;
+    uint32_t hint = QN_NONE;
+    assert_int_equal(qn_field_sample(f, p, &hint, &dir), QN_OK);
+    float len = hypotf(dx, dy);
+    if (fabsf(dir.x - dx / len) > 1e-4f || fabsf(dir.y - dy / len) > 1e-4f)
+        fail_msg("at (%g, %g): got (%g, %g), expected (%g, %g)", (double)p.x, (double)p.y,
+                 (double)dir.x, (double)dir.y, (double)(dx / len), (double)(dy / len));
+}
+
+/* Projection on the portal: steer through it at the goal beyond. */
+static void test_projection_inside(void **state) {
+    (void)state;
+    static fixture x;
+    memset(&x, 0, sizeof x);
+    tm_add_rect(&x.t, 0, 0, 10, 2);
+    tm_add_rect(&x.t, 10, 0, 20, 2);
+    make(&x, (qn_vec2){15, 1}, 0);
+    expect_dir(x.f, (qn_vec2){5, 1}, 1, 0);
+    expect_dir(x.f, (qn_vec2){5, 0.5f}, 10, 0.5f);
+    unmake(&x);
+}
+
+/* Projection off the portal: steer at its nearest end point (inset by the
+** radius). */
+static void test_projection_outside(void **state) {
+    (void)state;
+    static fixture x;
+    memset(&x, 0, sizeof x);
+    tm_add_rect(&x.t, 0, 0, 10, 2); /* 0: corridor */
+    tm_add_rect(&x.t, 8, 2, 10, 12); /* 1: goes down from its right end */
+    make(&x, (qn_vec2){9, 11}, 0);
+    expect_dir(x.f, (qn_vec2){2, 1}, 6, 1);
+    unmake(&x);
+    memset(&x, 0, sizeof x);
+    tm_add_rect(&x.t, 0, 0, 10, 2);
+    tm_add_rect(&x.t, 8, 2, 10, 12);
+    make(&x, (qn_vec2){9, 11}, 0.5f);
+    expect_dir(x.f, (qn_vec2){2, 1}, 6.5f, 1);
+    /* In the span of the inset portal: on to the goal, straight down. */
+    expect_dir(x.f, (qn_vec2){9, 1}, 0, 10);
+    unmake(&x);
+}
+
+/* The plain rule would aim at the goal across the wall corner; the aim is
+** clamped to the portal's inset end point. */
+static void test_corner_clamp(void **state) {
+    (void)state;
+    static fixture x;
+    memset(&x, 0, sizeof x);
+    tm_add_rect(&x.t, 0, 0, 2, 2);  /* 0: a shaft */
+    tm_add_rect(&x.t, 0, 2, 10, 4); /* 1: a corridor below, holding the goal */
+    make(&x, (qn_vec2){9, 3}, 0);
+    expect_dir(x.f, (qn_vec2){0.5f, 0.5f}, 1.5f, 1.5f);
+    unmake(&x);
+    memset(&x, 0, sizeof x);
+    tm_add_rect(&x.t, 0, 0, 2, 2);
+    tm_add_rect(&x.t, 0, 2, 10, 4);
+    make(&x, (qn_vec2){9, 3}, 0.25f);
+    expect_dir(x.f, (qn_vec2){0.5f, 0.5f}, 1.25f, 1.5f);
+    /* Close to the corridor the straight line clears the corner: no clamp. */
+    expect_dir(x.f, (qn_vec2){1.5f, 1.99f}, 7.5f, 1.01f);
+    /* A little further up it would cross beyond the inset end: clamped. */
+    expect_dir(x.f, (qn_vec2){1.5f, 1.9f}, 0.25f, 0.1f);
+    unmake(&x);
+}
+
+/* Three quads: in the span of the first portal, aim at the nearest point of
+** the next quad's exit portal. */
+static void test_next_portal(void **state) {
+    (void)state;
+    static fixture x;
+    memset(&x, 0, sizeof x);
+    tm_add_rect(&x.t, 0, 0, 4, 4);   /* 0 */
+    tm_add_rect(&x.t, 4, 0, 8, 4);   /* 1 */
+    tm_add_rect(&x.t, 4, 4, 8, 10);  /* 2: goal, below 1 */
+    make(&x, (qn_vec2){6, 9}, 0);
+    /* From (1, 3): exit of 0 is x = 4, y in [0, 4]: in span. Next portal is
+    ** y = 4, x in [4, 8]; nearest point to (1, 3) is (4, 4). */
+    expect_dir(x.f, (qn_vec2){1, 3}, 3, 1);
+    unmake(&x);
+}
+
+static void test_statuses(void **state) {
+    (void)state;
+    static fixture x;
+    memset(&x, 0, sizeof x);
+    tm_add_rect(&x.t, 0, 0, 4, 4);
+    tm_add_rect(&x.t, 4, 0, 8, 4);
+    tm_add_rect(&x.t, 20, 0, 24, 4); /* island */
+    tm_add_rect(&x.t, 8, 0, 12, 4);  /* blocked */
+    x.t.blocked[3] = 1;
+    make(&x, (qn_vec2){6, 2}, 0);
+    qn_vec2 dir;
+    uint32_t q = QN_NONE;
+    assert_int_equal(qn_field_sample(x.f, (qn_vec2){6, 2}, &q, &dir), QN_AT_GOAL);
+    assert_int_equal(q, 1);
+    assert_true(dir.x == 0 && dir.y == 0);
+    expect_dir(x.f, (qn_vec2){7, 3}, -1, -1); /* goal quad: at the goal point */
+    assert_int_equal(qn_field_sample(x.f, (qn_vec2){22, 2}, &q, &dir), QN_E_UNREACHABLE);
+    assert_int_equal(q, 2);
+    assert_int_equal(qn_field_sample(x.f, (qn_vec2){10, 2}, &q, &dir), QN_E_BLOCKED);
+    assert_int_equal(qn_field_sample(x.f, (qn_vec2){15, 2}, &q, &dir), QN_E_OUTSIDE);
+    assert_int_equal(q, QN_NONE);
+    assert_int_equal(qn_field_sample(x.f, (qn_vec2){NAN, 2}, &q, &dir), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_sample(x.f, (qn_vec2){1, INFINITY}, NULL, &dir), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_sample(NULL, (qn_vec2){1, 1}, NULL, &dir), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_sample(x.f, (qn_vec2){1, 1}, NULL, NULL), QN_E_INVALID_ARG);
+    unmake(&x);
+}
+
+/* The batch form gives what single calls give, hints or not. */
+static void test_batch_matches_single(void **state) {
+    (void)state;
+    static fixture x;
+    memset(&x, 0, sizeof x);
+    uint64_t s = 11;
+    tm_guillotine(&x.t, &s, 0, 0, 40, 40, 9, 300);
+    make(&x, (qn_vec2){0.5f, 0.5f}, 0.1f);
+    enum { N = 2000 };
+    static qn_vec2 pos[N], dirs[N];
+    static uint8_t st[N];
+    static uint32_t hints[N];
+    for (int i = 0; i < N; i++) {
+        pos[i] = (qn_vec2){(float)(tm_rand(&s) % 4400) / 100.0f - 2, (float)(tm_rand(&s) % 4400) / 100.0f - 2};
+        hints[i] = tm_rand(&s) % 400; /* arbitrary, often wrong or out of range */
+    }
+    assert_int_equal(qn_field_sample_batch(x.f, pos, dirs, st, hints, N), QN_OK);
+    int moving = 0;
+    for (int i = 0; i < N; i++) {
+        qn_vec2 d;
+        qn_status one = qn_field_sample(x.f, pos[i], NULL, &d);
+        assert_int_equal(one, st[i]);
+        if (one == QN_OK) {
+            moving++;
+            assert_float_equal(hypotf(d.x, d.y), 1.0, 1e-4);
+            /* A point on a shared edge may resolve to another quad with a hint. */
+            uint32_t q;
+            qn_mesh_locate(x.m, pos[i], QN_NONE, &q);
+            if (q == hints[i]) assert_true(d.x == dirs[i].x && d.y == dirs[i].y);
+        }
+    }
+    assert_true(moving > N / 2);
+    assert_int_equal(qn_field_sample_batch(x.f, NULL, dirs, st, NULL, 1), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_sample_batch(x.f, NULL, NULL, NULL, NULL, 0), QN_OK);
+    unmake(&x);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_projection_inside),
+        cmocka_unit_test(test_projection_outside),
+        cmocka_unit_test(test_corner_clamp),
+        cmocka_unit_test(test_next_portal),
+        cmocka_unit_test(test_statuses),
+        cmocka_unit_test(test_batch_matches_single),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

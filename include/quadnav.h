@@ -259,9 +259,14 @@ typedef struct qn_level qn_level;
 typedef struct qn_grid qn_grid;
 
 /* Loads level JSON (format 1, see data/README.md). The buffer need not be
-** NUL-terminated. Codes: those of qn_mesh_create, plus QN_E_IO,
-** QN_E_JSON_SYNTAX, QN_E_TRUNCATED, QN_E_JSON_TYPE, QN_E_MISSING_FIELD,
-** QN_E_FORMAT_VERSION, QN_E_DUPLICATE_NAME. err->path names the JSON element.
+** NUL-terminated; at most QN_MAX_FILE_BYTES (QN_E_LIMIT). Codes: those of
+** qn_mesh_create, plus QN_E_IO, QN_E_JSON_SYNTAX, QN_E_TRUNCATED,
+** QN_E_JSON_TYPE, QN_E_MISSING_FIELD, QN_E_FORMAT_VERSION,
+** QN_E_DUPLICATE_NAME, and QN_E_MISMATCH or QN_E_MAP_SYNTAX for the grid's
+** rows. err->path names the JSON element ("quads[3].v[2]"), the message
+** starts with it, err->index is the top-level array index (quad, vertex,
+** link, goal, spawn, grid row); syntax errors set err->line and err->column.
+** On failure *out is NULL and nothing is leaked.
 ** The JSON parser's own temporary allocations use the C library (cJSON has
 ** only process-wide hooks, which quadnav never sets); everything the level
 ** keeps uses `alloc`. */

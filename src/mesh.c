@@ -434,14 +434,14 @@ static qn_status check_link(builder *bd, uint32_t i, link_ix *norm) {
     norm->b = l.a < l.b ? l.b : l.a;
     norm->i = i;
     cand key = {norm->a, norm->b, 0, 0, {0, 0}, {0, 0}};
-    if (!bsearch(&key, bd->cands, bd->ncand, sizeof(cand), cmp_cand))
+    if (bd->ncand == 0 || !bsearch(&key, bd->cands, bd->ncand, sizeof(cand), cmp_cand))
         return qn__fail(bd->err, QN_E_LINK_NO_EDGE, i,
                         "link %u: quads %u and %u share no edge segment", i, l.a, l.b);
     return QN_OK;
 }
 
 static qn_status find_duplicate(builder *bd, link_ix *sorted, uint32_t nl) {
-    qsort(sorted, nl, sizeof(link_ix), cmp_link);
+    if (nl > 1) qsort(sorted, nl, sizeof(link_ix), cmp_link);
     for (uint32_t i = 1; i < nl; i++) {
         const link_ix *x = &sorted[i - 1], *y = &sorted[i];
         if (x->a == y->a && x->b == y->b)
@@ -486,7 +486,7 @@ static qn_status apply_links(builder *bd) {
 
 static qn_status build_portals(builder *bd) {
     qn_mesh *m = bd->m;
-    qsort(bd->cands, bd->ncand, sizeof(cand), cmp_cand);
+    if (bd->ncand > 1) qsort(bd->cands, bd->ncand, sizeof(cand), cmp_cand);
     m->portal_count = bd->ncand;
     m->portals = qn__alloc(&m->alloc, (size_t)bd->ncand * sizeof(qn__portal));
     m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
@@ -600,7 +600,7 @@ static qn_status build_all(builder *bd) {
     if (st == QN_OK) st = build_grid(m, bd->err);
     if (st == QN_OK) st = find_pairs(bd);
     if (st == QN_OK && bd->desc->has_links) {
-        qsort(bd->cands, bd->ncand, sizeof(cand), cmp_cand);
+        if (bd->ncand > 1) qsort(bd->cands, bd->ncand, sizeof(cand), cmp_cand);
         st = apply_links(bd);
     }
     if (st == QN_OK) st = build_portals(bd);

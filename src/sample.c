@@ -11,6 +11,10 @@
 */
 #include "internal.h"
 
+/* Distance under which a unit counts as standing on its aim point: a few
+** times the mesh tolerance, so float noise near a portal cannot turn it back. */
+static float reach_tolerance(const qn_mesh *m) { return 4.0f * m->eps + 1e-5f; }
+
 /* A portal's segment, shortened at each end by the agent radius. */
 typedef struct seg {
     qn_vec2 a, b;
@@ -19,7 +23,11 @@ typedef struct seg {
 static seg inset_portal(const qn_mesh *m, uint32_t e, float radius) {
     const qn__portal *p = &m->portals[e];
     seg s = {p->p0, p->p1};
-    if (radius > 0.0f && p->width > 0.0f) {
+    /* Even a point agent keeps a hair's breadth (a few ulps of the level's
+    ** coordinates) from a wall's end, so float noise cannot put it outside. */
+    float min_inset = 64.0f * m->eps;
+    radius = radius > min_inset ? radius : min_inset;
+    if (p->width > 0.0f) {
         float r = radius < 0.5f * p->width ? radius : 0.5f * p->width;
         qn_vec2 u = qn__scale(qn__sub(p->p1, p->p0), r / p->width);
         s.a = qn__add(p->p0, u);
@@ -56,9 +64,12 @@ static qn_vec2 clamp_through(seg s, qn_vec2 p, qn_vec2 target, qn_vec2 on_portal
     qn_vec2 ab = qn__sub(s.b, s.a);
     qn_vec2 d = qn__sub(target, p);
     float den = qn__cross(d, ab);
-    /* Target not strictly across the portal line: aim at the portal itself. */
     float sp = qn__cross(ab, qn__sub(p, s.a)), st = qn__cross(ab, qn__sub(target, s.a));
-    if (den == 0.0f || (st != 0.0f && (sp > 0.0f) == (st > 0.0f))) return on_portal;
+    /* The target lies in the next quad's closure, across the portal line. A
+    ** unit on that side too stands on the portal (within the location
+    ** tolerance): nothing is left to cross. */
+    if (sp == 0.0f || (st != 0.0f && (sp > 0.0f) == (st > 0.0f))) return target;
+    if (den == 0.0f) return on_portal;
     /* Line p + u*d meets the portal line where cross(p + u d - a, ab) = 0. */
     float u = qn__cross(qn__sub(s.a, p), ab) / den;
     qn_vec2 x = qn__add(p, qn__scale(d, u));
@@ -79,7 +90,9 @@ static qn_status steer(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *target
     seg s = inset_portal(m, ex, f->radius);
     float t = project_t(s, p);
     qn_vec2 on_portal = seg_point(s, t);
-    if (t < 0.0f || t > 1.0f) {
+    /* Off the span, steer at the nearest inset end point, unless the unit
+    ** already stands on it (within the tolerance): then it goes on through. */
+    if ((t < 0.0f || t > 1.0f) && qn__len(qn__sub(on_portal, p)) > reach_tolerance(m)) {
         *target = on_portal;
         return QN_OK;
     }
@@ -88,19 +101,46 @@ static qn_status steer(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *target
     return QN_OK;
 }
 
-/* Unit direction toward target; when the unit already stands on its aim
-** point (on the portal), it steps straight across the portal instead. */
+/* Unit direction toward target. A unit already standing on its aim point at
+** a portal (within the tolerance) steps straight out through that portal. */
 static qn_vec2 direction(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 target) {
     qn_vec2 d = qn__sub(target, p);
     float len = qn__len(d);
-    if (len > 1e-6f) return qn__scale(d, 1.0f / len);
     uint32_t ex = f->slots[q].exit;
-    if (ex == QN_NONE || (ex & QN__GOAL_BIT)) return qn__v2(0.0f, 0.0f);
+    bool goal_quad = (ex & QN__GOAL_BIT) != 0;
+    if (len > reach_tolerance(f->mesh) || (goal_quad && len > 0.0f))
+        return qn__scale(d, 1.0f / len);
+    if (goal_quad) return qn__v2(0.0f, 0.0f);
     const qn__portal *pt = &f->mesh->portals[ex];
     int side = pt->q[0] == q ? 0 : 1;
     const qn__planes *pl = &f->mesh->planes[q];
-    /* Inward normal of q's edge, reversed, points out through the portal. */
+    /* The reversed inward normal of q's edge points out through the portal. */
     return qn__v2(-pl->nx[pt->edge[side]], -pl->ny[pt->edge[side]]);
+}
+
+/* A unit standing on its quad's exit portal (within the tolerance) counts as
+** already across it, in the next quad. Without this, float noise can keep a
+** unit on the boundary in the quad behind it, aiming back and forth. Costs
+** fall strictly along exits, so this takes a few hops at most (a corner where
+** several portals meet). */
+static uint32_t cross_if_on_exit(const qn_field *f, uint32_t q, qn_vec2 p) {
+    const qn_mesh *m = f->mesh;
+    float tol = reach_tolerance(m);
+    for (int hops = 0; hops < 4; hops++) {
+        uint32_t ex = f->slots[q].exit;
+        if (ex == QN_NONE || (ex & QN__GOAL_BIT)) break;
+        const qn__portal *pt = &m->portals[ex];
+        int side = pt->q[0] == q ? 0 : 1;
+        const qn__planes *pl = &m->planes[q];
+        int e = pt->edge[side];
+        if (pl->nx[e] * p.x + pl->ny[e] * p.y - pl->c[e] > tol) break;
+        seg s = {pt->p0, pt->p1};
+        float t = project_t(s, p);
+        if (qn__len(qn__sub(seg_point(s, t), p)) > tol) break;
+        if (!qn__quad_contains(m, pt->q[1 - side], p)) break;
+        q = pt->q[1 - side];
+    }
+    return q;
 }
 
 qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
@@ -114,6 +154,8 @@ qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *quad_io, q
     if (quad_io) *quad_io = q;
     if (q == QN_NONE) return QN_E_OUTSIDE;
     if (m->blocked[q]) return QN_E_BLOCKED;
+    q = cross_if_on_exit(field, q, p);
+    if (quad_io) *quad_io = q;
     qn_vec2 target;
     qn_status st = steer(field, q, p, &target);
     if (st != QN_OK) return st;

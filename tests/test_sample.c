@@ -35,7 +35,7 @@ static void expect_dir(const qn_field *f, qn_vec2 p, float dx, float dy) {
     uint32_t hint = QN_NONE;
     assert_int_equal(qn_field_sample(f, p, &hint, &dir), QN_OK);
     float len = hypotf(dx, dy);
-    if (fabsf(dir.x - dx / len) > 1e-4f || fabsf(dir.y - dy / len) > 1e-4f)
+    if (fabsf(dir.x - dx / len) > 1e-3f || fabsf(dir.y - dy / len) > 1e-3f)
         fail_msg("at (%g, %g): got (%g, %g), expected (%g, %g)", (double)p.x, (double)p.y,
                  (double)dir.x, (double)dir.y, (double)(dx / len), (double)(dy / len));
 }

@@ -1,0 +1,370 @@
+/*
+** cmd_bench.c: `quadnav bench`. Instance build and sampling speed, each
+** printed beside a baseline measured in the same run:
+**  - instance: the naive algorithm of the flow-field articles (a FIFO open
+**    list with a linear "already in the list" scan) over the same portal graph
+**    and costs, written here only, and checked to give the same costs;
+**  - sampling: the same sampler with naive point location (a scan of every
+**    quad), as an embedder without a spatial index would write it.
+** Figures are medians over repeated batches; the machine is shared, so read
+** the ratios rather than single absolute numbers.
+*/
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "tool.h"
+
+/* ---- the generated 650-quad level ----------------------------------------- */
+
+enum { GEN_COLS = 27, GEN_ROWS = 26, GEN_HOLES = 52 };
+
+/* A grid of rectangles with uneven column widths and row heights, 52 cells
+** left out as walls: 650 quads. Deterministic. */
+static qn_mesh *gen_level(void) {
+    static qn_vec2 verts[4 * GEN_COLS * GEN_ROWS];
+    static uint32_t quads[4 * GEN_COLS * GEN_ROWS];
+    static float costs[GEN_COLS * GEN_ROWS];
+    float xs[GEN_COLS + 1], ys[GEN_ROWS + 1];
+    uint64_t rng = 650;
+    xs[0] = ys[0] = 0;
+    for (int i = 1; i <= GEN_COLS; i++) xs[i] = xs[i - 1] + 1.0f + (float)(qn_rand_next(&rng) % 4);
+    for (int i = 1; i <= GEN_ROWS; i++) ys[i] = ys[i - 1] + 1.0f + (float)(qn_rand_next(&rng) % 4);
+    bool hole[GEN_COLS * GEN_ROWS] = {false};
+    for (int h = 0; h < GEN_HOLES;) {
+        uint32_t c = (uint32_t)(qn_rand_next(&rng) % (GEN_COLS * GEN_ROWS));
+        if (c != 0 && !hole[c]) hole[c] = true, h++;
+    }
+    uint32_t n = 0;
+    for (int r = 0; r < GEN_ROWS; r++)
+        for (int c = 0; c < GEN_COLS; c++) {
+            if (hole[r * GEN_COLS + c]) continue;
+            uint32_t v = 4 * n;
+            verts[v] = (qn_vec2){xs[c], ys[r]};
+            verts[v + 1] = (qn_vec2){xs[c + 1], ys[r]};
+            verts[v + 2] = (qn_vec2){xs[c + 1], ys[r + 1]};
+            verts[v + 3] = (qn_vec2){xs[c], ys[r + 1]};
+            for (uint32_t k = 0; k < 4; k++) quads[v + k] = v + k;
+            costs[n] = (qn_rand_next(&rng) % 10) == 0 ? 3.0f : 1.0f;
+            n++;
+        }
+    qn_mesh_desc d = {0};
+    d.vertices = verts;
+    d.vertex_count = 4 * n;
+    d.quads = quads;
+    d.quad_count = n;
+    d.costs = costs;
+    qn_mesh *m = NULL;
+    qn_error e;
+    if (qn_mesh_create(&d, NULL, &m, &e) != QN_OK) qn_cli_error("bench level: %s", e.message);
+    return m;
+}
+
+/* ---- the naive baseline ------------------------------------------------------- */
+
+typedef struct graph {
+    uint32_t np, nq;
+    qn_portal *portals;
+    qn_vec2 *mid;
+    uint32_t *qstart, *qlist; /* portals of each quad */
+} graph;
+
+static void graph_free(graph *g) {
+    free(g->portals), free(g->mid), free(g->qstart), free(g->qlist);
+}
+
+static bool graph_build(const qn_mesh *m, graph *g) {
+    memset(g, 0, sizeof *g);
+    g->np = qn_mesh_portal_count(m);
+    g->nq = qn_mesh_quad_count(m);
+    g->portals = calloc(g->np + 1, sizeof *g->portals);
+    g->mid = calloc(g->np + 1, sizeof *g->mid);
+    g->qstart = calloc(g->nq + 1, sizeof *g->qstart);
+    g->qlist = calloc(2 * (size_t)g->np + 1, sizeof *g->qlist);
+    if (!g->portals || !g->mid || !g->qstart || !g->qlist) return false;
+    for (uint32_t i = 0; i < g->np; i++) {
+        qn_mesh_portal(m, i, &g->portals[i]);
+        g->mid[i] = (qn_vec2){(g->portals[i].p0.x + g->portals[i].p1.x) * 0.5f,
+                              (g->portals[i].p0.y + g->portals[i].p1.y) * 0.5f};
+    }
+    for (uint32_t q = 0; q < g->nq; q++) {
+        uint32_t count;
+        qn_mesh_quad_portals(m, q, &g->qlist[g->qstart[q]], g->np * 2 - g->qstart[q], &count);
+        g->qstart[q + 1] = g->qstart[q] + count;
+    }
+    return true;
+}
+
+static float pdist(qn_vec2 a, qn_vec2 b) { return hypotf(a.x - b.x, a.y - b.y); }
+
+static bool in_open_list(const uint32_t *ring, uint32_t cap, uint32_t head, uint32_t tail,
+                         uint32_t v) {
+    for (uint32_t i = head; i != tail; i = (i + 1) % cap)
+        if (ring[i] == v) return true;
+    return false;
+}
+
+/* The articles' algorithm: FIFO open list, linear membership scan, a node
+** re-queued whenever its cost drops. Writes per-quad costs. */
+static void naive_field(const qn_mesh *m, const graph *g, qn_vec2 goal, uint32_t goal_quad,
+                        float *g_cost, uint32_t *ring, float *quad_cost) {
+    uint32_t cap = g->np + 1, head = 0, tail = 0;
+    for (uint32_t i = 0; i < g->np; i++) g_cost[i] = INFINITY;
+    for (uint32_t k = g->qstart[goal_quad]; k < g->qstart[goal_quad + 1]; k++) {
+        uint32_t v = g->qlist[k];
+        g_cost[v] = qn_mesh_quad_cost(m, goal_quad) * pdist(g->mid[v], goal);
+        ring[tail] = v, tail = (tail + 1) % cap;
+    }
+    while (head != tail) {
+        uint32_t u = ring[head];
+        head = (head + 1) % cap;
+        const uint32_t sides[2] = {g->portals[u].a, g->portals[u].b};
+        for (int s = 0; s < 2; s++)
+            for (uint32_t k = g->qstart[sides[s]]; k < g->qstart[sides[s] + 1]; k++) {
+                uint32_t v = g->qlist[k];
+                float alt = g_cost[u] + qn_mesh_quad_cost(m, sides[s]) * pdist(g->mid[u], g->mid[v]);
+                if (alt >= g_cost[v]) continue;
+                g_cost[v] = alt;
+                if (!in_open_list(ring, cap, head, tail, v)) ring[tail] = v, tail = (tail + 1) % cap;
+            }
+    }
+    for (uint32_t q = 0; q < g->nq; q++) {
+        quad_cost[q] = q == goal_quad ? 0.0f : INFINITY;
+        if (q == goal_quad) continue;
+        for (uint32_t k = g->qstart[q]; k < g->qstart[q + 1]; k++)
+            quad_cost[q] = fminf(quad_cost[q], g_cost[g->qlist[k]]);
+    }
+}
+
+/* ---- timing helpers -------------------------------------------------------------- */
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_d);
+    return v[n / 2];
+}
+
+/* Median over `batches` of the mean microseconds of one field build. */
+static double time_builds(const qn_mesh *m, qn_vec2 goal, int batches, int per_batch) {
+    double t[64];
+    if (batches > 64) batches = 64;
+    for (int b = 0; b < batches; b++) {
+        double t0 = qn_tool_now();
+        for (int i = 0; i < per_batch; i++) {
+            qn_field *f = NULL;
+            qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL);
+            qn_field_destroy(f);
+        }
+        t[b] = (qn_tool_now() - t0) * 1e6 / per_batch;
+    }
+    return median(t, batches);
+}
+
+/* ---- figures ------------------------------------------------------------------------ */
+
+static bool bench_instance(qn_bench_report *r, const qn_mesh *m, qn_vec2 goal, bool quick) {
+    graph g;
+    uint32_t gq;
+    if (qn_mesh_locate(m, goal, QN_NONE, &gq) != QN_OK || !graph_build(m, &g)) return false;
+    float *gc = malloc((g.np + 1) * sizeof *gc), *qc = malloc(g.nq * sizeof *qc);
+    uint32_t *ring = malloc((g.np + 1) * sizeof *ring);
+    qn_field *f = NULL;
+    bool ok = gc && qc && ring && qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL) == QN_OK;
+    if (ok) {
+        naive_field(m, &g, goal, gq, gc, ring, qc);
+        for (uint32_t q = 0; q < g.nq && ok; q++) {
+            float a = qn_field_quad_cost(f, q), b = qc[q];
+            if (isfinite(a) != isfinite(b) || (isfinite(a) && fabsf(a - b) > 1e-3f * fmaxf(1, a)))
+                ok = !qn_cli_error("bench: naive and heap fields differ at quad %u (%g vs %g)",
+                                   q, (double)b, (double)a);
+        }
+    }
+    if (ok) {
+        double ours = time_builds(m, goal, quick ? 5 : 41, quick ? 20 : 200);
+        double naive[16];
+        int nb = quick ? 3 : 15;
+        for (int b = 0; b < nb; b++) {
+            double t0 = qn_tool_now();
+            naive_field(m, &g, goal, gq, gc, ring, qc);
+            naive[b] = (qn_tool_now() - t0) * 1e6;
+        }
+        qn_bench_add(r, "instance_us_650", ours, "us", "instance build, 650 quads");
+        qn_bench_add(r, "naive_instance_us_650", median(naive, nb), "us",
+                     "  baseline: FIFO open list + linear scan");
+        qn_bench_add(r, "instance_bytes_650", (double)qn_field_bytes(f), "bytes",
+                     "  memory per instance, 650 quads");
+    }
+    qn_field_destroy(f);
+    free(gc), free(qc), free(ring);
+    graph_free(&g);
+    return ok;
+}
+
+/* Point location by scanning every quad: the baseline for sampling. */
+static uint32_t scan_locate(const qn_mesh *m, const qn_vec2 *corners, qn_vec2 p) {
+    uint32_t n = qn_mesh_quad_count(m);
+    for (uint32_t q = 0; q < n; q++) {
+        const qn_vec2 *c = &corners[4 * q];
+        bool in = true;
+        for (int i = 0; i < 4 && in; i++) {
+            qn_vec2 a = c[i], b = c[(i + 1) & 3];
+            in = (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x) >= 0.0f;
+        }
+        if (in) return q;
+    }
+    return QN_NONE;
+}
+
+typedef struct sample_set {
+    qn_vec2 *pos, *dirs;
+    uint32_t *hints;
+    uint8_t *st;
+    uint32_t n;
+} sample_set;
+
+static double time_batches(const qn_field *f, sample_set *s, int reps, bool hints) {
+    double t[32];
+    if (reps > 32) reps = 32;
+    for (int k = 0; k < reps; k++) {
+        if (!hints)
+            for (uint32_t i = 0; i < s->n; i++) s->hints[i] = QN_NONE;
+        double t0 = qn_tool_now();
+        qn_field_sample_batch(f, s->pos, s->dirs, s->st, s->hints, s->n);
+        t[k] = (qn_tool_now() - t0) * 1e9 / s->n;
+    }
+    return median(t, reps);
+}
+
+static double time_scan_batches(const qn_field *f, const qn_vec2 *corners, sample_set *s,
+                                int reps) {
+    double t[32];
+    const qn_mesh *m = qn_field_mesh(f);
+    if (reps > 32) reps = 32;
+    for (int k = 0; k < reps; k++) {
+        double t0 = qn_tool_now();
+        for (uint32_t i = 0; i < s->n; i++) {
+            uint32_t q = scan_locate(m, corners, s->pos[i]);
+            s->st[i] = (uint8_t)qn_field_sample(f, s->pos[i], &q, &s->dirs[i]);
+        }
+        t[k] = (qn_tool_now() - t0) * 1e9 / s->n;
+    }
+    return median(t, reps);
+}
+
+static bool bench_sampling(qn_bench_report *r, const qn_mesh *m, qn_vec2 goal, uint32_t n,
+                           bool quick) {
+    qn_field *f = NULL;
+    if (qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL) != QN_OK) return false;
+    sample_set s = {calloc(n, sizeof(qn_vec2)), calloc(n, sizeof(qn_vec2)),
+                    calloc(n, sizeof(uint32_t)), calloc(n, 1), n};
+    uint32_t nq = qn_mesh_quad_count(m);
+    qn_vec2 *corners = calloc(4 * (size_t)nq, sizeof *corners);
+    bool ok = s.pos && s.dirs && s.hints && s.st && corners;
+    qn_sim_world w;
+    qn_sim_quad_ctx ctx;
+    qn_sim_world_quad(&w, &ctx, f, goal);
+    uint64_t rng = 42 + n;
+    for (uint32_t i = 0; ok && i < n; i++)
+        ok = w.random_start(&ctx, qn_rand_unit(&rng), qn_rand_unit(&rng), qn_rand_unit(&rng),
+                            &s.pos[i]);
+    for (uint32_t q = 0; ok && q < nq; q++) qn_mesh_quad_corners(m, q, &corners[4 * q]);
+    if (ok) {
+        int reps = quick ? 3 : (n <= 1000 ? 31 : 11);
+        char key[64], label[96];
+        double cold = time_batches(f, &s, reps, false);
+        qn_field_sample_batch(f, s.pos, s.dirs, s.st, s.hints, n); /* fill the hints */
+        double warm = time_batches(f, &s, reps, true);
+        double scan = time_scan_batches(f, corners, &s, quick ? 1 : (n <= 1000 ? 11 : 3));
+        snprintf(key, sizeof key, "sample_ns_per_unit_%u", n);
+        snprintf(label, sizeof label, "sampling, %u units (quad hints kept)", n);
+        qn_bench_add(r, key, warm, "ns", label);
+        snprintf(key, sizeof key, "sample_ns_per_unit_%u_nohint", n);
+        qn_bench_add(r, key, cold, "ns", "  same, no hints (point location each time)");
+        snprintf(key, sizeof key, "scan_sample_ns_per_unit_%u", n);
+        qn_bench_add(r, key, scan, "ns", "  baseline: point location by scanning all quads");
+    }
+    free(s.pos), free(s.dirs), free(s.hints), free(s.st), free(corners);
+    qn_field_destroy(f);
+    return ok;
+}
+
+static void bench_levels(qn_bench_report *r, bool quick) {
+    static const char *const names[] = {"town", "maze", "field"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[4096], key[64], label[96];
+        snprintf(path, sizeof path, "%s/levels/%s.json", qn_cli_data_dir(), names[i]);
+        qn_level *level = NULL;
+        qn_vec2 goal;
+        const char *gname;
+        if (qn_level_load_file(path, NULL, &level, NULL) != QN_OK ||
+            qn_level_goal(level, 0, &gname, &goal) != QN_OK) {
+            qn_cli_error("bench: cannot load %s; skipped", path);
+            qn_level_destroy(level);
+            continue;
+        }
+        const qn_mesh *m = qn_level_mesh(level);
+        snprintf(key, sizeof key, "instance_us_%s", names[i]);
+        snprintf(label, sizeof label, "instance build, %s (%u quads)", names[i],
+                 qn_mesh_quad_count(m));
+        qn_bench_add(r, key, time_builds(m, goal, quick ? 3 : 21, quick ? 10 : 100), "us", label);
+        qn_level_destroy(level);
+    }
+}
+
+/* ---- output ------------------------------------------------------------------------ */
+
+static void print_report(const qn_bench_report *r, bool json) {
+    if (json) {
+        printf("{");
+        for (int i = 0; i < r->count; i++) {
+            printf("%s", i ? "," : "");
+            qn_json_str(stdout, r->items[i].key);
+            printf(":");
+            qn_json_num(stdout, r->items[i].value);
+        }
+        printf("}\n");
+        return;
+    }
+    for (int i = 0; i < r->count; i++)
+        printf("%-56s %12.3f %-5s  %s\n", r->items[i].label, r->items[i].value, r->items[i].unit,
+               r->items[i].key);
+}
+
+static const char *const bench_usage =
+    "usage: quadnav bench [--json] [--quick] [--no-grid]\n"
+    "Instance build time on a generated 650-quad level and each bundled level,\n"
+    "sampling time per unit for 1,000 and 100,000 units, and grid integration\n"
+    "fields, each beside a baseline measured in the same run. --quick runs few\n"
+    "repetitions (a smoke test, not a measurement).\n";
+
+int qn_tool_bench(int argc, char **argv) {
+    bool json = false, quick = false, grid = true;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) json = true;
+        else if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--no-grid")) grid = false;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return fputs(bench_usage, stdout), 0;
+        else return qn_cli_error("bench: unknown argument %s", argv[i]), 2;
+    }
+    static qn_bench_report r;
+    r.count = 0;
+    qn_mesh *m = gen_level();
+    if (!m) return 1;
+    qn_rect b = qn_mesh_bounds(m);
+    qn_vec2 goal = {b.min.x + 0.5f, b.min.y + 0.5f}; /* cell 0 is never a hole */
+    bool ok = bench_instance(&r, m, goal, quick);
+    ok = ok && bench_sampling(&r, m, goal, 1000, quick);
+    ok = ok && bench_sampling(&r, m, goal, 100000, quick);
+    qn_mesh_destroy(m);
+    if (!ok) return qn_cli_error("bench failed");
+    bench_levels(&r, quick);
+    if (grid && qn_tool_bench_grid(&r, quick) != 0) return qn_cli_error("bench: grid part failed");
+    print_report(&r, json);
+    return 0;
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Smoke tests of the quadnav command-line contract: exit codes, one JSON
+object with --json, the documented keys, one-line errors."""
+import json
+import os
+import subprocess
+import sys
+
+QN = sys.argv[1]
+DATA = os.environ.get("QN_DATA_DIR", "data")
+TDATA = os.environ.get("QN_TEST_DATA_DIR", "tests/data")
+LEVELS = [os.path.join(DATA, "levels", n + ".json") for n in ("town", "maze", "field")]
+failures = []
+passed = 0
+
+
+def run(args, stdin=None):
+    p = subprocess.run([QN] + args, input=stdin, capture_output=True, text=True, timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(name, cond, detail=""):
+    global passed
+    if cond:
+        passed += 1
+    else:
+        failures.append(f"{name}: {detail}")
+
+
+def one_json(name, out):
+    lines = [l for l in out.splitlines() if l.strip()]
+    check(name + " one line", len(lines) == 1, out[:200])
+    try:
+        return json.loads(out)
+    except ValueError as e:
+        failures.append(f"{name}: not JSON: {e}: {out[:200]}")
+        return {}
+
+
+rc, out, _ = run(["--help"])
+check("--help", rc == 0 and "sim" in out, out)
+for cmd in ("info", "field", "sample", "sim", "demo", "bench", "scen"):
+    rc, out, _ = run([cmd, "--help"])
+    check(cmd + " --help", rc == 0 and "usage" in out, out)
+rc, _, err = run(["nonsense"])
+check("unknown command", rc == 2 and err.count("\n") == 1, err)
+rc, _, err = run(["sim", LEVELS[0], "--frobnicate"])
+check("unknown option", rc == 2 and err.count("\n") == 1, err)
+rc, _, err = run(["sim", LEVELS[0], "--units", "abc"])
+check("bad --units", rc != 0 and err.count("\n") == 1, err)
+
+for lv in LEVELS:
+    rc, out, _ = run(["info", lv, "--json"])
+    j = one_json("info " + lv, out)
+    check("info ok " + lv, rc == 0 and j.get("valid") is True and j.get("quads", 0) > 0, out)
+    rc, out, _ = run(["field", lv, "--json"])
+    j = one_json("field " + lv, out)
+    check("field " + lv, rc == 0 and len(j.get("field", [])) == j.get("quads"), out[:200])
+    check("field reachable " + lv, 0 < j.get("reachable", 0) <= j.get("quads", 0), out[:200])
+    rc, out, _ = run(["sim", lv, "--units", "300", "--json"])
+    j = one_json("sim " + lv, out)
+    keys = ("units", "arrived", "wall_contacts", "stuck", "stretch_mean", "stretch_p95")
+    check("sim keys " + lv, all(k in j for k in keys), out)
+    check("sim arrival " + lv, j.get("arrived") == 300 and j.get("wall_contacts") == 0
+          and j.get("stuck") == 0, out)
+
+# A bad level: exit 1, one line naming the element; with --json, valid false.
+bad = os.path.join(TDATA, "bad", "overlap-partial.json")
+if not os.path.exists(bad):
+    bad = sorted(os.path.join(TDATA, "bad", f) for f in os.listdir(os.path.join(TDATA, "bad"))
+                 if f.endswith(".json"))[0]
+rc, out, err = run(["info", bad])
+check("bad info", rc == 1 and out == "" and err.count("\n") == 1 and "QN_E_" in err, err)
+rc, out, err = run(["info", bad, "--json"])
+j = one_json("bad info json", out)
+check("bad info json", rc == 1 and j.get("valid") is False and j.get("status", "").startswith("QN_E_"), out)
+rc, _, err = run(["info", "/nonexistent.json"])
+check("missing file", rc == 1 and "QN_E_IO" in err, err)
+
+# sample: one output line per input line, with the documented words.
+rc, out, _ = run(["sample", LEVELS[0]], stdin="60 45\n10 10\n-500 -500\nnot numbers\n")
+lines = out.splitlines()
+check("sample lines", rc == 0 and len(lines) == 4, out)
+if len(lines) == 4:
+    check("sample at goal", lines[0].split()[2] == "at_goal", lines[0])
+    check("sample outside", lines[2].split()[2] == "outside", lines[2])
+    check("sample invalid", lines[3].split()[2] == "invalid", lines[3])
+rc, out, err = run(["field", LEVELS[0], "--goal", "-900,-900"])
+check("goal outside", rc == 1 and "QN_E_OUTSIDE" in err, err)
+
+rc, out, _ = run(["demo", "--json"])
+j = one_json("demo", out)
+check("demo", rc == 0 and j.get("units") == 1000 and j.get("arrived") == 1000, out)
+
+rc, out, _ = run(["bench", "--quick", "--json"])
+j = one_json("bench", out)
+for k in ("instance_us_650", "naive_instance_us_650", "sample_ns_per_unit_1000",
+          "sample_ns_per_unit_100000"):
+    check("bench key " + k, isinstance(j.get(k), (int, float)) and j[k] > 0, out[:300])
+
+for f in failures:
+    print("FAIL", f)
+print(f"{passed} passed, {len(failures)} failed")
+sys.exit(1 if failures else 0)

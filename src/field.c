@@ -4,7 +4,7 @@
 ** The search graph's nodes are the portals. Inside a quad, going from one
 ** portal's mid point to another's costs the distance times the quad's cost;
 ** a portal of a goal quad reaches the goal for the distance to the goal point
-** times that quad's cost. Dijkstra with a binary heap (decrease-key by
+** times that quad's cost. Dijkstra with a 4-ary heap (decrease-key by
 ** position) settles portals in order of cost; the first portal of a quad to
 ** be settled is its cheapest, so the quad leaves by it. Scratch memory lives
 ** only for the duration of the build.
@@ -19,22 +19,25 @@ typedef struct search {
     float *g;       /* cost per portal */
     uint32_t *heap; /* portal indices */
     uint32_t *pos;  /* position in heap; QN_NONE never queued; SETTLED after pop */
+    uint8_t *via;   /* side (0, 1) of the quad the best cost came through */
     uint32_t n;     /* heap size */
 } search;
 
 #define SETTLED (QN_NONE - 1u)
 
 static size_t search_bytes(uint32_t portals) {
-    return (size_t)portals * (sizeof(float) + 2 * sizeof(uint32_t));
+    return (size_t)portals * (sizeof(float) + 2 * sizeof(uint32_t) + 1);
 }
 
-/* ---- binary heap on g ------------------------------------------------- */
+/* ---- heap on g ------------------------------------------------- */
 
-static void heap_up(search *s, uint32_t i) {
+/* A 4-ary heap: shallower than a binary one, and a node's children share a
+** cache line. */
+static inline void heap_up(search *s, uint32_t i) {
     uint32_t v = s->heap[i];
     float gv = s->g[v];
     while (i > 0) {
-        uint32_t parent = (i - 1) / 2, pv = s->heap[parent];
+        uint32_t parent = (i - 1) / 4, pv = s->heap[parent];
         if (s->g[pv] <= gv) break;
         s->heap[i] = pv;
         s->pos[pv] = i;
@@ -48,10 +51,15 @@ static void heap_down(search *s, uint32_t i) {
     uint32_t v = s->heap[i];
     float gv = s->g[v];
     for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= s->n) break;
-        if (c + 1 < s->n && s->g[s->heap[c + 1]] < s->g[s->heap[c]]) c++;
-        if (s->g[s->heap[c]] >= gv) break;
+        uint32_t first = 4 * i + 1;
+        if (first >= s->n) break;
+        uint32_t last = first + 4 < s->n ? first + 4 : s->n, c = first;
+        float gc = s->g[s->heap[first]];
+        for (uint32_t k = first + 1; k < last; k++) {
+            float gk = s->g[s->heap[k]];
+            if (gk < gc) gc = gk, c = k;
+        }
+        if (gc >= gv) break;
         s->heap[i] = s->heap[c];
         s->pos[s->heap[i]] = i;
         i = c;
@@ -60,10 +68,12 @@ static void heap_down(search *s, uint32_t i) {
     s->pos[v] = i;
 }
 
-/* Lowers g[v] to val, queueing v if it was not queued. */
-static void improve(search *s, uint32_t v, float val) {
+/* Lowers g[v] to val (reached through v's side `via`), queueing v if it was
+** not queued. */
+static inline void improve(search *s, uint32_t v, float val, uint8_t via) {
     if (s->pos[v] == SETTLED || val >= s->g[v]) return;
     s->g[v] = val;
+    s->via[v] = via;
     if (s->pos[v] == QN_NONE) {
         s->heap[s->n] = v;
         s->pos[v] = s->n++;
@@ -83,17 +93,17 @@ static uint32_t pop_min(search *s) {
 
 /* ---- the search --------------------------------------------------------- */
 
-/* Relax every open portal of quad q from portal u (settled at cost gu). */
-static void relax_through(search *s, uint32_t q, uint32_t u, float gu) {
+/* Relax every open portal of quad q = u's side `side` from portal u (settled
+** at cost gu). */
+static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu) {
     const qn_mesh *m = s->m;
     uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
-    uint32_t side = m->portals[u].q[0] == q ? 0 : 1;
     const float *row = &m->qdist[m->qd_start[q] + (size_t)m->portals[u].local[side] * k];
     float w = m->cost[q];
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
-        if (s->pos[v] == SETTLED || !qn__portal_open(m, v, s->radius)) continue;
-        improve(s, v, gu + w * row[j]);
+        if (s->pos[v] == SETTLED) continue; /* closed portals start settled */
+        improve(s, v, gu + w * row[j], m->portals[v].q[0] == q ? 0 : 1);
     }
 }
 
@@ -103,8 +113,8 @@ static void seed_goals(search *s, qn_field *f) {
         uint32_t q = f->goals[i].quad;
         for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
             uint32_t v = m->qp_list[k];
-            if (!qn__portal_open(m, v, s->radius)) continue;
-            improve(s, v, m->cost[q] * qn__len(qn__sub(m->portals[v].mid, f->goals[i].at)));
+            improve(s, v, m->cost[q] * qn__len(qn__sub(m->portals[v].mid, f->goals[i].at)),
+                    m->portals[v].q[0] == q ? 0 : 1);
         }
     }
 }
@@ -121,7 +131,11 @@ static void run_search(search *s, qn_field *f) {
                 f->slots[q].cost = gu;
                 f->slots[q].exit = u;
             }
-            relax_through(s, q, u, gu);
+            /* Going back through the quad u was reached through cannot help:
+            ** inside one quad the straight line is shortest (and likewise
+            ** for a goal quad, whose portals were seeded straight from the
+            ** goal point). */
+            if (side != s->via[u]) relax_through(s, q, side, u, gu);
         }
     }
 }
@@ -191,12 +205,15 @@ static qn_status search_run(qn_field *f, qn_error *err) {
     uint32_t np = m->portal_count;
     void *block = qn__alloc(&f->alloc, search_bytes(np));
     if (!block) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (search scratch)");
-    search s = {m, f->radius, block, NULL, NULL, 0};
+    search s = {m, f->radius, block, NULL, NULL, NULL, 0};
     s.heap = (uint32_t *)(s.g + np);
     s.pos = s.heap + np;
+    s.via = (uint8_t *)(s.pos + np);
+    /* Closed portals (a blocked side, or narrower than the agent) are marked
+    ** settled up front, so the search never looks at them again. */
     for (uint32_t i = 0; i < np; i++) {
         s.g[i] = INFINITY;
-        s.pos[i] = QN_NONE;
+        s.pos[i] = qn__portal_open(m, i, f->radius) ? QN_NONE : SETTLED;
     }
     run_search(&s, f);
     qn__free(&f->alloc, block, search_bytes(np));

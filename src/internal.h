@@ -80,6 +80,7 @@ typedef struct qn__portal {
     uint32_t q[2];
     qn_vec2 p0, p1;
     qn_vec2 mid;
+    qn_vec2 u; /* unit vector from p0 to p1 */
     float width;
     uint32_t local[2]; /* position of this portal in each quad's portal list */
     uint8_t edge[2];

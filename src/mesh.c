@@ -504,6 +504,7 @@ static qn_status build_portals(builder *bd) {
         p->p1 = c->p1;
         p->mid = qn__scale(qn__add(c->p0, c->p1), 0.5f);
         p->width = qn__len(qn__sub(c->p1, c->p0));
+        p->u = qn__scale(qn__sub(c->p1, c->p0), 1.0f / p->width);
         m->qp_start[c->a + 1]++;
         m->qp_start[c->b + 1]++;
     }

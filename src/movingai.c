@@ -98,8 +98,23 @@ static qn_status at(qn_error *err, qn_status code, uint32_t line, uint32_t colum
     return code;
 }
 
-/* Printable form of a byte for messages. */
-static unsigned shown(char ch) { return (unsigned)(unsigned char)ch; }
+/* Writes a byte as 'c' when printable, else as its hex code, for messages. */
+static const char *shown(char ch, char buf[8]) {
+    unsigned u = (unsigned)(unsigned char)ch;
+    static const char hex[] = "0123456789abcdef";
+    if (u >= 0x20 && u < 0x7f) {
+        buf[0] = '\'';
+        buf[1] = ch;
+        buf[2] = '\'';
+        buf[3] = '\0';
+    } else {
+        memcpy(buf, "0x", 2);
+        buf[2] = hex[u >> 4];
+        buf[3] = hex[u & 15];
+        buf[4] = '\0';
+    }
+    return buf;
+}
 
 /* ---- .map ------------------------------------------------------------ */
 
@@ -139,8 +154,9 @@ static qn_status map_header_line(const text_line *l, uint32_t line, map_header *
                                 is_h ? "height" : "width"),
                   line, t[1].column);
     if (v > QN_MAX_GRID_SIDE)
-        return at(err, qn__fail(err, QN_E_LIMIT, QN_NONE, "line %u: %s %u exceeds %u", line,
-                                is_h ? "height" : "width", v, QN_MAX_GRID_SIDE),
+        return at(err, qn__fail(err, QN_E_LIMIT, QN_NONE, "line %u: %s %.*s exceeds %u", line,
+                                is_h ? "height" : "width", (int)t[1].n, t[1].s,
+                                QN_MAX_GRID_SIDE),
                   line, t[1].column);
     *(is_h ? &h->height : &h->width) = v;
     return QN_OK;
@@ -193,10 +209,11 @@ static qn_status map_row(cursor *c, uint32_t y, uint32_t width, uint8_t *costs, 
     size_t n = l.n < width ? l.n : width;
     for (size_t x = 0; x < n; x++) {
         uint8_t v = terrain(l.s[x]);
+        char buf[8];
         if (!v)
             return at(err, qn__fail(err, QN_E_MAP_SYNTAX, QN_NONE,
-                                    "line %u, column %zu: unknown terrain character 0x%02x",
-                                    c->line, x + 1, shown(l.s[x])),
+                                    "line %u, column %zu: unknown terrain character %s",
+                                    c->line, x + 1, shown(l.s[x], buf)),
                       c->line, (uint32_t)(x + 1));
         costs[(size_t)y * width + x] = v;
     }
@@ -296,10 +313,16 @@ struct qn_scen {
 
 #define SCEN_FIELDS 9u
 
-static qn_status scen_fail(qn_error *err, qn_status code, uint32_t line, uint32_t column,
-                           const char *what) {
-    return at(err, qn__fail(err, code, QN_NONE, "line %u, column %u: %s", line, column, what),
-              line, column);
+static const char *const field_names[SCEN_FIELDS] = {
+    "bucket", "map", "map width", "map height", "start x",
+    "start y", "goal x", "goal y", "optimal length"};
+
+/* Fails with a message naming line, column and field i. */
+static qn_status scen_fail(qn_error *err, qn_status code, uint32_t line, const token *t,
+                           uint32_t i, const char *what) {
+    return at(err, qn__fail(err, code, QN_NONE, "line %u, column %u: %s \"%.*s\": %s", line,
+                            t[i].column, field_names[i], (int)t[i].n, t[i].s, what),
+              line, t[i].column);
 }
 
 /* Parses the printed optimal length: digits, optionally '.' and digits.
@@ -334,12 +357,11 @@ static qn_status scen_numbers(const token *t, uint32_t line, qn_scen_row *r, qn_
     for (uint32_t i = 0; i < SCEN_FIELDS - 1; i++) {
         if (i == 1) continue; /* the map name */
         if (!parse_u32(&t[i], &v[i]))
-            return scen_fail(err, QN_E_SCEN_SYNTAX, line, t[i].column,
-                             "expected a whole number >= 0");
+            return scen_fail(err, QN_E_SCEN_SYNTAX, line, t, i, "expected a whole number >= 0");
     }
     if (!parse_length(&t[8], &r->optimal, &r->decimals))
-        return scen_fail(err, QN_E_SCEN_SYNTAX, line, t[8].column,
-                         "optimal length must be a decimal number such as 12.5");
+        return scen_fail(err, QN_E_SCEN_SYNTAX, line, t, 8,
+                         "expected a decimal number such as 12.5");
     r->bucket = v[0];
     r->map_width = v[2];
     r->map_height = v[3];
@@ -353,18 +375,18 @@ static qn_status scen_numbers(const token *t, uint32_t line, qn_scen_row *r, qn_
 /* Checks a row's map size and that both cells lie on that map. */
 static qn_status scen_check(const token *t, uint32_t line, const qn_scen_row *r, qn_error *err) {
     if (r->map_width == 0 || r->map_height == 0)
-        return scen_fail(err, QN_E_SCEN_SYNTAX, line, t[r->map_width ? 3 : 2].column,
+        return scen_fail(err, QN_E_SCEN_SYNTAX, line, t, r->map_width ? 3 : 2,
                          "map size must be at least 1x1");
     if (r->map_width > QN_MAX_GRID_SIDE || r->map_height > QN_MAX_GRID_SIDE ||
         (uint64_t)r->map_width * r->map_height > QN_MAX_GRID_CELLS)
-        return scen_fail(err, QN_E_LIMIT, line, t[2].column, "map size exceeds the grid limits");
+        return scen_fail(err, QN_E_LIMIT, line, t, r->map_width > QN_MAX_GRID_SIDE ? 2 : 3,
+                         "map size exceeds the grid limits");
     const uint32_t xy[4] = {r->start_x, r->start_y, r->goal_x, r->goal_y};
     for (uint32_t i = 0; i < 4; i++) {
         uint32_t side = (i & 1) ? r->map_height : r->map_width;
         if (xy[i] >= side)
-            return scen_fail(err, QN_E_SCEN_SYNTAX, line, t[4 + i].column,
-                             (i & 1) ? "y coordinate outside the map height"
-                                     : "x coordinate outside the map width");
+            return scen_fail(err, QN_E_SCEN_SYNTAX, line, t, 4 + i,
+                             (i & 1) ? "outside the map height" : "outside the map width");
     }
     return QN_OK;
 }
@@ -385,8 +407,8 @@ static bool scen_push(qn_scen *s, const qn_scen_row *r) {
 
 /* Parses one data line into a row and appends it. */
 static qn_status scen_line(qn_scen *s, const text_line *l, uint32_t line, qn_error *err) {
-    token t[SCEN_FIELDS];
-    uint32_t n = split(l, t, SCEN_FIELDS);
+    token t[SCEN_FIELDS + 1]; /* one more, to point at the first extra field */
+    uint32_t n = split(l, t, SCEN_FIELDS + 1);
     if (n < SCEN_FIELDS && !l->newline)
         return at(err, qn__fail(err, QN_E_TRUNCATED, QN_NONE,
                                 "line %u: input ends inside a row (%u of %u fields)", line, n,
@@ -395,7 +417,7 @@ static qn_status scen_line(qn_scen *s, const text_line *l, uint32_t line, qn_err
     if (n != SCEN_FIELDS)
         return at(err, qn__fail(err, QN_E_SCEN_SYNTAX, QN_NONE,
                                 "line %u: expected %u fields, found %u", line, SCEN_FIELDS, n),
-                  line, n > SCEN_FIELDS ? 0 : (uint32_t)l->n + 1);
+                  line, n > SCEN_FIELDS ? t[SCEN_FIELDS].column : (uint32_t)l->n + 1);
     qn_scen_row r;
     qn_status st = scen_numbers(t, line, &r, err);
     if (st == QN_OK) st = scen_check(t, line, &r, err);
@@ -482,8 +504,8 @@ const qn_scen_row *qn_scen_row_at(const qn_scen *scen, uint32_t i) {
 
 double qn_scen_tolerance(const qn_scen_row *row) {
     if (!row) return 0.0;
-    /* One unit in the last printed digit, plus 1% for values printed one
-    ** digit low; never below 1e-6; and at least 1e-5 relative. */
+    /* Some files print values one unit low in the last digit, so a whole
+    ** unit (and 1% against rounding) is allowed. */
     double printed = 1.01 * pow(10.0, -(double)row->decimals);
     double tol = printed > 1e-6 ? printed : 1e-6;
     double rel = 1e-5 * fabs(row->optimal);

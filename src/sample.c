@@ -7,7 +7,11 @@
 **    the goal), and the straight line there is clamped to cross E between the
 **    inset end points, so the move never cuts the corner of a wall;
 **  - otherwise it steers at the nearest inset end point of E.
-** In a goal quad it steers at the nearest goal point. Never allocates.
+** In a goal quad it steers at the nearest goal point.
+**
+** Work is done in each portal's own frame (origin p0, unit axis u), so a
+** sample costs a few dot products, one division and one square root. Never
+** allocates; reads only const data.
 */
 #include "internal.h"
 
@@ -15,71 +19,56 @@
 ** times the mesh tolerance, so float noise near a portal cannot turn it back. */
 static float reach_tolerance(const qn_mesh *m) { return 4.0f * m->eps + 1e-5f; }
 
-/* A portal's segment, shortened at each end by the agent radius. */
-typedef struct seg {
-    qn_vec2 a, b;
-} seg;
+/* A portal in its own frame: points o + u*s for s in [lo, hi] are the part a
+** unit of the field's radius may cross. */
+typedef struct frame {
+    qn_vec2 o, u;
+    float lo, hi;
+} frame;
 
-static seg inset_portal(const qn_mesh *m, uint32_t e, float radius) {
-    const qn__portal *p = &m->portals[e];
-    seg s = {p->p0, p->p1};
+static frame portal_frame(const qn_field *f, uint32_t e) {
+    const qn__portal *p = &f->mesh->portals[e];
     /* Even a point agent keeps a hair's breadth (a few ulps of the level's
     ** coordinates) from a wall's end, so float noise cannot put it outside. */
-    float min_inset = 64.0f * m->eps;
-    radius = radius > min_inset ? radius : min_inset;
-    if (p->width > 0.0f) {
-        float r = radius < 0.5f * p->width ? radius : 0.5f * p->width;
-        qn_vec2 u = qn__scale(qn__sub(p->p1, p->p0), r / p->width);
-        s.a = qn__add(p->p0, u);
-        s.b = qn__sub(p->p1, u);
-    }
-    return s;
+    float r = f->radius > 64.0f * f->mesh->eps ? f->radius : 64.0f * f->mesh->eps;
+    r = r < 0.5f * p->width ? r : 0.5f * p->width;
+    frame fr = {p->p0, p->u, r, p->width - r};
+    return fr;
 }
 
-/* Parameter of p's projection on the line a-b (0 at a, 1 at b). */
-static float project_t(seg s, qn_vec2 p) {
-    qn_vec2 ab = qn__sub(s.b, s.a);
-    float l2 = qn__dot(ab, ab);
-    return l2 > 0.0f ? qn__dot(qn__sub(p, s.a), ab) / l2 : 0.5f;
-}
+static float along(const frame *fr, qn_vec2 p) { return qn__dot(qn__sub(p, fr->o), fr->u); }
+static float across(const frame *fr, qn_vec2 p) { return qn__cross(fr->u, qn__sub(p, fr->o)); }
+static qn_vec2 frame_at(const frame *fr, float s) { return qn__add(fr->o, qn__scale(fr->u, s)); }
+static float clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-static qn_vec2 seg_point(seg s, float t) {
-    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
-    return qn__add(s.a, qn__scale(qn__sub(s.b, s.a), t));
-}
-
-/* Where the unit aims once it has crossed portal e into quad r. */
-static qn_vec2 beyond_target(const qn_field *f, uint32_t r, qn_vec2 p, qn_vec2 fallback) {
-    const qn_mesh *m = f->mesh;
+/* Where the unit aims once across into quad r: r's goal point, or the
+** nearest crossable point of r's exit portal. False when r has neither. */
+static bool beyond_target(const qn_field *f, uint32_t r, qn_vec2 p, qn_vec2 *t) {
     uint32_t ex = f->slots[r].exit;
-    if (ex == QN_NONE) return fallback;
-    if (ex & QN__GOAL_BIT) return qn__nearest_goal(f, ex & ~QN__GOAL_BIT, p)->at;
-    seg next = inset_portal(m, ex, f->radius);
-    return seg_point(next, project_t(next, p));
+    if (ex == QN_NONE) return false;
+    if (ex & QN__GOAL_BIT) {
+        *t = qn__nearest_goal(f, ex & ~QN__GOAL_BIT, p)->at;
+        return true;
+    }
+    frame next = portal_frame(f, ex);
+    *t = frame_at(&next, clampf(along(&next, p), next.lo, next.hi));
+    return true;
 }
 
-/* Clamps the aim so the straight line p -> target crosses the portal between
-** its inset end points. */
-static qn_vec2 clamp_through(seg s, qn_vec2 p, qn_vec2 target, qn_vec2 on_portal) {
-    qn_vec2 ab = qn__sub(s.b, s.a);
-    qn_vec2 d = qn__sub(target, p);
-    float den = qn__cross(d, ab);
-    float sp = qn__cross(ab, qn__sub(p, s.a)), st = qn__cross(ab, qn__sub(target, s.a));
-    /* The target lies in the next quad's closure, across the portal line. A
-    ** unit on that side too stands on the portal (within the location
-    ** tolerance): nothing is left to cross. */
-    if (sp == 0.0f || (st != 0.0f && (sp > 0.0f) == (st > 0.0f))) return target;
-    if (den == 0.0f) return on_portal;
-    /* Line p + u*d meets the portal line where cross(p + u d - a, ab) = 0. */
-    float u = qn__cross(qn__sub(s.a, p), ab) / den;
-    qn_vec2 x = qn__add(p, qn__scale(d, u));
-    float t = project_t(s, x);
-    if (t < 0.0f || t > 1.0f) return seg_point(s, t);
-    return target;
+/* The aim through portal frame fr at target t, for a unit at p (along s):
+** t itself when the straight line crosses the portal's crossable part, else
+** the nearest end of that part. */
+static qn_vec2 clamp_through(const frame *fr, qn_vec2 p, float s, qn_vec2 t) {
+    float h = across(fr, p), ht = across(fr, t);
+    /* t lies across the portal line from q. A unit on that side too (or on
+    ** the line) stands on the portal: nothing is left to cross. */
+    if (h == 0.0f || (ht != 0.0f && (h > 0.0f) == (ht > 0.0f))) return t;
+    float sx = s + h / (h - ht) * (along(fr, t) - s);
+    if (sx < fr->lo || sx > fr->hi) return frame_at(fr, clampf(sx, fr->lo, fr->hi));
+    return t;
 }
 
 static qn_status steer(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *target) {
-    const qn_mesh *m = f->mesh;
     uint32_t ex = f->slots[q].exit;
     if (ex == QN_NONE) return QN_E_UNREACHABLE;
     if (ex & QN__GOAL_BIT) {
@@ -87,17 +76,15 @@ static qn_status steer(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *target
         qn_vec2 d = qn__sub(*target, p);
         return qn__dot(d, d) <= QN_AT_GOAL_DISTANCE * QN_AT_GOAL_DISTANCE ? QN_AT_GOAL : QN_OK;
     }
-    seg s = inset_portal(m, ex, f->radius);
-    float t = project_t(s, p);
-    qn_vec2 on_portal = seg_point(s, t);
-    /* Off the span, steer at the nearest inset end point, unless the unit
-    ** already stands on it (within the tolerance): then it goes on through. */
-    if ((t < 0.0f || t > 1.0f) && qn__len(qn__sub(on_portal, p)) > reach_tolerance(m)) {
-        *target = on_portal;
-        return QN_OK;
-    }
-    uint32_t r = qn__portal_other(m, ex, q);
-    *target = clamp_through(s, p, beyond_target(f, r, p, on_portal), on_portal);
+    frame fr = portal_frame(f, ex);
+    float s = along(&fr, p), sc = clampf(s, fr.lo, fr.hi);
+    *target = frame_at(&fr, sc);
+    /* Off the span: steer at the nearest crossable end, unless the unit
+    ** already stands on it (within the tolerance); then it goes on through. */
+    if (s != sc && qn__len(qn__sub(*target, p)) > reach_tolerance(f->mesh)) return QN_OK;
+    qn_vec2 t;
+    if (beyond_target(f, qn__portal_other(f->mesh, ex, q), p, &t))
+        *target = clamp_through(&fr, p, s, t);
     return QN_OK;
 }
 
@@ -118,56 +105,69 @@ static qn_vec2 direction(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 targe
     return qn__v2(-pl->nx[pt->edge[side]], -pl->ny[pt->edge[side]]);
 }
 
-/* A unit standing on its quad's exit portal (within the tolerance) counts as
-** already across it, in the next quad. Without this, float noise can keep a
-** unit on the boundary in the quad behind it, aiming back and forth. Costs
-** fall strictly along exits, so this takes a few hops at most (a corner where
-** several portals meet). */
+/* A unit standing on its quad's exit portal (within the tolerance, and inside
+** the next quad) counts as already across it. Without this, float noise can
+** keep a unit on the boundary in the quad behind it, aiming back and forth.
+** Costs fall strictly along exits, so this takes a few hops at most (a corner
+** where several portals meet). The first test (distance from the portal's
+** line, signed toward q's inside) almost always ends it. */
 static uint32_t cross_if_on_exit(const qn_field *f, uint32_t q, qn_vec2 p) {
     const qn_mesh *m = f->mesh;
     float tol = reach_tolerance(m);
     for (int hops = 0; hops < 4; hops++) {
         uint32_t ex = f->slots[q].exit;
-        if (ex == QN_NONE || (ex & QN__GOAL_BIT)) break;
+        if (ex & QN__GOAL_BIT) break; /* also QN_NONE */
         const qn__portal *pt = &m->portals[ex];
+        qn_vec2 d = qn__sub(p, pt->p0);
+        float h = qn__cross(pt->u, d); /* > 0 inside quad q[0], < 0 inside q[1] */
         int side = pt->q[0] == q ? 0 : 1;
-        const qn__planes *pl = &m->planes[q];
-        int e = pt->edge[side];
-        if (pl->nx[e] * p.x + pl->ny[e] * p.y - pl->c[e] > tol) break;
-        seg s = {pt->p0, pt->p1};
-        float t = project_t(s, p);
-        if (qn__len(qn__sub(seg_point(s, t), p)) > tol) break;
+        if ((side == 0 ? h : -h) > tol) break;
+        float s = qn__dot(d, pt->u);
+        if (s < -tol || s > pt->width + tol) break;
         if (!qn__quad_contains(m, pt->q[1 - side], p)) break;
         q = pt->q[1 - side];
     }
     return q;
 }
 
-qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
-    if (dir) *dir = qn__v2(0.0f, 0.0f);
-    if (!field || !dir || !qn__finite2(p)) {
+/* One unit, arguments already checked except p. */
+static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
+    *dir = qn__v2(0.0f, 0.0f);
+    if (!qn__finite2(p)) {
         if (quad_io) *quad_io = QN_NONE;
         return QN_E_INVALID_ARG;
     }
-    const qn_mesh *m = field->mesh;
-    uint32_t q = qn__locate(m, p, quad_io ? *quad_io : QN_NONE);
+    const qn_mesh *m = f->mesh;
+    uint32_t hint = quad_io ? *quad_io : QN_NONE;
+    /* The hint is usually right (units move a little per frame): test it
+    ** here, before the general lookup. */
+    uint32_t q = (hint < m->quad_count && qn__quad_contains(m, hint, p)) ? hint
+                                                                        : qn__locate(m, p, QN_NONE);
+    if (q != QN_NONE && !m->blocked[q]) q = cross_if_on_exit(f, q, p);
     if (quad_io) *quad_io = q;
     if (q == QN_NONE) return QN_E_OUTSIDE;
     if (m->blocked[q]) return QN_E_BLOCKED;
-    q = cross_if_on_exit(field, q, p);
-    if (quad_io) *quad_io = q;
     qn_vec2 target;
-    qn_status st = steer(field, q, p, &target);
+    qn_status st = steer(f, q, p, &target);
     if (st != QN_OK) return st;
-    *dir = direction(field, q, p, target);
+    *dir = direction(f, q, p, target);
     return QN_OK;
+}
+
+qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
+    if (!field || !dir) {
+        if (dir) *dir = qn__v2(0.0f, 0.0f);
+        if (quad_io) *quad_io = QN_NONE;
+        return QN_E_INVALID_ARG;
+    }
+    return sample_one(field, p, quad_io, dir);
 }
 
 qn_status qn_field_sample_batch(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,
                                 uint8_t *status, uint32_t *quads, size_t count) {
     if (!field || (count && (!positions || !dirs))) return QN_E_INVALID_ARG;
     for (size_t i = 0; i < count; i++) {
-        qn_status st = qn_field_sample(field, positions[i], quads ? &quads[i] : NULL, &dirs[i]);
+        qn_status st = sample_one(field, positions[i], quads ? &quads[i] : NULL, &dirs[i]);
         if (status) status[i] = (uint8_t)st;
     }
     return QN_OK;

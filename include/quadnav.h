@@ -381,7 +381,8 @@ QN_API qn_vec2 qn_grid_origin(const qn_grid *grid);
 QN_API const uint8_t *qn_grid_costs(const qn_grid *grid);
 /* Cost of cell (x, y); QN_CELL_WALL outside the grid. */
 QN_API uint8_t qn_grid_cost(const qn_grid *grid, uint32_t x, uint32_t y);
-/* Cell containing world point p: QN_OK or QN_E_OUTSIDE. */
+/* Cell containing world point p: QN_OK or QN_E_OUTSIDE (x, y set to
+** QN_NONE); QN_E_INVALID_ARG for NULL arguments or a non-finite p. */
 QN_API qn_status qn_grid_locate(const qn_grid *grid, qn_vec2 p, uint32_t *x, uint32_t *y);
 
 typedef enum qn_connectivity {
@@ -443,6 +444,28 @@ QN_API qn_status qn_grid_field_sample_batch(const qn_grid_field *field, qn_flow_
                                             uint8_t *status, uint32_t *cells, size_t count);
 
 /* ------------------------------------------------------------------ */
+/* Grids to meshes and back                                            */
+/* ------------------------------------------------------------------ */
+
+/* Rectangle decomposition of a grid's passable cells into quads (far fewer
+** quads than cells): axis-aligned rectangles of cells with one cost byte
+** each, the quad's cost multiplier being that byte. Every passable cell lies
+** in exactly one quad and no wall cell in any; adjacency (T-junctions
+** included) is computed as for any mesh. Quad corners are in the grid's world
+** coordinates: cell (x, y) covers [ox + x*cs, ox + (x+1)*cs) x [oy + y*cs, ...).
+** Quads are listed in row-major order of their top-left cell. Codes:
+** QN_E_INVALID_ARG (no passable cell), QN_E_NOMEM, QN_E_LIMIT. */
+QN_API qn_status qn_mesh_from_grid(const qn_grid *grid, const qn_allocator *alloc,
+                                   qn_mesh **out, qn_error *err);
+
+/* Rasterises a mesh at cell size cell_size (> 0) over its bounds (origin =
+** bounds.min): a cell whose centre lies in an unblocked quad gets that quad's
+** cost rounded to 1..254; every other cell is a wall. Codes:
+** QN_E_INVALID_ARG, QN_E_LIMIT (more cells than QN_MAX_GRID_*), QN_E_NOMEM. */
+QN_API qn_status qn_grid_from_mesh(const qn_mesh *mesh, float cell_size,
+                                   const qn_allocator *alloc, qn_grid **out, qn_error *err);
+
+/* ------------------------------------------------------------------ */
 /* MovingAI maps and scenarios                                         */
 /* ------------------------------------------------------------------ */
 
@@ -467,7 +490,13 @@ typedef struct qn_scen_row {
 typedef struct qn_scen qn_scen;
 
 /* Reads a .map.scen file ("version 1" or "version 1.0" header, or none).
-** Errors: QN_E_SCEN_SYNTAX, QN_E_TRUNCATED, QN_E_LIMIT, QN_E_IO, QN_E_NOMEM. */
+** Each row has 9 whitespace-separated fields: bucket, map name, map width,
+** map height, start x, start y, goal x, goal y, optimal length. Blank lines
+** are skipped. Errors: QN_E_SCEN_SYNTAX (bad field, wrong field count, a
+** cell outside the stated map size), QN_E_TRUNCATED (input ends inside a
+** row), QN_E_FORMAT_VERSION (another version), QN_E_LIMIT (map size above
+** the grid limits), QN_E_IO, QN_E_NOMEM; err->line and err->column say
+** where. */
 QN_API qn_status qn_scen_load_mem(const char *text, size_t len, const qn_allocator *alloc,
                                   qn_scen **out, qn_error *err);
 QN_API qn_status qn_scen_load_file(const char *path, const qn_allocator *alloc, qn_scen **out,
@@ -476,6 +505,10 @@ QN_API void qn_scen_destroy(qn_scen *scen);
 QN_API uint32_t qn_scen_row_count(const qn_scen *scen);
 /* Row i, or NULL out of range. Owned by scen. */
 QN_API const qn_scen_row *qn_scen_row_at(const qn_scen *scen, uint32_t i);
+/* How far a computed length may be from row->optimal and still match it:
+** the largest of 1e-6, 1.01 units in the last printed digit
+** (1.01 * 10^-decimals) and 1e-5 * optimal. 0 for NULL. */
+QN_API double qn_scen_tolerance(const qn_scen_row *row);
 
 #ifdef __cplusplus
 }

@@ -435,6 +435,9 @@ static const command commands[] = {
     {"demo", cmd_demo, "the bundled town level with 1000 units"},
     {"bench", qn_tool_bench, "instance build and sampling speed beside baselines"},
     {"scen", qn_tool_scen, "check grid fields against a MovingAI scenario file"},
+    {"import-map", qn_tool_import_map, "MovingAI map to a quad level (keeps the grid)"},
+    {"compare", qn_tool_compare, "quad vs grid modes on the same starts and goals"},
+    {"render", qn_tool_render, "SVG of a field: costs, portals, flow, unit trails"},
 };
 
 static void usage(FILE *f) {

@@ -245,6 +245,20 @@ QN_API qn_status qn_mesh_locate(const qn_mesh *mesh, qn_vec2 p, uint32_t hint, u
 ** QN_E_NOT_FOUND when no quad qualifies. */
 QN_API qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_blocked,
                                  uint32_t *quad, qn_vec2 *closest);
+/* ---- dynamic changes ----
+** Change a quad's cost multiplier ([1, QN_MAX_QUAD_COST]) or block or unblock
+** it at run time. Concurrency contract: a change must not run at the same
+** time as anything else that reads this mesh (sampling, building or updating
+** a field of it, queries); sampling many fields at once from many threads is
+** fine between changes. After changes, bring each field up to date with
+** qn_field_update (or rebuild it). Islands are recomputed on block changes.
+** Returns QN_OK, or QN_E_INVALID_ARG (NULL, index out of range, bad cost). */
+QN_API qn_status qn_mesh_set_quad_cost(qn_mesh *mesh, uint32_t quad, float cost);
+QN_API qn_status qn_mesh_set_quad_blocked(qn_mesh *mesh, uint32_t quad, bool blocked);
+/* Number of effective changes made so far (a change to the same value does
+** not count). */
+QN_API uint64_t qn_mesh_version(const qn_mesh *mesh);
+
 /* Does the straight segment a-b stay inside unblocked quads, crossing only
 ** open portals? Sets *hit (if not NULL) to the first point where it leaves.
 ** QN_OK: inside; QN_E_BLOCKED: it leaves; QN_E_OUTSIDE: a is outside. */
@@ -277,6 +291,8 @@ QN_API qn_status qn_level_load_file(const char *path, const qn_allocator *alloc,
 QN_API void qn_level_destroy(qn_level *level);
 
 QN_API const qn_mesh *qn_level_mesh(const qn_level *level);
+/* The same mesh, for dynamic changes (see qn_mesh_set_quad_cost). */
+QN_API qn_mesh *qn_level_mesh_mut(qn_level *level);
 /* The level's "name", or "" when it has none. */
 QN_API const char *qn_level_name(const qn_level *level);
 QN_API uint32_t qn_level_goal_count(const qn_level *level);
@@ -301,13 +317,18 @@ typedef struct qn_field_opts {
     /* Agent radius: portals narrower than 2*radius are closed, and the sampler
     ** keeps this far from portal end points. 0 by default; >= 0, finite. */
     float radius;
+    /* Keep the per-portal search state (25 more bytes per portal) so that
+    ** qn_field_update repairs the field incrementally after mesh changes,
+    ** touching only the part of the graph the changes affect. Without it,
+    ** qn_field_update rebuilds the field in place. */
+    bool repairable;
 } qn_field_opts;
 
 /* Builds the instance for one or more goal points (at least 1, at most
 ** QN_MAX_GOALS). Dijkstra over portal mid points: inside a quad, moving from
 ** one portal (or goal point) to another costs the distance times the quad's
 ** cost. Every quad gets the cheapest of its portals' costs and leaves by that
-** portal. Goal points outside the mesh or in blocked quads are QN_E_OUTSIDE
+** portal (ties: the lowest portal index). Goal points outside the mesh or in blocked quads are QN_E_OUTSIDE
 ** or QN_E_BLOCKED (err->index names the goal). The field keeps a pointer to
 ** the mesh, which must outlive it. Memory: 8 bytes per quad plus 16 bytes per
 ** goal plus a fixed header (qn_field_bytes). */
@@ -315,6 +336,19 @@ QN_API qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint
                                  const qn_field_opts *opts, const qn_allocator *alloc,
                                  qn_field **out, qn_error *err);
 QN_API void qn_field_destroy(qn_field *field);
+
+/* Brings the field up to date with changes made to its mesh since it was
+** built or last updated: incremental repair for a repairable field (when at
+** most 1024 changes are pending), else a rebuild in place. Afterwards the
+** field equals a fresh build: the same costs (within float rounding) and the
+** same exits, ties between equal-cost portals going to the lowest portal
+** index. Must not run while the field is sampled. Goals in a quad that became
+** blocked make every quad unreachable until it is unblocked. Returns QN_OK or
+** QN_E_NOMEM (the field is then unchanged and still valid for the old mesh
+** state only if no change was made; rebuild it). */
+QN_API qn_status qn_field_update(qn_field *field, qn_error *err);
+/* True when the field reflects every change made to its mesh. */
+QN_API bool qn_field_is_current(const qn_field *field);
 
 QN_API const qn_mesh *qn_field_mesh(const qn_field *field);
 QN_API size_t qn_field_bytes(const qn_field *field);
@@ -454,7 +488,9 @@ QN_API qn_status qn_grid_field_sample_batch(const qn_grid_field *field, qn_flow_
 ** included) is computed as for any mesh. Quad corners are in the grid's world
 ** coordinates: cell (x, y) covers [ox + x*cs, ox + (x+1)*cs) x [oy + y*cs, ...).
 ** Quads are listed in row-major order of their top-left cell. Codes:
-** QN_E_INVALID_ARG (no passable cell), QN_E_NOMEM, QN_E_LIMIT. */
+** QN_E_INVALID_ARG (NULL argument, or no passable cell), QN_E_NOMEM,
+** QN_E_LIMIT (more than QN_MAX_QUADS rectangles), QN_E_BAD_NUMBER (the grid
+** reaches beyond QN_MAX_COORD). */
 QN_API qn_status qn_mesh_from_grid(const qn_grid *grid, const qn_allocator *alloc,
                                    qn_mesh **out, qn_error *err);
 

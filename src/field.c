@@ -1,35 +1,46 @@
 /*
-** field.c: building an instance (qn_field) for a set of goal points.
+** field.c: building an instance (qn_field) for a set of goal points, and
+** repairing it after the mesh changes.
 **
 ** The search graph's nodes are the portals. Inside a quad, going from one
 ** portal's mid point to another's costs the distance times the quad's cost;
 ** a portal of a goal quad reaches the goal for the distance to the goal point
 ** times that quad's cost. Dijkstra with a 4-ary heap (decrease-key by
-** position) settles portals in order of cost; the first portal of a quad to
-** be settled is its cheapest, so the quad leaves by it. Scratch memory lives
-** only for the duration of the build.
+** position) gives every open portal its cost g; then every quad takes the
+** cheapest of its portals (ties: the lowest portal index) as its exit.
+**
+** A repairable field keeps g and the shortest-path tree over portals. After
+** changes to some quads, the portals whose tree path ran through a changed
+** quad (and their descendants) are reset and re-seeded from their unaffected
+** neighbours; edges through changed quads that got cheaper are relaxed; one
+** Dijkstra pass then settles everything that moved. Only quads touching a
+** portal whose cost changed get their exit recomputed.
 */
 #include "internal.h"
 
 #include <stdlib.h>
 
+#define CLOSED (QN_NONE - 1u) /* pos[] of a portal no agent of this radius may use */
+/* via[] holds the side in its low bit; during a repair also these flags. */
+#define AFFECTED 2u /* reset: its old cost ran through a changed quad */
+#define MOVED 4u    /* listed in moved[] */
+
 typedef struct search {
     const qn_mesh *m;
     float radius;
-    float *g;       /* cost per portal */
-    uint32_t *heap; /* portal indices */
-    uint32_t *pos;  /* position in heap; QN_NONE never queued; SETTLED after pop */
-    uint8_t *via;   /* side (0, 1) of the quad the best cost came through */
-    uint32_t n;     /* heap size */
+    float *g;
+    uint32_t *heap, *pos; /* pos: heap index, QN_NONE idle, CLOSED */
+    uint8_t *via;         /* side (0, 1) of the quad g came through */
+    uint32_t *pred;       /* tree parent, or NULL when not kept */
+    qn__tree *t;          /* repair only: the tree whose child lists to keep */
+    uint32_t n;
+    /* Repair only: portals whose g changed, to refresh their quads' exits. */
+    uint32_t *moved;
+    uint32_t nmoved;
+    uint8_t *mark; /* per quad: exit needs refreshing */
 } search;
 
-#define SETTLED (QN_NONE - 1u)
-
-static size_t search_bytes(uint32_t portals) {
-    return (size_t)portals * (sizeof(float) + 2 * sizeof(uint32_t) + 1);
-}
-
-/* ---- heap on g ------------------------------------------------- */
+/* ---- heap on g ----------------------------------------------------------- */
 
 /* A 4-ary heap: shallower than a binary one, and a node's children share a
 ** cache line. */
@@ -68,22 +79,9 @@ static void heap_down(search *s, uint32_t i) {
     s->pos[v] = i;
 }
 
-/* Lowers g[v] to val (reached through v's side `via`), queueing v if it was
-** not queued. */
-static inline void improve(search *s, uint32_t v, float val, uint8_t via) {
-    if (s->pos[v] == SETTLED || val >= s->g[v]) return;
-    s->g[v] = val;
-    s->via[v] = via;
-    if (s->pos[v] == QN_NONE) {
-        s->heap[s->n] = v;
-        s->pos[v] = s->n++;
-    }
-    heap_up(s, s->pos[v]);
-}
-
 static uint32_t pop_min(search *s) {
     uint32_t top = s->heap[0];
-    s->pos[top] = SETTLED;
+    s->pos[top] = QN_NONE;
     if (--s->n > 0) {
         s->heap[0] = s->heap[s->n];
         heap_down(s, 0);
@@ -91,10 +89,39 @@ static uint32_t pop_min(search *s) {
     return top;
 }
 
-/* ---- the search --------------------------------------------------------- */
+static void tree_detach(qn__tree *t, uint32_t v);
 
-/* Relax every open portal of quad q = u's side `side` from portal u (settled
-** at cost gu). */
+/* Lists v once among the portals a repair touched. */
+static void note_moved(search *s, uint32_t v) {
+    if (!s->moved || (s->via[v] & MOVED)) return;
+    s->via[v] |= MOVED;
+    s->moved[s->nmoved++] = v;
+}
+
+/* Lowers g[v] to val, reached from portal `from` (QN_NONE: a goal seed)
+** through v's side `via`, and queues v. A popped portal is never lowered
+** again: weights are not negative. */
+static inline void improve(search *s, uint32_t v, float val, uint8_t via, uint32_t from) {
+    if (s->pos[v] == CLOSED || !(val < s->g[v])) return;
+    if (s->t) { /* repair: leave the old parent; re-linked in finish_repair */
+        note_moved(s, v);
+        tree_detach(s->t, v);
+    }
+    s->g[v] = val;
+    s->via[v] = (uint8_t)((s->via[v] & ~1u) | via);
+    if (s->pred) s->pred[v] = from;
+    if (s->pos[v] == QN_NONE) {
+        s->heap[s->n] = v;
+        s->pos[v] = s->n++;
+    }
+    heap_up(s, s->pos[v]);
+}
+
+static uint8_t side_in(const qn_mesh *m, uint32_t v, uint32_t q) {
+    return m->portals[v].q[0] == q ? 0 : 1;
+}
+
+/* Relax every portal of quad q (u's side `side`) from portal u. */
 static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu) {
     const qn_mesh *m = s->m;
     uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
@@ -102,45 +129,299 @@ static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu)
     float w = m->cost[q];
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
-        if (s->pos[v] == SETTLED) continue; /* closed portals start settled */
-        improve(s, v, gu + w * row[j], m->portals[v].q[0] == q ? 0 : 1);
+        improve(s, v, gu + w * row[j], side_in(m, v, q), u);
     }
 }
 
-static void seed_goals(search *s, qn_field *f) {
+static void seed_goal_quad(search *s, const qn_field *f, uint32_t gi) {
     const qn_mesh *m = s->m;
-    for (uint32_t i = 0; i < f->goal_count; i++) {
-        uint32_t q = f->goals[i].quad;
-        for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
-            uint32_t v = m->qp_list[k];
-            improve(s, v, m->cost[q] * qn__len(qn__sub(m->portals[v].mid, f->goals[i].at)),
-                    m->portals[v].q[0] == q ? 0 : 1);
-        }
+    uint32_t q = f->goals[gi].quad;
+    if (m->blocked[q]) return;
+    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+        uint32_t v = m->qp_list[k];
+        improve(s, v, m->cost[q] * qn__len(qn__sub(m->portals[v].mid, f->goals[gi].at)),
+                side_in(m, v, q), QN_NONE);
     }
 }
 
-static void run_search(search *s, qn_field *f) {
+/* Dijkstra until the queue is empty. Going back through the quad a portal
+** was reached through cannot help: inside one quad the straight line is
+** shortest (and a goal quad's portals were seeded straight from the goal). */
+static void drain(search *s) {
     const qn_mesh *m = s->m;
-    seed_goals(s, f);
     while (s->n > 0) {
         uint32_t u = pop_min(s);
         float gu = s->g[u];
-        for (int side = 0; side < 2; side++) {
-            uint32_t q = m->portals[u].q[side];
-            if (f->slots[q].exit == QN_NONE) {
-                f->slots[q].cost = gu;
-                f->slots[q].exit = u;
-            }
-            /* Going back through the quad u was reached through cannot help:
-            ** inside one quad the straight line is shortest (and likewise
-            ** for a goal quad, whose portals were seeded straight from the
-            ** goal point). */
-            if (side != s->via[u]) relax_through(s, q, side, u, gu);
+        for (int side = 0; side < 2; side++)
+            if ((unsigned)side != (s->via[u] & 1u)) relax_through(s, m->portals[u].q[side], side, u, gu);
+    }
+}
+
+/* ---- exits ------------------------------------------------------------------ */
+
+/* First goal (in quad order) whose quad is q, or QN_NONE. */
+static uint32_t goal_in_quad(const qn_field *f, uint32_t q) {
+    uint32_t lo = 0, hi = f->goal_count;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (f->goals[mid].quad < q) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < f->goal_count && f->goals[lo].quad == q ? lo : QN_NONE;
+}
+
+/* A quad's slot from its portals' costs: the cheapest open portal, ties to
+** the lowest index (the portal list of a quad is in increasing order). */
+static void refresh_slot(qn_field *f, const float *g, uint32_t q) {
+    const qn_mesh *m = f->mesh;
+    qn__slot slot = {INFINITY, QN_NONE};
+    uint32_t gi = m->blocked[q] ? QN_NONE : goal_in_quad(f, q);
+    if (gi != QN_NONE) {
+        slot.cost = 0.0f;
+        slot.exit = QN__GOAL_BIT | gi;
+    } else if (!m->blocked[q]) {
+        for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+            uint32_t v = m->qp_list[k];
+            if (g[v] < slot.cost) slot.cost = g[v], slot.exit = v;
+        }
+    }
+    f->slots[q] = slot;
+}
+
+/* ---- full build ----------------------------------------------------------- */
+
+static void reset_portals(search *s) {
+    for (uint32_t i = 0; i < s->m->portal_count; i++) {
+        s->g[i] = INFINITY;
+        s->via[i] = 0;
+        s->pos[i] = qn__portal_open(s->m, i, s->radius) ? QN_NONE : CLOSED;
+        if (s->pred) s->pred[i] = QN_NONE;
+    }
+}
+
+/* Child lists from the parents, once, after a full search. */
+static void link_children(const qn_mesh *m, qn__tree *t) {
+    for (uint32_t i = 0; i < m->portal_count; i++) t->child[i] = t->sib[i] = QN_NONE;
+    for (uint32_t i = m->portal_count; i-- > 0;) {
+        uint32_t p = t->pred[i];
+        if (p == QN_NONE || t->g[i] == INFINITY) continue;
+        t->sib[i] = t->child[p];
+        t->child[p] = i;
+    }
+}
+
+static void full_search(qn_field *f, search *s) {
+    reset_portals(s);
+    for (uint32_t i = 0; i < f->goal_count; i++) seed_goal_quad(s, f, i);
+    drain(s);
+    for (uint32_t q = 0; q < f->mesh->quad_count; q++) refresh_slot(f, s->g, q);
+    if (f->tree) link_children(f->mesh, f->tree);
+}
+
+static size_t scratch_bytes(uint32_t portals) {
+    return (size_t)portals * (sizeof(float) + 2 * sizeof(uint32_t) + 1);
+}
+
+static search search_on_tree(const qn_field *f) {
+    qn__tree *t = f->tree;
+    search s = {f->mesh, f->radius, t->g, t->heap, t->pos, t->via, t->pred, NULL, 0, NULL, 0,
+                NULL};
+    return s;
+}
+
+static qn_status build(qn_field *f, qn_error *err) {
+    if (f->tree) {
+        search s = search_on_tree(f);
+        full_search(f, &s);
+        return QN_OK;
+    }
+    uint32_t np = f->mesh->portal_count;
+    void *block = qn__alloc(&f->alloc, scratch_bytes(np));
+    if (!block) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (search scratch)");
+    search s = {f->mesh, f->radius, block, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL};
+    s.heap = (uint32_t *)(s.g + np);
+    s.pos = s.heap + np;
+    s.via = (uint8_t *)(s.pos + np);
+    full_search(f, &s);
+    qn__free(&f->alloc, block, scratch_bytes(np));
+    return QN_OK;
+}
+
+/* ---- repair ----------------------------------------------------------------- */
+
+static void tree_detach(qn__tree *t, uint32_t v) {
+    uint32_t p = t->pred[v];
+    if (p == QN_NONE) return;
+    uint32_t *link = &t->child[p];
+    while (*link != QN_NONE && *link != v) link = &t->sib[*link];
+    if (*link == v) *link = t->sib[v];
+    t->sib[v] = QN_NONE;
+}
+
+/* Resets the subtree under v (v included) to unreached, listing it. */
+static void reset_subtree(search *s, qn__tree *t, uint32_t v, uint32_t *stack) {
+    uint32_t top = 0;
+    tree_detach(t, v);
+    t->pred[v] = QN_NONE;
+    stack[top++] = v;
+    while (top > 0) {
+        uint32_t u = stack[--top];
+        if (s->via[u] & AFFECTED) continue;
+        s->via[u] |= AFFECTED;
+        note_moved(s, u);
+        t->g[u] = INFINITY;
+        for (uint32_t c = t->child[u]; c != QN_NONE;) {
+            uint32_t next = t->sib[c];
+            t->pred[c] = QN_NONE;
+            t->sib[c] = QN_NONE;
+            stack[top++] = c;
+            c = next;
+        }
+        t->child[u] = QN_NONE;
+    }
+}
+
+/* Portals of changed quads whose cost came through that quad, or whose
+** openness changed, lose their subtree. */
+static void reset_affected(search *s, qn__tree *t, const uint32_t *quads, uint32_t nq,
+                           uint32_t *stack) {
+    const qn_mesh *m = s->m;
+    for (uint32_t i = 0; i < nq; i++) {
+        uint32_t q = quads[i];
+        for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+            uint32_t v = m->qp_list[k];
+            bool open = qn__portal_open(m, v, s->radius);
+            bool was_open = s->pos[v] != CLOSED;
+            s->pos[v] = open ? QN_NONE : CLOSED;
+            bool through_q = t->g[v] != INFINITY && (s->via[v] & 1u) == side_in(m, v, q);
+            if (open != was_open || through_q) reset_subtree(s, t, v, stack);
         }
     }
 }
 
-/* ---- goals ---------------------------------------------------------------- */
+/* Cheapest way into v from portals that kept their cost (or a goal seed). */
+static void reseed(search *s, const qn_field *f, uint32_t v) {
+    const qn_mesh *m = s->m;
+    if (s->pos[v] == CLOSED) return;
+    for (int side = 0; side < 2; side++) {
+        uint32_t q = m->portals[v].q[side];
+        uint32_t gi = goal_in_quad(f, q);
+        for (; gi != QN_NONE && gi < f->goal_count && f->goals[gi].quad == q; gi++)
+            improve(s, v, m->cost[q] * qn__len(qn__sub(m->portals[v].mid, f->goals[gi].at)),
+                    (uint8_t)side, QN_NONE);
+        uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
+        const float *row = &m->qdist[m->qd_start[q] + (size_t)m->portals[v].local[side] * k];
+        for (uint32_t j = 0; j < k; j++) {
+            uint32_t u = m->qp_list[base + j];
+            if (u == v || (s->via[u] & AFFECTED) || s->pos[u] == CLOSED || s->g[u] == INFINITY)
+                continue;
+            improve(s, v, s->g[u] + m->cost[q] * row[j], (uint8_t)side, u);
+        }
+    }
+}
+
+/* Edges through a changed quad may have become cheaper, and a goal quad's
+** seeds may be back: offer them. */
+static void offer_changed(search *s, const qn_field *f, uint32_t q) {
+    const qn_mesh *m = s->m;
+    if (m->blocked[q]) return;
+    for (uint32_t gi = goal_in_quad(f, q); gi != QN_NONE && gi < f->goal_count &&
+                                           f->goals[gi].quad == q;
+         gi++)
+        seed_goal_quad(s, f, gi);
+    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+        uint32_t u = m->qp_list[k];
+        if (s->pos[u] == CLOSED || s->g[u] == INFINITY) continue;
+        relax_through(s, q, side_in(m, u, q), u, s->g[u]);
+    }
+}
+
+/* After the Dijkstra pass: rebuild the tree links of every portal that moved,
+** and refresh the exits of the quads around them. */
+static void finish_repair(qn_field *f, search *s, const uint32_t *quads, uint32_t nq) {
+    const qn_mesh *m = f->mesh;
+    qn__tree *t = f->tree;
+    for (uint32_t i = 0; i < s->nmoved; i++) {
+        uint32_t v = s->moved[i];
+        s->via[v] &= 1u; /* clears AFFECTED and MOVED */
+        if (t->g[v] != INFINITY && t->pred[v] != QN_NONE) {
+            t->sib[v] = t->child[t->pred[v]];
+            t->child[t->pred[v]] = v;
+        }
+        for (int side = 0; side < 2; side++) s->mark[m->portals[v].q[side]] = 1;
+    }
+    for (uint32_t i = 0; i < nq; i++) s->mark[quads[i]] = 1;
+    for (uint32_t i = 0; i < s->nmoved; i++)
+        for (int side = 0; side < 2; side++) {
+            uint32_t q = m->portals[s->moved[i]].q[side];
+            if (s->mark[q]) refresh_slot(f, t->g, q), s->mark[q] = 0;
+        }
+    for (uint32_t i = 0; i < nq; i++)
+        if (s->mark[quads[i]]) refresh_slot(f, t->g, quads[i]), s->mark[quads[i]] = 0;
+}
+
+/*
+** The moved list holds each portal once: a portal enters it when first reset
+** or first lowered from an idle state, and a lowered portal is queued (not
+** idle) until popped, after which it is never lowered again. The list is at
+** most the portal count; the per-quad marks are cleared as they are used.
+*/
+static qn_status repair(qn_field *f, const uint32_t *quads, uint32_t nq, qn_error *err) {
+    const qn_mesh *m = f->mesh;
+    uint32_t np = m->portal_count;
+    size_t bytes = 2 * (size_t)np * sizeof(uint32_t) + m->quad_count;
+    uint32_t *block = qn__alloc(&f->alloc, bytes);
+    if (!block) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (repair scratch)");
+    search s = search_on_tree(f);
+    s.t = f->tree;
+    s.moved = block;
+    s.mark = (uint8_t *)(block + 2 * (size_t)np);
+    memset(s.mark, 0, m->quad_count);
+    reset_affected(&s, f->tree, quads, nq, block + np);
+    uint32_t nreset = s.nmoved;
+    for (uint32_t i = 0; i < nreset; i++) reseed(&s, f, s.moved[i]);
+    for (uint32_t i = 0; i < nq; i++) offer_changed(&s, f, quads[i]);
+    drain(&s);
+    finish_repair(f, &s, quads, nq);
+    qn__free(&f->alloc, block, bytes);
+    return QN_OK;
+}
+
+/* Distinct quads changed between the field's version and the mesh's. */
+static uint32_t pending_quads(const qn_field *f, uint32_t *out) {
+    const qn_mesh *m = f->mesh;
+    uint32_t n = 0;
+    for (uint64_t v = f->version + 1; v <= m->version; v++) {
+        uint32_t q = m->journal[v % QN__JOURNAL];
+        bool seen = false;
+        for (uint32_t i = 0; i < n && !seen; i++) seen = out[i] == q;
+        if (!seen) out[n++] = q;
+    }
+    return n;
+}
+
+qn_status qn_field_update(qn_field *field, qn_error *err) {
+    qn__error_clear(err);
+    if (!field) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL field");
+    const qn_mesh *m = field->mesh;
+    if (field->version == m->version) return QN_OK;
+    qn_status st;
+    if (field->tree && m->version - field->version <= QN__JOURNAL) {
+        uint32_t quads[QN__JOURNAL];
+        uint32_t nq = pending_quads(field, quads);
+        st = repair(field, quads, nq, err);
+    } else {
+        st = build(field, err);
+    }
+    if (st == QN_OK) field->version = m->version;
+    return st;
+}
+
+bool qn_field_is_current(const qn_field *field) {
+    return field && field->version == field->mesh->version;
+}
+
+/* ---- goals ------------------------------------------------------------------ */
 
 static int cmp_goal(const void *x, const void *y) {
     const qn__goal *a = x, *b = y;
@@ -165,23 +446,46 @@ static qn_status place_goals(qn_field *f, const qn_vec2 *goals, qn_error *err) {
         f->goals[i].quad = q;
         f->goals[i].index = i;
     }
-    qsort(f->goals, f->goal_count, sizeof(qn__goal), cmp_goal);
-    for (uint32_t q = 0; q < m->quad_count; q++) {
-        f->slots[q].cost = INFINITY;
-        f->slots[q].exit = QN_NONE;
-    }
-    for (uint32_t i = f->goal_count; i-- > 0;) {
-        f->slots[f->goals[i].quad].cost = 0.0f;
-        f->slots[f->goals[i].quad].exit = QN__GOAL_BIT | i; /* lowest index wins */
-    }
+    if (f->goal_count > 1) qsort(f->goals, f->goal_count, sizeof(qn__goal), cmp_goal);
     return QN_OK;
 }
 
 /* ---- create / destroy -------------------------------------------------------- */
 
+static size_t tree_bytes(uint32_t portals) {
+    return (size_t)portals * (sizeof(float) + 6 * sizeof(uint32_t) + 1);
+}
+
+static void tree_free(qn_field *f) {
+    if (!f->tree) return;
+    qn__free(&f->alloc, f->tree->g, tree_bytes(f->mesh->portal_count));
+    qn__free(&f->alloc, f->tree, sizeof *f->tree);
+}
+
+static qn_status tree_alloc(qn_field *f, qn_error *err) {
+    uint32_t np = f->mesh->portal_count;
+    f->tree = qn__calloc(&f->alloc, 1, sizeof *f->tree);
+    float *g = f->tree ? qn__alloc(&f->alloc, tree_bytes(np)) : NULL;
+    if (!g) {
+        qn__free(&f->alloc, f->tree, sizeof *f->tree);
+        f->tree = NULL;
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (repair state)");
+    }
+    qn__tree *t = f->tree;
+    t->g = g;
+    t->pred = (uint32_t *)(g + np);
+    t->child = t->pred + np;
+    t->sib = t->child + np;
+    t->heap = t->sib + np;
+    t->pos = t->heap + np;
+    t->via = (uint8_t *)(t->pos + np);
+    return QN_OK;
+}
+
 void qn_field_destroy(qn_field *field) {
     if (!field) return;
     qn_allocator a = field->alloc;
+    tree_free(field);
     qn__free(&a, field->slots, (size_t)field->mesh->quad_count * sizeof(qn__slot));
     qn__free(&a, field->goals, (size_t)field->goal_count * sizeof(qn__goal));
     qn__free(&a, field, sizeof *field);
@@ -200,26 +504,6 @@ static qn_status check_args(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t 
     return QN_OK;
 }
 
-static qn_status search_run(qn_field *f, qn_error *err) {
-    const qn_mesh *m = f->mesh;
-    uint32_t np = m->portal_count;
-    void *block = qn__alloc(&f->alloc, search_bytes(np));
-    if (!block) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (search scratch)");
-    search s = {m, f->radius, block, NULL, NULL, NULL, 0};
-    s.heap = (uint32_t *)(s.g + np);
-    s.pos = s.heap + np;
-    s.via = (uint8_t *)(s.pos + np);
-    /* Closed portals (a blocked side, or narrower than the agent) are marked
-    ** settled up front, so the search never looks at them again. */
-    for (uint32_t i = 0; i < np; i++) {
-        s.g[i] = INFINITY;
-        s.pos[i] = qn__portal_open(m, i, f->radius) ? QN_NONE : SETTLED;
-    }
-    run_search(&s, f);
-    qn__free(&f->alloc, block, search_bytes(np));
-    return QN_OK;
-}
-
 qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t goal_count,
                           const qn_field_opts *opts, const qn_allocator *alloc, qn_field **out,
                           qn_error *err) {
@@ -234,17 +518,20 @@ qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t go
     f->mesh = mesh;
     f->radius = opts ? opts->radius : 0.0f;
     f->goal_count = goal_count;
+    f->version = mesh->version;
     f->slots = qn__alloc(&a, (size_t)mesh->quad_count * sizeof(qn__slot));
     f->goals = qn__alloc(&a, (size_t)goal_count * sizeof(qn__goal));
     if (!f->slots || !f->goals) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     if (st == QN_OK) st = place_goals(f, goals, err);
-    if (st == QN_OK) st = search_run(f, err);
+    if (st == QN_OK && opts && opts->repairable) st = tree_alloc(f, err);
+    if (st == QN_OK) st = build(f, err);
     if (st != QN_OK) {
         qn_field_destroy(f);
         return st;
     }
     f->bytes = sizeof *f + (size_t)mesh->quad_count * sizeof(qn__slot) +
-               (size_t)goal_count * sizeof(qn__goal);
+               (size_t)goal_count * sizeof(qn__goal) +
+               (f->tree ? sizeof *f->tree + tree_bytes(mesh->portal_count) : 0);
     *out = f;
     return QN_OK;
 }

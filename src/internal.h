@@ -115,7 +115,13 @@ struct qn_mesh {
     uint32_t *cell_start; /* grid_w*grid_h + 1 */
     uint32_t *cell_list;
     size_t bytes;
+    /* Dynamic changes: version counts them; journal[v % QN__JOURNAL] is the
+    ** quad changed by change number v (1-based). */
+    uint64_t version;
+    uint32_t journal[1024];
 };
+
+#define QN__JOURNAL 1024u
 
 /* Inclusive point-in-quad test with the mesh tolerance. */
 static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
@@ -128,6 +134,9 @@ static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 static inline uint32_t qn__portal_other(const qn_mesh *m, uint32_t e, uint32_t q) {
     return m->portals[e].q[0] == q ? m->portals[e].q[1] : m->portals[e].q[0];
 }
+
+/* (Re)computes the islands from the blocked flags and portals (mesh.c). */
+void qn__mesh_islands(qn_mesh *m);
 
 /* Locate without argument checks; QN_NONE when outside (mesh_query.c). */
 uint32_t qn__locate(const qn_mesh *m, qn_vec2 p, uint32_t hint);
@@ -150,6 +159,16 @@ typedef struct qn__goal {
     uint32_t index; /* position in the caller's goal array */
 } qn__goal;
 
+/* Per-portal state a repairable field keeps between updates: the portal
+** costs, the shortest-path tree over portals (parent, first child, next
+** sibling), the side each cost came through, and an idle heap. */
+typedef struct qn__tree {
+    float *g;
+    uint32_t *pred, *child, *sib;
+    uint32_t *heap, *pos;
+    uint8_t *via;
+} qn__tree;
+
 struct qn_field {
     qn_allocator alloc;
     const qn_mesh *mesh;
@@ -157,6 +176,8 @@ struct qn_field {
     uint32_t goal_count;
     qn__slot *slots;
     qn__goal *goals;
+    qn__tree *tree; /* NULL unless built repairable */
+    uint64_t version; /* mesh version the field reflects */
     size_t bytes;
 };
 

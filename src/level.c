@@ -954,6 +954,7 @@ void qn_level_destroy(qn_level *level) {
 }
 
 const qn_mesh *qn_level_mesh(const qn_level *level) { return level ? level->mesh : NULL; }
+qn_mesh *qn_level_mesh_mut(qn_level *level) { return level ? level->mesh : NULL; }
 
 const char *qn_level_name(const qn_level *level) { return level ? level->name : ""; }
 

@@ -556,7 +556,7 @@ static uint32_t uf_find(uint32_t *parent, uint32_t x) {
     return x;
 }
 
-static void build_islands(qn_mesh *m) {
+void qn__mesh_islands(qn_mesh *m) {
     uint32_t *id = m->island; /* the union-find forest, then the island ids */
     for (uint32_t q = 0; q < m->quad_count; q++) id[q] = q;
     for (uint32_t i = 0; i < m->portal_count; i++) {
@@ -606,7 +606,7 @@ static qn_status build_all(builder *bd) {
     }
     if (st == QN_OK) st = build_portals(bd);
     if (st == QN_OK) st = build_distances(m, bd->err);
-    if (st == QN_OK) build_islands(m);
+    if (st == QN_OK) qn__mesh_islands(m);
     return st;
 }
 

@@ -246,3 +246,31 @@ qn_status qn_mesh_segment_inside(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b, uint
     if (hit) *hit = a;
     return QN_E_BLOCKED;
 }
+
+/* ---- dynamic changes ----------------------------------------------------- */
+
+static void record_change(qn_mesh *m, uint32_t quad) {
+    m->version++;
+    m->journal[m->version % QN__JOURNAL] = quad;
+}
+
+uint64_t qn_mesh_version(const qn_mesh *mesh) { return mesh ? mesh->version : 0; }
+
+qn_status qn_mesh_set_quad_cost(qn_mesh *mesh, uint32_t quad, float cost) {
+    if (!mesh || quad >= mesh->quad_count || !isfinite(cost) || cost < 1.0f ||
+        cost > QN_MAX_QUAD_COST)
+        return QN_E_INVALID_ARG;
+    if (mesh->cost[quad] == cost) return QN_OK;
+    mesh->cost[quad] = cost;
+    record_change(mesh, quad);
+    return QN_OK;
+}
+
+qn_status qn_mesh_set_quad_blocked(qn_mesh *mesh, uint32_t quad, bool blocked) {
+    if (!mesh || quad >= mesh->quad_count) return QN_E_INVALID_ARG;
+    if ((mesh->blocked[quad] != 0) == blocked) return QN_OK;
+    mesh->blocked[quad] = blocked ? 1 : 0;
+    qn__mesh_islands(mesh);
+    record_change(mesh, quad);
+    return QN_OK;
+}

@@ -163,7 +163,7 @@ static void test_radius_closes_portals(void **state) {
     assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
     qn_vec2 goal = {7, 2};
     qn_field *f = NULL;
-    qn_field_opts o = {0.4f};
+    qn_field_opts o = {.radius = 0.4f};
     assert_int_equal(qn_field_create(m, &goal, 1, &o, NULL, &f, NULL), QN_OK);
     assert_true(isfinite(qn_field_quad_cost(f, 0)));
     qn_field_destroy(f);
@@ -225,7 +225,7 @@ static void test_bad_goals(void **state) {
     assert_int_equal(qn_field_create(m, g, 2, NULL, NULL, &f, &e), QN_E_INVALID_ARG);
     assert_int_equal(qn_field_create(m, g, 0, NULL, NULL, &f, &e), QN_E_INVALID_ARG);
     assert_int_equal(qn_field_create(m, g, QN_MAX_GOALS + 1, NULL, NULL, &f, &e), QN_E_LIMIT);
-    qn_field_opts o = {-1.0f};
+    qn_field_opts o = {.radius = -1.0f};
     assert_int_equal(qn_field_create(m, g, 1, &o, NULL, &f, &e), QN_E_INVALID_ARG);
     o.radius = INFINITY;
     assert_int_equal(qn_field_create(m, g, 1, &o, NULL, &f, &e), QN_E_INVALID_ARG);

@@ -21,7 +21,7 @@ static void make(fixture *x, qn_vec2 goal, float radius) {
     qn_mesh_desc d = tm_desc(&x->t);
     qn_error e;
     if (qn_mesh_create(&d, NULL, &x->m, &e) != QN_OK) fail_msg("%s", e.message);
-    qn_field_opts o = {radius};
+    qn_field_opts o = {.radius = radius};
     if (qn_field_create(x->m, &goal, 1, &o, NULL, &x->f, &e) != QN_OK) fail_msg("%s", e.message);
 }
 

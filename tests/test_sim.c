@@ -34,7 +34,7 @@ static void run_level(const char *name) {
         const char *gname;
         assert_int_equal(qn_level_goal(level, gi, &gname, &goal), QN_OK);
         for (int r = 0; r < 2; r++) {
-            qn_field_opts fo = {r == 0 ? 0.25f : 0.5f};
+            qn_field_opts fo = {.radius = r == 0 ? 0.25f : 0.5f};
             qn_field *f = NULL;
             qn_error e;
             if (qn_field_create(m, &goal, 1, &fo, NULL, &f, &e) != QN_OK) fail_msg("%s", e.message);

@@ -182,7 +182,7 @@ static bool setup_field(const opts *o, float radius, setup *s) {
     }
     if (!(s->level = qn_cli_load_level(o->positional[0]))) return false;
     if (!qn_cli_goal(s->level, o->goal, &s->goal)) return false;
-    qn_field_opts fo = {s->radius};
+    qn_field_opts fo = {.radius = s->radius};
     qn_error e;
     double t0 = qn_tool_now();
     qn_status st = qn_field_create(qn_level_mesh(s->level), &s->goal, 1, &fo, NULL, &s->field, &e);

@@ -386,6 +386,64 @@ QN_API qn_status qn_field_sample_batch(const qn_field *field, const qn_vec2 *pos
                                        qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
                                        size_t count);
 
+/* Batch sampling split over `threads` threads (1..64; the calling thread
+** does one share), each taking a contiguous range of units. A game with its
+** own job system calls qn_field_sample_batch on sub-ranges instead (any
+** range, from any thread). Returns QN_E_INVALID_ARG for bad arguments,
+** QN_E_NOMEM when a thread cannot be started (the whole batch is then done
+** on the calling thread, so the output is still complete), else QN_OK. */
+QN_API qn_status qn_field_sample_parallel(const qn_field *field, const qn_vec2 *positions,
+                                          qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
+                                          size_t count, uint32_t threads);
+
+/* A way out for a unit that sampled QN_E_BLOCKED or QN_E_UNREACHABLE (or is
+** outside the mesh): the closest point of the nearest quad that is open and
+** from which the goal can be reached. Sets *quad and *point; QN_E_NOT_FOUND
+** when no quad can reach the goal. */
+QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *quad,
+                                  qn_vec2 *point);
+
+/* ------------------------------------------------------------------ */
+/* Destination cache                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Instances keyed by destination point and agent radius, kept within a
+** memory budget, least recently used first out, reference counted so an
+** instance a unit still holds is never freed. Not thread-safe: call it from
+** one thread (or under a lock); the fields it hands out may be sampled from
+** any number of threads between updates. */
+typedef struct qn_cache qn_cache;
+
+typedef struct qn_cache_opts {
+    size_t budget_bytes; /* 0: 64 MiB. qn_field_bytes of all cached fields stay within it */
+    bool repairable;     /* build repairable fields (more memory, cheaper updates) */
+} qn_cache_opts;
+
+typedef struct qn_cache_stats {
+    uint64_t hits, misses, evictions, updates;
+    size_t bytes, budget_bytes;
+    uint32_t entries, held;
+} qn_cache_stats;
+
+/* The mesh must outlive the cache. Codes: QN_OK, QN_E_INVALID_ARG, QN_E_NOMEM. */
+QN_API qn_status qn_cache_create(const qn_mesh *mesh, const qn_cache_opts *opts,
+                                 const qn_allocator *alloc, qn_cache **out, qn_error *err);
+/* Frees the cache and every field in it; handles still held become invalid. */
+QN_API void qn_cache_destroy(qn_cache *cache);
+/* The field for (goal, radius), built on a miss and brought up to date with
+** the mesh if it is stale; its reference count goes up by one. Evicts unheld
+** fields, least recently used first, to stay within the budget; QN_E_LIMIT
+** when the new field does not fit even then (held fields fill the budget).
+** Other codes: those of qn_field_create. */
+QN_API qn_status qn_cache_acquire(qn_cache *cache, qn_vec2 goal, float radius,
+                                  const qn_field **out, qn_error *err);
+/* Gives back one reference; the field stays cached until evicted. */
+QN_API void qn_cache_release(qn_cache *cache, const qn_field *field);
+/* Brings every cached field up to date after mesh changes (repair or
+** rebuild). Must not run while any of them is sampled. */
+QN_API qn_status qn_cache_update(qn_cache *cache, qn_error *err);
+QN_API void qn_cache_get_stats(const qn_cache *cache, qn_cache_stats *out);
+
 /* ------------------------------------------------------------------ */
 /* Grid mode                                                           */
 /* ------------------------------------------------------------------ */

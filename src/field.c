@@ -585,3 +585,15 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
     }
     return s.cost + m->cost[q] * qn__len(qn__sub(m->portals[s.exit].mid, p));
 }
+
+static bool keep_reachable(const void *ctx, uint32_t q) {
+    const qn_field *f = ctx;
+    return !f->mesh->blocked[q] && f->slots[q].exit != QN_NONE;
+}
+
+qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *quad, qn_vec2 *point) {
+    if (quad) *quad = QN_NONE;
+    if (!field || !quad || !point || !qn__finite2(p)) return QN_E_INVALID_ARG;
+    *quad = qn__nearest(field->mesh, p, keep_reachable, field, point);
+    return *quad == QN_NONE ? QN_E_NOT_FOUND : QN_OK;
+}

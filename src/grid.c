@@ -27,6 +27,14 @@
 #define SQRT2 1.41421356237309504880
 #define DINF ((double)INFINITY)
 
+/* The search's inner functions must be inlined into its loop: called, they
+** spill registers on every cell. */
+#if defined(__GNUC__) || defined(__clang__)
+#define QN__INLINE inline __attribute__((always_inline))
+#else
+#define QN__INLINE inline
+#endif
+
 struct qn_grid {
     qn_allocator alloc;
     uint32_t width, height;
@@ -163,40 +171,71 @@ qn_status qn_grid_locate(const qn_grid *grid, qn_vec2 p, uint32_t *x, uint32_t *
 
 /* ---- bucket queue --------------------------------------------------------- */
 
-typedef struct bucket {
-    uint32_t *cells; /* padded indices; stale entries are skipped on pop */
-    uint32_t count, cap;
-} bucket;
+/* Buckets are lists of fixed-size chunks from one pool. A settled bucket's
+** chunks go straight back to the pool, so the few buckets in use at any
+** time keep reusing the same, cache-warm memory, and the allocator sees a
+** handful of calls per build instead of one array per bucket. */
+#define CHUNK_ENTRIES 1022u /* a chunk is 4 KiB */
+#define BLOCK_CHUNKS 8u    /* chunks per allocation */
+
+typedef struct chunk {
+    struct chunk *next;
+    uint32_t count;
+    uint32_t cell[CHUNK_ENTRIES]; /* padded indices */
+} chunk;
+
+typedef struct block {
+    struct block *next;
+    chunk c[BLOCK_CHUNKS];
+} block;
 
 typedef struct queue {
     const qn_allocator *alloc;
-    bucket b[RING];
+    chunk *head[RING];            /* newest chunk of each slot; NULL when empty */
+    chunk *spare;                 /* the pool's free chunks */
+    block *blocks;                /* every allocation, for freeing */
     uint64_t occupied[RING / 64]; /* bit s: slot s has entries */
     size_t pending;               /* entries in all slots */
 } queue;
 
 static void queue_free(queue *q) {
-    for (uint32_t s = 0; s < RING; s++)
-        qn__free(q->alloc, q->b[s].cells, (size_t)q->b[s].cap * sizeof(uint32_t));
+    while (q->blocks) {
+        block *next = q->blocks->next;
+        qn__free(q->alloc, q->blocks, sizeof(block));
+        q->blocks = next;
+    }
 }
 
-/* Grows a slot's array; false when out of memory (the slot is unchanged). */
-static bool bucket_grow(const qn_allocator *a, bucket *b) {
-    uint32_t ncap = b->cap ? b->cap * 2 : 256;
-    uint32_t *nc = qn__realloc(a, b->cells, (size_t)b->cap * sizeof(uint32_t),
-                               (size_t)ncap * sizeof(uint32_t));
-    if (!nc) return false;
-    b->cells = nc;
-    b->cap = ncap;
-    return true;
+/* A chunk from the pool, allocating a block when it is empty; NULL when out
+** of memory. */
+static chunk *take_chunk(queue *q) {
+    if (!q->spare) {
+        block *b = qn__alloc(q->alloc, sizeof *b);
+        if (!b) return NULL;
+        b->next = q->blocks;
+        q->blocks = b;
+        for (uint32_t i = 0; i < BLOCK_CHUNKS; i++) {
+            b->c[i].next = q->spare;
+            q->spare = &b->c[i];
+        }
+    }
+    chunk *c = q->spare;
+    q->spare = c->next;
+    c->count = 0;
+    return c;
 }
 
-/* Adds cell to the bucket of `key` (floor of its value). */
-static inline bool queue_push(queue *q, uint64_t key, uint32_t cell) {
+/* Adds cell to the bucket of `key` (the floor of its value). */
+static QN__INLINE bool queue_push(queue *q, uint64_t key, uint32_t cell) {
     uint32_t s = (uint32_t)(key & RING_MASK);
-    bucket *b = &q->b[s];
-    if (b->count == b->cap && !bucket_grow(q->alloc, b)) return false;
-    b->cells[b->count++] = cell;
+    chunk *c = q->head[s];
+    if (!c || c->count == CHUNK_ENTRIES) {
+        chunk *n = take_chunk(q);
+        if (!n) return false;
+        n->next = c;
+        q->head[s] = c = n;
+    }
+    c->cell[c->count++] = cell;
     q->occupied[s >> 6] |= (uint64_t)1 << (s & 63);
     q->pending++;
     return true;
@@ -241,19 +280,20 @@ typedef struct search {
 ** signed conversion is a single instruction where the unsigned one is not. */
 static inline uint64_t key_of(double d) { return (uint64_t)(int64_t)d; }
 
-/* Lowers dist[n] from `old` to `nd` and queues n unless it already sits in
-** the bucket of nd. */
-static inline bool lower(queue *q, double *dist, uint32_t n, double old, double nd) {
+/* Lowers dist[n] from `old` to `nd` and queues n, unless it already sits
+** in the bucket of nd (old < floor(nd) + 1; never when old is INFINITY). An
+** entry left in a later bucket becomes stale. */
+static QN__INLINE bool lower(queue *q, double *dist, uint32_t n, double old, double nd) {
     uint64_t key = key_of(nd);
     dist[n] = nd;
-    if (old < (double)(key + 1)) return true; /* same bucket: already queued */
+    if (old < (double)(key + 1)) return true;
     return queue_push(q, key, n);
 }
 
 /* Relaxes the neighbours of settled cell u (value d): each neighbour n that
 ** can move into u gets d + length * cost(u). `eight` is a constant in each
 ** caller, so the 4-connected search carries no diagonal code. */
-static inline bool relax(search *s, uint32_t u, double d, bool eight) {
+static QN__INLINE bool relax(search *s, uint32_t u, double d, bool eight) {
     double *dist = s->dist;
     const double *p = dist + u;
     ptrdiff_t ps = s->ps;
@@ -287,28 +327,36 @@ static inline bool relax(search *s, uint32_t u, double d, bool eight) {
 ** they read as unreachable. Cells of the current bucket are already final. */
 static void forget_unsettled(search *s, uint64_t k) {
     for (uint32_t slot = 0; slot < RING; slot++) {
-        bucket *b = &s->q.b[slot];
         if (slot == (uint32_t)(k & RING_MASK)) continue;
-        for (uint32_t i = 0; i < b->count; i++) {
-            double d = s->dist[b->cells[i]];
-            if (d != DINF && key_of(d) > k) s->dist[b->cells[i]] = DINF;
+        for (const chunk *c = s->q.head[slot]; c; c = c->next) {
+            for (uint32_t i = 0; i < c->count; i++) {
+                double d = s->dist[c->cell[i]];
+                if (d != DINF && key_of(d) > k) s->dist[c->cell[i]] = DINF;
+            }
         }
     }
 }
 
-/* Settles the cells of bucket k (slot `slot`). Returns 0 to go on, 1 when
-** `stop` was settled, -1 when out of memory. */
+/* Settles the cells of bucket k (slot `slot`), returning its chunks to the
+** pool. Returns 0 to go on, 1 when `stop` was settled, -1 when out of
+** memory. Moves cost >= 1, so no relaxation lands in this slot meanwhile. */
 static inline int settle(search *s, uint64_t k, uint32_t slot, uint32_t stop, bool eight) {
-    /* Moves cost >= 1, so relaxations never land in this slot: its array
-    ** and count stay put while the loop runs. */
-    const uint32_t *cells = s->q.b[slot].cells;
-    uint32_t count = s->q.b[slot].count;
-    for (uint32_t i = 0; i < count; i++) {
-        uint32_t u = cells[i];
-        double d = s->dist[u];
-        if (key_of(d) != k) continue; /* stale: lowered to an earlier bucket */
-        if (u == stop) return 1;
-        if (!relax(s, u, d, eight)) return -1;
+    chunk *c = s->q.head[slot];
+    s->q.head[slot] = NULL;
+    s->q.occupied[slot >> 6] &= ~((uint64_t)1 << (slot & 63));
+    while (c) {
+        for (uint32_t i = 0; i < c->count; i++) {
+            uint32_t u = c->cell[i];
+            double d = s->dist[u];
+            if (key_of(d) != k) continue; /* stale: lowered to an earlier bucket */
+            if (u == stop) return 1;
+            if (!relax(s, u, d, eight)) return -1;
+        }
+        chunk *next = c->next;
+        s->q.pending -= c->count;
+        c->next = s->q.spare;
+        s->q.spare = c;
+        c = next;
     }
     return 0;
 }
@@ -328,9 +376,6 @@ static bool run(search *s, uint32_t stop) {
             forget_unsettled(s, k);
             return true;
         }
-        s->q.pending -= s->q.b[slot].count;
-        s->q.b[slot].count = 0;
-        s->q.occupied[slot >> 6] &= ~((uint64_t)1 << (slot & 63));
     }
     return true;
 }

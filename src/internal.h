@@ -138,6 +138,12 @@ static inline uint32_t qn__portal_other(const qn_mesh *m, uint32_t e, uint32_t q
 /* (Re)computes the islands from the blocked flags and portals (mesh.c). */
 void qn__mesh_islands(qn_mesh *m);
 
+/* Nearest quad to p among those `keep` accepts (all when NULL), and its
+** closest point; QN_NONE when none qualifies (mesh_query.c). */
+typedef bool (*qn__quad_filter)(const void *ctx, uint32_t quad);
+uint32_t qn__nearest(const qn_mesh *m, qn_vec2 p, qn__quad_filter keep, const void *ctx,
+                     qn_vec2 *closest);
+
 /* Locate without argument checks; QN_NONE when outside (mesh_query.c). */
 uint32_t qn__locate(const qn_mesh *m, qn_vec2 p, uint32_t hint);
 

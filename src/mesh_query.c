@@ -136,11 +136,11 @@ typedef struct nearest_state {
     qn_vec2 at;
 } nearest_state;
 
-static void scan_bucket(const qn_mesh *m, size_t cell, qn_vec2 p, bool skip_blocked,
-                        nearest_state *ns) {
+static void scan_bucket(const qn_mesh *m, size_t cell, qn_vec2 p, qn__quad_filter keep,
+                        const void *ctx, nearest_state *ns) {
     for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++) {
         uint32_t q = m->cell_list[i];
-        if (skip_blocked && m->blocked[q]) continue;
+        if (keep && !keep(ctx, q)) continue;
         qn_vec2 c = p;
         float d2 = quad_closest(m, q, p, &c);
         if (d2 < ns->d2 || (d2 == ns->d2 && q < ns->quad)) {
@@ -153,11 +153,8 @@ static void scan_bucket(const qn_mesh *m, size_t cell, qn_vec2 p, bool skip_bloc
 
 /* Rings of buckets around p's (clamped) bucket. A bucket r rings away is at
 ** least (r - 1) cells from p's projection on the grid, hence from p. */
-qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_blocked, uint32_t *quad,
-                          qn_vec2 *closest) {
-    if (quad) *quad = QN_NONE;
-    if (!mesh || !quad || !qn__finite2(p)) return QN_E_INVALID_ARG;
-    const qn_mesh *m = mesh;
+uint32_t qn__nearest(const qn_mesh *m, qn_vec2 p, qn__quad_filter keep, const void *ctx,
+                     qn_vec2 *closest) {
     uint32_t cx, cy;
     bucket_of(m, p, &cx, &cy);
     nearest_state ns = {QN_NONE, FLT_MAX, p};
@@ -170,15 +167,28 @@ qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_blocked, uin
             bool edge_row = (y == y0 || y == y1);
             for (int64_t x = x0; x <= x1; x += edge_row ? 1 : (x1 - x0 > 0 ? x1 - x0 : 1)) {
                 if (x < 0 || x >= (int64_t)m->grid_w) continue;
-                scan_bucket(m, (size_t)y * m->grid_w + (size_t)x, p, skip_blocked, &ns);
+                scan_bucket(m, (size_t)y * m->grid_w + (size_t)x, p, keep, ctx, &ns);
             }
         }
         float reach = (float)r * m->grid_cell;
         if (ns.quad != QN_NONE && ns.d2 <= reach * reach) break;
     }
-    if (ns.quad == QN_NONE) return QN_E_NOT_FOUND;
-    *quad = ns.quad;
     if (closest) *closest = ns.at;
+    return ns.quad;
+}
+
+static bool keep_open(const void *ctx, uint32_t q) {
+    return !((const qn_mesh *)ctx)->blocked[q];
+}
+
+qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_blocked, uint32_t *quad,
+                          qn_vec2 *closest) {
+    if (quad) *quad = QN_NONE;
+    if (!mesh || !quad || !qn__finite2(p)) return QN_E_INVALID_ARG;
+    qn_vec2 at = p;
+    *quad = qn__nearest(mesh, p, skip_blocked ? keep_open : NULL, mesh, &at);
+    if (*quad == QN_NONE) return QN_E_NOT_FOUND;
+    if (closest) *closest = at;
     return QN_OK;
 }
 

@@ -107,8 +107,28 @@ static float grid_line(float origin, float cs, uint32_t i) {
     return (float)((double)origin + (double)i * (double)cs);
 }
 
-/* Builds the mesh from the rectangles: four corners each, in the order
-** (x0,y0) (x1,y0) (x1,y1) (x0,y1), which has positive signed area. */
+/* Fills the mesh description's arrays: four corners per rectangle, in the
+** order (x0,y0) (x1,y0) (x1,y1) (x0,y1), which has positive signed area.
+** Neighbours compute a shared grid line with the same formula, so their
+** edges meet exactly. */
+static void fill_quads(const qn_grid *g, const rect_list *l, qn_vec2 *v, uint32_t *q, float *c) {
+    qn_vec2 o = qn_grid_origin(g);
+    float cs = qn_grid_cell_size(g);
+    for (size_t i = 0; i < l->n; i++) {
+        const cell_rect *r = &l->r[i];
+        float x0 = grid_line(o.x, cs, r->x0), x1 = grid_line(o.x, cs, r->x1);
+        float y0 = grid_line(o.y, cs, r->y0), y1 = grid_line(o.y, cs, r->y1);
+        v[4 * i + 0] = qn__v2(x0, y0);
+        v[4 * i + 1] = qn__v2(x1, y0);
+        v[4 * i + 2] = qn__v2(x1, y1);
+        v[4 * i + 3] = qn__v2(x0, y1);
+        for (uint32_t k = 0; k < 4; k++) q[4 * i + k] = (uint32_t)(4 * i + k);
+        c[i] = (float)r->cost;
+    }
+}
+
+/* Builds the mesh from the rectangles; the description's arrays are
+** temporary and use the caller's allocator too. */
 static qn_status mesh_from_rects(const qn_grid *g, const rect_list *l, const qn_allocator *alloc,
                                  qn_mesh **out, qn_error *err) {
     const qn_allocator *a = l->a;
@@ -116,21 +136,9 @@ static qn_status mesh_from_rects(const qn_grid *g, const rect_list *l, const qn_
     qn_vec2 *v = qn__alloc(a, 4 * n * sizeof(qn_vec2));
     uint32_t *q = qn__alloc(a, 4 * n * sizeof(uint32_t));
     float *c = qn__alloc(a, n * sizeof(float));
-    qn_status st = QN_E_NOMEM;
+    qn_status st;
     if (v && q && c) {
-        qn_vec2 o = qn_grid_origin(g);
-        float cs = qn_grid_cell_size(g);
-        for (size_t i = 0; i < n; i++) {
-            const cell_rect *r = &l->r[i];
-            float x0 = grid_line(o.x, cs, r->x0), x1 = grid_line(o.x, cs, r->x1);
-            float y0 = grid_line(o.y, cs, r->y0), y1 = grid_line(o.y, cs, r->y1);
-            v[4 * i + 0] = qn__v2(x0, y0);
-            v[4 * i + 1] = qn__v2(x1, y0);
-            v[4 * i + 2] = qn__v2(x1, y1);
-            v[4 * i + 3] = qn__v2(x0, y1);
-            for (uint32_t k = 0; k < 4; k++) q[4 * i + k] = (uint32_t)(4 * i + k);
-            c[i] = (float)r->cost;
-        }
+        fill_quads(g, l, v, q, c);
         qn_mesh_desc d;
         memset(&d, 0, sizeof d);
         d.vertices = v;
@@ -140,7 +148,8 @@ static qn_status mesh_from_rects(const qn_grid *g, const rect_list *l, const qn_
         d.costs = c;
         st = qn_mesh_create(&d, alloc, out, err);
     } else {
-        qn__fail(err, st, QN_NONE, "out of memory (mesh description, %zu quads)", n);
+        st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh description, %zu quads)",
+                      n);
     }
     qn__free(a, v, 4 * n * sizeof(qn_vec2));
     qn__free(a, q, 4 * n * sizeof(uint32_t));

@@ -386,6 +386,69 @@ QN_API qn_status qn_field_sample_batch(const qn_field *field, const qn_vec2 *pos
                                        qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
                                        size_t count);
 
+/* ------------------------------------------------------------------ */
+/* Individual paths                                                    */
+/* ------------------------------------------------------------------ */
+
+/* A query object for point-to-point paths over one mesh. It owns all the
+** scratch a query needs (about 45 bytes per portal, allocated once at
+** create), so qn_path_find never allocates. Not thread-safe itself: use one
+** per thread; any number may share one mesh, which must outlive them. */
+typedef struct qn_pathfinder qn_pathfinder;
+
+/* Codes: QN_OK, QN_E_INVALID_ARG (NULL mesh or out), QN_E_NOMEM, QN_E_LIMIT
+** (scratch size overflows). Queries read the mesh as it is at the time, so
+** dynamic changes (qn_mesh_set_quad_cost, ..._blocked) need no new
+** pathfinder; the first query after a change rescans the quad costs once
+** for the heuristic's lower bound. */
+QN_API qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
+                                      qn_pathfinder **out, qn_error *err);
+QN_API void qn_pathfinder_destroy(qn_pathfinder *pf);
+QN_API size_t qn_pathfinder_bytes(const qn_pathfinder *pf);
+
+/* The shortest path from `from` to `to` for an agent of this radius, in the
+** model of qn_field_create: A* over portal mid points (inside a quad, the
+** distance times the quad's cost; from `from` to a portal of its quad and
+** from a portal of the goal quad to `to` likewise; a portal is open when
+** both quads are unblocked and it is at least 2*radius wide). When both
+** points are in one quad the cost is that quad's cost times their distance.
+** *cost (may be NULL) gets that cost, equal to what an instance built at
+** `to` reports for `from` through its cheapest portal.
+**
+** The waypoints are the corridor of portals string-pulled (funnel
+** algorithm) into the shortest polyline through it, from `from` to `to`
+** (both included). With radius > 0 the polyline goes around the portals'
+** end points at that distance (arcs drawn as a few segments just outside
+** the circle), so it keeps `radius` from the walls at every corner it turns
+** when `from` and `to` themselves do; with radius 0 it passes within a few
+** times the mesh tolerance of corners.
+**
+** Writes up to cap points to waypoints (NULL when cap is 0) and sets *count
+** to the number the path has. Returns QN_OK; QN_E_BUFFER_TOO_SMALL when cap
+** < *count (the first cap points are written; *cost is set);
+** QN_E_OUTSIDE when from or to is outside every quad; QN_E_BLOCKED when
+** either is in a blocked quad; QN_E_UNREACHABLE; QN_E_INVALID_ARG (NULL pf
+** or count, waypoints NULL with cap > 0, a non-finite point, a radius that
+** is negative or not finite). On failure *count and *cost are 0 (except for
+** QN_E_BUFFER_TOO_SMALL). Never allocates. */
+QN_API qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius,
+                              qn_vec2 *waypoints, uint32_t cap, uint32_t *count, float *cost);
+
+/* Euclidean length of the polyline pts[0..n-1] (0 for n < 2 or NULL). */
+QN_API double qn_path_length(const qn_vec2 *pts, uint32_t n);
+
+/* Line of sight for an agent of this radius: does the segment a-b stay
+** inside unblocked quads, crossing only portals open for this radius, with
+** every point at least `radius` (less the mesh tolerance) from every wall?
+** A wall is any part of an unblocked quad's edge not covered by an open
+** portal (so the mesh's outline, the sides of blocked quads and portals
+** narrower than 2*radius). `hint` is a quad that may contain a (QN_NONE for
+** none). Sets *visible and returns QN_OK; QN_E_OUTSIDE (a is outside every
+** quad) or QN_E_INVALID_ARG (NULL, non-finite, negative radius), with
+** *visible false. Const, never allocates, thread-safe. */
+QN_API qn_status qn_mesh_line_of_sight(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b, float radius,
+                                       uint32_t hint, bool *visible);
+
 /* Batch sampling split over `threads` threads (1..64; the calling thread
 ** does one share), each taking a contiguous range of units. A game with its
 ** own job system calls qn_field_sample_batch on sub-ranges instead (any
@@ -397,9 +460,13 @@ QN_API qn_status qn_field_sample_parallel(const qn_field *field, const qn_vec2 *
                                           size_t count, uint32_t threads);
 
 /* A way out for a unit that sampled QN_E_BLOCKED or QN_E_UNREACHABLE (or is
-** outside the mesh): the closest point of the nearest quad that is open and
-** from which the goal can be reached. Sets *quad and *point; QN_E_NOT_FOUND
-** when no quad can reach the goal. */
+** outside the mesh). In a blocked quad: the nearest point of a portal into a
+** quad from which the goal can be reached, kept the agent radius off the
+** portal's ends (the straight line there stays in the blocked quad, and a
+** unit on that point samples as being in the open quad); failing that, and
+** elsewhere: just inside the nearest such quad (the straight line there may
+** cross walls). Sets
+** *quad and *point; QN_E_NOT_FOUND when no quad can reach the goal. */
 QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *quad,
                                   qn_vec2 *point);
 

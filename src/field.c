@@ -591,9 +591,50 @@ static bool keep_reachable(const void *ctx, uint32_t q) {
     return !f->mesh->blocked[q] && f->slots[q].exit != QN_NONE;
 }
 
+/* Just inside quad q from its boundary point `at`, toward q's centre. */
+static qn_vec2 nudge_inside(const qn_mesh *m, uint32_t q, qn_vec2 at) {
+    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    qn_vec2 c = qn__scale(qn__add(qn__add(k[0], k[1]), qn__add(k[2], k[3])), 0.25f);
+    qn_vec2 to_c = qn__sub(c, at);
+    float len = qn__len(to_c), nudge = 16.0f * m->eps + 1e-3f * len;
+    return len > nudge ? qn__add(at, qn__scale(to_c, nudge / len)) : c;
+}
+
+/* From inside blocked quad q: the nearest point of a portal into a quad that
+** can reach the goal, kept off the portal's ends by the agent radius. The
+** straight line there stays in q (it is convex); a unit standing on that
+** point samples as being in the open quad (see sample.c). */
+static uint32_t out_through_portals(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *out) {
+    const qn_mesh *m = f->mesh;
+    uint32_t best = QN_NONE;
+    float best_d = INFINITY;
+    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+        uint32_t e = m->qp_list[k], r = qn__portal_other(m, e, q);
+        if (!keep_reachable(f, r)) continue;
+        const qn__portal *pt = &m->portals[e];
+        float inset = f->radius > 16.0f * m->eps ? f->radius : 16.0f * m->eps;
+        inset = inset < 0.5f * pt->width ? inset : 0.5f * pt->width;
+        float s = qn__dot(qn__sub(p, pt->p0), pt->u);
+        s = s < inset ? inset : (s > pt->width - inset ? pt->width - inset : s);
+        qn_vec2 x = qn__add(pt->p0, qn__scale(pt->u, s));
+        float d = qn__len(qn__sub(x, p));
+        if (d < best_d) best_d = d, best = r, *out = x;
+    }
+    return best;
+}
+
 qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *quad, qn_vec2 *point) {
     if (quad) *quad = QN_NONE;
     if (!field || !quad || !point || !qn__finite2(p)) return QN_E_INVALID_ARG;
-    *quad = qn__nearest(field->mesh, p, keep_reachable, field, point);
-    return *quad == QN_NONE ? QN_E_NOT_FOUND : QN_OK;
+    const qn_mesh *m = field->mesh;
+    uint32_t q = qn__locate(m, p, QN_NONE);
+    if (q != QN_NONE && m->blocked[q]) {
+        *quad = out_through_portals(field, q, p, point);
+        if (*quad != QN_NONE) return QN_OK;
+    }
+    qn_vec2 at = p;
+    *quad = qn__nearest(m, p, keep_reachable, field, &at);
+    if (*quad == QN_NONE) return QN_E_NOT_FOUND;
+    *point = nudge_inside(m, *quad, at);
+    return QN_OK;
 }

@@ -3,13 +3,14 @@
 ** a bucket-queue Dijkstra, the 8-direction and gradient flow fields, and the
 ** sampler that reads them.
 **
-** Layout. The search works on a padded copy of the cost field: a ring of wall
-** cells around the grid, so neighbour offsets never need bounds checks. The
-** integration values stay in that padded layout (stride width + 2). While the
-** field is built, wall cells hold -INFINITY: a relaxation `new < dist[n]`
-** then fails on a wall without reading its cost byte, and a diagonal's corner
-** test reads the orthogonal neighbours' values it has already loaded. Readers
-** map negative values back to INFINITY.
+** Layout. The search works on padded arrays: a ring of wall cells around
+** the grid, so neighbour offsets never need bounds checks. Each padded cell
+** keeps its cost byte and, in a second byte, which diagonal moves the corner
+** rule allows (one load per cell instead of four neighbours' costs). The
+** integration values use the same padded layout (stride width + 2). While
+** the field is built, wall cells hold -INFINITY, so a relaxation
+** `new < dist[n]` fails on a wall without reading its cost; readers map
+** negative values back to INFINITY.
 **
 ** Exactness. Every move costs at least 1 (length >= 1, cost byte >= 1). With
 ** buckets of width 1 keyed on floor(value), no cell of bucket k can improve
@@ -41,7 +42,7 @@ struct qn_grid {
     float cell_size;
     qn_vec2 origin;
     uint8_t *costs;  /* width * height, row-major */
-    uint8_t *padded; /* (width + 2) * (height + 2), walls on the ring */
+    uint16_t *info;  /* padded: cost | corner bits << 8, walls on the ring */
     size_t padded_n;
 };
 
@@ -50,6 +51,7 @@ struct qn_grid_field {
     const qn_grid *grid;
     qn_connectivity connectivity;
     uint32_t stride; /* width + 2 */
+    ptrdiff_t off[8]; /* neighbour offsets in QN_DIR_* order */
     double *dist;    /* padded layout; < 0 wall, INFINITY unreachable */
     uint8_t *dir;    /* width * height, or NULL when no flow was built */
     qn_vec2 *vec;    /* width * height, or NULL */
@@ -60,8 +62,6 @@ struct qn_grid_field {
 #define H_ 0.70710678118654752f
 static const qn_vec2 dir_vectors[9] = {{1, 0},   {H_, H_},  {0, 1},  {-H_, H_}, {-1, 0},
                                        {-H_, -H_}, {0, -1}, {H_, -H_}, {0, 0}};
-static const int dir_dx[8] = {1, 1, 0, -1, -1, -1, 0, 1};
-static const int dir_dy[8] = {0, 1, 1, 1, 0, -1, -1, -1};
 
 qn_vec2 qn_dir_vector(uint8_t dir) { return dir_vectors[dir < 8 ? dir : 8]; }
 
@@ -93,12 +93,30 @@ static qn_status check_desc(const qn_grid_desc *d, qn_error *err) {
     return QN_OK;
 }
 
-/* Fills the padded copy: the costs inside a one-cell ring of walls. */
+/* Cost byte of a padded cell. */
+static inline uint8_t cost_of(const uint16_t *info, ptrdiff_t i) { return (uint8_t)info[i]; }
+
+/* Which diagonal moves into or out of padded cell i the corner rule allows:
+** bit 0 SE, 1 SW, 2 NW, 3 NE, each set when both orthogonal cells between
+** the two are passable (the rule is symmetric). Stored beside the cost so
+** the search reads one value per cell instead of four neighbours' costs. */
+static unsigned corner_bits(const uint16_t *info, size_t i, size_t ps) {
+    bool e = cost_of(info, i + 1) != WALL, s = cost_of(info, i + ps) != WALL,
+         w = cost_of(info, i - 1) != WALL, n = cost_of(info, i - ps) != WALL;
+    return (unsigned)((e && s) | (s && w) << 1 | (w && n) << 2 | (n && e) << 3);
+}
+
+/* Fills the padded cell info: the costs inside a one-cell ring of walls,
+** then the corner bits of every grid cell. */
 static void fill_padded(qn_grid *g) {
-    uint32_t ps = g->width + 2;
-    memset(g->padded, WALL, g->padded_n);
-    for (uint32_t y = 0; y < g->height; y++)
-        memcpy(g->padded + (size_t)(y + 1) * ps + 1, g->costs + (size_t)y * g->width, g->width);
+    size_t ps = g->width + 2;
+    for (size_t i = 0; i < g->padded_n; i++) g->info[i] = WALL;
+    for (size_t y = 0; y < g->height; y++)
+        for (size_t x = 0; x < g->width; x++)
+            g->info[(y + 1) * ps + x + 1] = g->costs[y * g->width + x];
+    for (size_t y = 1; y <= g->height; y++)
+        for (size_t i = y * ps + 1; i <= y * ps + g->width; i++)
+            g->info[i] = (uint16_t)(g->info[i] | corner_bits(g->info, i, ps) << 8);
 }
 
 qn_status qn_grid_create(const qn_grid_desc *desc, const qn_allocator *alloc, qn_grid **out,
@@ -119,8 +137,8 @@ qn_status qn_grid_create(const qn_grid_desc *desc, const qn_allocator *alloc, qn
     size_t n = (size_t)g->width * g->height;
     g->padded_n = (size_t)(g->width + 2) * (g->height + 2);
     g->costs = qn__alloc(&a, n);
-    g->padded = g->costs ? qn__alloc(&a, g->padded_n) : NULL;
-    if (!g->padded) {
+    g->info = g->costs ? qn__alloc(&a, g->padded_n * sizeof(uint16_t)) : NULL;
+    if (!g->info) {
         qn_grid_destroy(g);
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory for a %ux%u grid",
                         desc->width, desc->height);
@@ -135,7 +153,7 @@ void qn_grid_destroy(qn_grid *grid) {
     if (!grid) return;
     qn_allocator a = grid->alloc;
     qn__free(&a, grid->costs, (size_t)grid->width * grid->height);
-    qn__free(&a, grid->padded, grid->padded_n);
+    qn__free(&a, grid->info, grid->padded_n * sizeof(uint16_t));
     qn__free(&a, grid, sizeof *grid);
 }
 
@@ -171,155 +189,97 @@ qn_status qn_grid_locate(const qn_grid *grid, qn_vec2 p, uint32_t *x, uint32_t *
 
 /* ---- bucket queue --------------------------------------------------------- */
 
-/* Buckets are lists of fixed-size chunks from one pool. A settled bucket's
-** chunks go straight back to the pool, so the few buckets in use at any
-** time keep reusing the same, cache-warm memory, and the allocator sees a
-** handful of calls per build instead of one array per bucket. */
-#define CHUNK_ENTRIES 1022u /* a chunk is 4 KiB */
-#define BLOCK_CHUNKS 8u    /* chunks per allocation */
-
-typedef struct chunk {
-    struct chunk *next;
-    uint32_t count;
-    uint32_t cell[CHUNK_ENTRIES]; /* padded indices */
-} chunk;
-
-typedef struct block {
-    struct block *next;
-    chunk c[BLOCK_CHUNKS];
-} block;
+typedef struct bucket {
+    uint32_t *cells; /* padded indices; stale entries are skipped on pop */
+    uint32_t count, cap;
+} bucket;
 
 typedef struct queue {
     const qn_allocator *alloc;
-    chunk *head[RING];            /* newest chunk of each slot; NULL when empty */
-    chunk *spare;                 /* the pool's free chunks */
-    block *blocks;                /* every allocation, for freeing */
-    uint64_t occupied[RING / 64]; /* bit s: slot s has entries */
-    size_t pending;               /* entries in all slots */
+    bucket b[RING];
 } queue;
 
 static void queue_free(queue *q) {
-    while (q->blocks) {
-        block *next = q->blocks->next;
-        qn__free(q->alloc, q->blocks, sizeof(block));
-        q->blocks = next;
-    }
+    for (uint32_t s = 0; s < RING; s++)
+        qn__free(q->alloc, q->b[s].cells, (size_t)q->b[s].cap * sizeof(uint32_t));
 }
 
-/* A chunk from the pool, allocating a block when it is empty; NULL when out
-** of memory. */
-static chunk *take_chunk(queue *q) {
-    if (!q->spare) {
-        block *b = qn__alloc(q->alloc, sizeof *b);
-        if (!b) return NULL;
-        b->next = q->blocks;
-        q->blocks = b;
-        for (uint32_t i = 0; i < BLOCK_CHUNKS; i++) {
-            b->c[i].next = q->spare;
-            q->spare = &b->c[i];
-        }
-    }
-    chunk *c = q->spare;
-    q->spare = c->next;
-    c->count = 0;
-    return c;
+/* Grows a slot's array; false when out of memory (the slot is unchanged). */
+static bool bucket_grow(const qn_allocator *a, bucket *b) {
+    uint32_t ncap = b->cap ? b->cap * 2 : 256;
+    uint32_t *nc = qn__realloc(a, b->cells, (size_t)b->cap * sizeof(uint32_t),
+                               (size_t)ncap * sizeof(uint32_t));
+    if (!nc) return false;
+    b->cells = nc;
+    b->cap = ncap;
+    return true;
 }
 
 /* Adds cell to the bucket of `key` (the floor of its value). */
 static QN__INLINE bool queue_push(queue *q, uint64_t key, uint32_t cell) {
-    uint32_t s = (uint32_t)(key & RING_MASK);
-    chunk *c = q->head[s];
-    if (!c || c->count == CHUNK_ENTRIES) {
-        chunk *n = take_chunk(q);
-        if (!n) return false;
-        n->next = c;
-        q->head[s] = c = n;
-    }
-    c->cell[c->count++] = cell;
-    q->occupied[s >> 6] |= (uint64_t)1 << (s & 63);
-    q->pending++;
+    bucket *b = &q->b[key & RING_MASK];
+    if (b->count == b->cap && !bucket_grow(q->alloc, b)) return false;
+    b->cells[b->count++] = cell;
     return true;
 }
 
-/* Index of the lowest set bit of m (m != 0). */
-static inline int lowest_bit(uint64_t m) {
-#if defined(__GNUC__) || defined(__clang__)
-    return __builtin_ctzll(m);
-#else
-    int z = 0;
-    while (!(m & 1)) m >>= 1, z++;
-    return z;
-#endif
-}
-
-/* Distance (in slots, 0..RING-1) from slot s to the next occupied slot,
-** circularly. The caller guarantees one exists (pending > 0). */
+/* Slots from slot s to the next one holding entries, circularly; RING when
+** all are empty. Pending entries lie within 360 buckets of the current one,
+** so on cheap ground this is a step or two. */
 static uint32_t queue_gap(const queue *q, uint32_t s) {
-    for (uint32_t step = 0; step <= RING; step += 64) {
-        uint32_t at = (s + step) & RING_MASK;
-        uint64_t w = q->occupied[at >> 6] >> (at & 63);
-        if (at & 63) w |= q->occupied[((at >> 6) + 1) % (RING / 64)] << (64 - (at & 63));
-        if (w) return step + (uint32_t)lowest_bit(w);
-    }
-    return 0; /* unreachable while pending > 0 */
+    for (uint32_t step = 0; step < RING; step++)
+        if (q->b[(s + step) & RING_MASK].count) return step;
+    return RING;
 }
 
 /* ---- Dijkstra -------------------------------------------------------------- */
 
-/* What one build needs: the field's arrays plus the per-cost move lengths. */
+/* What one build needs: the queue, the values, the costs, which diagonal
+** moves the corner rule allows, and the per-cost move lengths. */
 typedef struct search {
     queue q;
     double *dist;
-    const uint8_t *cost; /* padded */
-    ptrdiff_t ps;        /* padded stride */
-    double orth[256], diag[256];
+    const uint16_t *info;   /* padded cost and corner bits */
+    ptrdiff_t ps;           /* padded stride */
     bool eight;
+    double orth[256], diag[256];
 } search;
 
 /* Bucket key of a value: its floor. Values stay far below 2^63, and the
 ** signed conversion is a single instruction where the unsigned one is not. */
-static inline uint64_t key_of(double d) { return (uint64_t)(int64_t)d; }
+static QN__INLINE uint64_t key_of(double d) { return (uint64_t)(int64_t)d; }
 
-/* Lowers dist[n] from `old` to `nd` and queues n, unless it already sits
-** in the bucket of nd (old < floor(nd) + 1; never when old is INFINITY). An
-** entry left in a later bucket becomes stale. */
+/* Lowers dist[n] from `old` to `nd` and queues n, unless it already sits in
+** the bucket of nd (old < floor(nd) + 1; never when old is INFINITY). An
+** entry left behind in a later bucket becomes stale. */
 static QN__INLINE bool lower(queue *q, double *dist, uint32_t n, double old, double nd) {
     uint64_t key = key_of(nd);
     dist[n] = nd;
-    if (old < (double)(key + 1)) return true;
+    if (old < (double)(int64_t)key + 1.0) return true;
     return queue_push(q, key, n);
 }
 
 /* Relaxes the neighbours of settled cell u (value d): each neighbour n that
-** can move into u gets d + length * cost(u). `eight` is a constant in each
-** caller, so the 4-connected search carries no diagonal code. */
+** can move into u gets d + length * cost(u). Walls hold -INFINITY, so the
+** comparison alone rejects them. `eight` is a constant in each caller. */
 static QN__INLINE bool relax(search *s, uint32_t u, double d, bool eight) {
     double *dist = s->dist;
     const double *p = dist + u;
     ptrdiff_t ps = s->ps;
-    uint8_t c = s->cost[u];
-    double wo = d + s->orth[c];
-    double e = p[1], so = p[ps], w = p[-1], no = p[-ps];
+    unsigned info = s->info[u], c = info & 0xFFu;
+    double wo = d + s->orth[c], v;
     uint32_t un = (uint32_t)((ptrdiff_t)u - ps), us = (uint32_t)((ptrdiff_t)u + ps);
-    if (wo < e && !lower(&s->q, dist, u + 1, e, wo)) return false;
-    if (wo < so && !lower(&s->q, dist, us, so, wo)) return false;
-    if (wo < w && !lower(&s->q, dist, u - 1, w, wo)) return false;
-    if (wo < no && !lower(&s->q, dist, un, no, wo)) return false;
+    if (wo < (v = p[1]) && !lower(&s->q, dist, u + 1, v, wo)) return false;
+    if (wo < (v = p[ps]) && !lower(&s->q, dist, us, v, wo)) return false;
+    if (wo < (v = p[-1]) && !lower(&s->q, dist, u - 1, v, wo)) return false;
+    if (wo < (v = p[-ps]) && !lower(&s->q, dist, un, v, wo)) return false;
     if (!eight) return true;
     double wd = d + s->diag[c];
-    double v;
-    /* A diagonal needs both orthogonal cells passable (walls are < 0). On
-    ** open ground all four are, and one test covers the four diagonals. */
-    bool pe = e >= 0, pso = so >= 0, pw = w >= 0, pno = no >= 0;
-    bool open = pe & pso & pw & pno;
-    if (wd < (v = p[ps + 1]) && (open || (pe && pso)) && !lower(&s->q, dist, us + 1, v, wd))
-        return false;
-    if (wd < (v = p[ps - 1]) && (open || (pw && pso)) && !lower(&s->q, dist, us - 1, v, wd))
-        return false;
-    if (wd < (v = p[-ps - 1]) && (open || (pw && pno)) && !lower(&s->q, dist, un - 1, v, wd))
-        return false;
-    if (wd < (v = p[-ps + 1]) && (open || (pe && pno)) && !lower(&s->q, dist, un + 1, v, wd))
-        return false;
+    unsigned m = info >> 8;
+    if ((m & 1) && wd < (v = p[ps + 1]) && !lower(&s->q, dist, us + 1, v, wd)) return false;
+    if ((m & 2) && wd < (v = p[ps - 1]) && !lower(&s->q, dist, us - 1, v, wd)) return false;
+    if ((m & 4) && wd < (v = p[-ps - 1]) && !lower(&s->q, dist, un - 1, v, wd)) return false;
+    if ((m & 8) && wd < (v = p[-ps + 1]) && !lower(&s->q, dist, un + 1, v, wd)) return false;
     return true;
 }
 
@@ -327,37 +287,30 @@ static QN__INLINE bool relax(search *s, uint32_t u, double d, bool eight) {
 ** they read as unreachable. Cells of the current bucket are already final. */
 static void forget_unsettled(search *s, uint64_t k) {
     for (uint32_t slot = 0; slot < RING; slot++) {
+        bucket *b = &s->q.b[slot];
         if (slot == (uint32_t)(k & RING_MASK)) continue;
-        for (const chunk *c = s->q.head[slot]; c; c = c->next) {
-            for (uint32_t i = 0; i < c->count; i++) {
-                double d = s->dist[c->cell[i]];
-                if (d != DINF && key_of(d) > k) s->dist[c->cell[i]] = DINF;
-            }
+        for (uint32_t i = 0; i < b->count; i++) {
+            double d = s->dist[b->cells[i]];
+            if (d != DINF && key_of(d) > k) s->dist[b->cells[i]] = DINF;
         }
     }
 }
 
-/* Settles the cells of bucket k (slot `slot`), returning its chunks to the
-** pool. Returns 0 to go on, 1 when `stop` was settled, -1 when out of
-** memory. Moves cost >= 1, so no relaxation lands in this slot meanwhile. */
+/* Settles the cells of bucket k (slot `slot`). Returns 0 to go on, 1 when
+** `stop` was settled, -1 when out of memory. */
 static inline int settle(search *s, uint64_t k, uint32_t slot, uint32_t stop, bool eight) {
-    chunk *c = s->q.head[slot];
-    s->q.head[slot] = NULL;
-    s->q.occupied[slot >> 6] &= ~((uint64_t)1 << (slot & 63));
-    while (c) {
-        for (uint32_t i = 0; i < c->count; i++) {
-            uint32_t u = c->cell[i];
-            double d = s->dist[u];
-            if (key_of(d) != k) continue; /* stale: lowered to an earlier bucket */
-            if (u == stop) return 1;
-            if (!relax(s, u, d, eight)) return -1;
-        }
-        chunk *next = c->next;
-        s->q.pending -= c->count;
-        c->next = s->q.spare;
-        s->q.spare = c;
-        c = next;
+    /* Moves cost >= 1, so relaxations never land in this slot: its array
+    ** and count stay put while the loop runs. */
+    const uint32_t *cells = s->q.b[slot].cells;
+    uint32_t count = s->q.b[slot].count;
+    for (uint32_t i = 0; i < count; i++) {
+        uint32_t u = cells[i];
+        double d = s->dist[u];
+        if (key_of(d) != k) continue; /* stale: lowered to an earlier bucket */
+        if (u == stop) return 1;
+        if (!relax(s, u, d, eight)) return -1;
     }
+    s->q.b[slot].count = 0;
     return 0;
 }
 
@@ -365,11 +318,11 @@ static inline int settle(search *s, uint64_t k, uint32_t slot, uint32_t stop, bo
 ** QN_NONE) is settled. Returns false when out of memory. */
 static bool run(search *s, uint32_t stop) {
     uint64_t k = 0;
-    while (s->q.pending > 0) {
-        uint32_t slot = (uint32_t)(k & RING_MASK);
-        uint32_t gap = queue_gap(&s->q, slot);
+    for (;;) {
+        uint32_t gap = queue_gap(&s->q, (uint32_t)(k & RING_MASK));
+        if (gap == RING) return true;
         k += gap;
-        slot = (slot + gap) & RING_MASK;
+        uint32_t slot = (uint32_t)(k & RING_MASK);
         int r = s->eight ? settle(s, k, slot, stop, true) : settle(s, k, slot, stop, false);
         if (r < 0) return false;
         if (r > 0) {
@@ -377,7 +330,6 @@ static bool run(search *s, uint32_t stop) {
             return true;
         }
     }
-    return true;
 }
 
 /* ---- field construction ---------------------------------------------------- */
@@ -419,14 +371,14 @@ static void free_field_arrays(qn_grid_field *f) {
 /* Walls start at -INFINITY (see the top of the file), other cells at INFINITY. */
 static void init_dist(const qn_grid *g, double *dist) {
     for (size_t i = 0; i < g->padded_n; i++)
-        dist[i] = g->padded[i] == WALL ? -DINF : DINF;
+        dist[i] = cost_of(g->info, i) == WALL ? -DINF : DINF;
 }
 
 static void init_search(search *s, const qn_grid_field *f) {
     memset(&s->q, 0, sizeof s->q);
     s->q.alloc = &f->alloc;
     s->dist = f->dist;
-    s->cost = f->grid->padded;
+    s->info = f->grid->info;
     s->ps = (ptrdiff_t)f->stride;
     s->eight = f->connectivity == QN_CONNECT_8;
     for (int c = 0; c < 256; c++) {
@@ -455,68 +407,109 @@ static bool integrate(qn_grid_field *f, const uint32_t *goals, uint32_t count, u
 
 /* ---- flow fields ------------------------------------------------------------- */
 
-/* The 8-direction flow of padded cell pi: the neighbour with the lowest
-** (move cost + its value), so following the flow walks an optimal path; a
-** diagonal is allowed only past two passable orthogonal cells. Near-ties
-** prefer the neighbour with the lower value (fewer steps left). */
-static uint8_t best_dir(const qn_grid_field *f, uint32_t pi) {
-    const double *dist = f->dist;
-    double d = dist[pi];
-    if (!(d > 0.0) || d == DINF) return QN_DIR_NONE;
-    const uint8_t *cost = f->grid->padded;
-    ptrdiff_t ps = (ptrdiff_t)f->stride;
-    int ndir = f->connectivity == QN_CONNECT_8 ? 8 : 4;
-    double best = DINF, best_v = DINF;
+/* Ties between a straight and a diagonal step (both optimal, equal up to
+** rounding) go to the diagonal, which leaves fewer steps: diagonal totals
+** are scaled down by one part in 10^12, far below any real difference. */
+#define DIAG_BIAS (1.0 - 1e-12)
+
+/* Is v the value of a reachable cell (not a wall, not unreachable)? */
+static inline bool usable(double v) { return v >= 0.0 && v != DINF; }
+
+/* Considers the move in direction k (a constant) for best_dir_at: length
+** len, allowed when `ok`. Walls (-INFINITY) are skipped; unreachable
+** neighbours (INFINITY) never win. */
+#define TRY_DIR(k, len, ok)                                                      \
+    do {                                                                         \
+        double v_ = p[off[k]];                                                   \
+        double t_ = v_ + (double)cost_of(info, off[k]) * (len);                  \
+        if ((ok) && v_ >= 0.0 && t_ < best) {                                    \
+            best = t_;                                                           \
+            dir = (k);                                                           \
+        }                                                                        \
+    } while (0)
+
+/* The 8-direction flow of the cell at p (its value positive and finite)
+** with cell info at `info`: the neighbour with the lowest move cost plus
+** value, so following the flow walks an optimal path; a diagonal only past
+** two passable orthogonal cells. `eight` is a constant in each caller. */
+static QN__INLINE uint8_t best_dir_at(const double *p, const uint16_t *info,
+                                      const ptrdiff_t off[8], bool eight) {
+    double best = DINF;
     uint8_t dir = QN_DIR_NONE;
-    for (int k = 0; k < 8; k += 8 / ndir) {
-        uint32_t n = (uint32_t)((ptrdiff_t)pi + dir_dy[k] * ps + dir_dx[k]);
-        double v = dist[n];
-        if (!(v >= 0.0) || v == DINF) continue;
-        if (k & 1) {
-            if (cost[(ptrdiff_t)pi + dir_dx[k]] == WALL || cost[(ptrdiff_t)pi + dir_dy[k] * ps] == WALL)
-                continue;
-        }
-        double t = v + (double)cost[n] * ((k & 1) ? SQRT2 : 1.0);
-        double tol = 1e-12 * t;
-        if (t < best - tol || (t <= best + tol && v < best_v)) {
-            best = t;
-            best_v = v;
-            dir = (uint8_t)k;
-        }
+    TRY_DIR(0, 1.0, true);
+    TRY_DIR(2, 1.0, true);
+    TRY_DIR(4, 1.0, true);
+    TRY_DIR(6, 1.0, true);
+    if (eight) {
+        /* Diagonals 1, 3, 5, 7 are corner bits 0..3. */
+        unsigned corners = *info >> 8;
+        best /= DIAG_BIAS;
+        TRY_DIR(1, SQRT2, corners & 1u);
+        TRY_DIR(3, SQRT2, corners & 2u);
+        TRY_DIR(5, SQRT2, corners & 4u);
+        TRY_DIR(7, SQRT2, corners & 8u);
     }
     return dir;
 }
 
-/* Value of a neighbour for the gradient: its own, or the centre's when the
-** neighbour is a wall, outside or unreachable. */
-static double grad_value(double v, double centre) {
-    return (v >= 0.0 && v != DINF) ? v : centre;
+static uint8_t best_dir(const qn_grid_field *f, uint32_t pi) {
+    if (!usable(f->dist[pi]) || f->dist[pi] == 0.0) return QN_DIR_NONE;
+    return best_dir_at(f->dist + pi, f->grid->info + pi, f->off,
+                       f->connectivity == QN_CONNECT_8);
 }
 
-/* The normalised gradient of padded cell pi: x = left - right, y = up -
-** down, so it points downhill; zero at goals, walls, unreachable cells and
-** flat spots. */
+/* Value of a neighbour for the gradient: its own, or the centre's when the
+** neighbour is a wall, outside or unreachable. */
+static inline double grad_value(double v, double centre) { return usable(v) ? v : centre; }
+
+/* The normalised gradient of the cell at p (value d, positive and finite):
+** x = left - right, y = up - down, so it points downhill; zero on flat
+** spots. */
+static QN__INLINE qn_vec2 gradient_at(const double *p, double d, ptrdiff_t ps) {
+    /* The differences are small even where values are large, so float
+    ** keeps them, and its square root and division are cheaper. */
+    float gx = (float)(grad_value(p[-1], d) - grad_value(p[1], d));
+    float gy = (float)(grad_value(p[-ps], d) - grad_value(p[ps], d));
+    float len2 = gx * gx + gy * gy;
+    if (!(len2 > 0.0f)) return qn__v2(0, 0);
+    float inv = 1.0f / sqrtf(len2);
+    return qn__v2(gx * inv, gy * inv);
+}
+
+/* The gradient of padded cell pi; zero at goals, walls and unreachable cells. */
 static qn_vec2 gradient(const qn_grid_field *f, uint32_t pi) {
+    double d = f->dist[pi];
+    if (!usable(d) || d == 0.0) return qn__v2(0, 0);
+    return gradient_at(f->dist + pi, d, f->off[2]);
+}
+
+/* Both flows of row y. `eight` is a constant in each caller. */
+static QN__INLINE void flow_row(qn_grid_field *f, uint32_t y, bool eight) {
+    const qn_grid *g = f->grid;
+    size_t pi = (size_t)(y + 1) * f->stride + 1;
     const double *p = f->dist + pi;
-    double d = *p;
-    if (!(d > 0.0) || d == DINF) return qn__v2(0, 0);
-    ptrdiff_t ps = (ptrdiff_t)f->stride;
-    double gx = grad_value(p[-1], d) - grad_value(p[1], d);
-    double gy = grad_value(p[-ps], d) - grad_value(p[ps], d);
-    double len = sqrt(gx * gx + gy * gy);
-    if (!(len > 0.0)) return qn__v2(0, 0);
-    return qn__v2((float)(gx / len), (float)(gy / len));
+    const uint16_t *info = g->info + pi;
+    uint8_t *dir = f->dir + (size_t)y * g->width;
+    qn_vec2 *vec = f->vec + (size_t)y * g->width;
+    for (uint32_t x = 0; x < g->width; x++) {
+        double d = p[x];
+        if (!usable(d) || d == 0.0) {
+            dir[x] = QN_DIR_NONE;
+            vec[x] = qn__v2(0, 0);
+            continue;
+        }
+        dir[x] = best_dir_at(p + x, info + x, f->off, eight);
+        vec[x] = gradient_at(p + x, d, f->off[2]);
+    }
 }
 
 static void build_flow(qn_grid_field *f) {
-    const qn_grid *g = f->grid;
-    for (uint32_t y = 0; y < g->height; y++) {
-        for (uint32_t x = 0; x < g->width; x++) {
-            size_t i = (size_t)y * g->width + x;
-            uint32_t pi = (y + 1) * f->stride + x + 1;
-            f->dir[i] = best_dir(f, pi);
-            f->vec[i] = gradient(f, pi);
-        }
+    bool eight = f->connectivity == QN_CONNECT_8;
+    for (uint32_t y = 0; y < f->grid->height; y++) {
+        if (eight)
+            flow_row(f, y, true);
+        else
+            flow_row(f, y, false);
     }
 }
 
@@ -546,6 +539,9 @@ qn_status qn_grid_field_create(const qn_grid *grid, const uint32_t *goal_cells,
     f->grid = grid;
     f->connectivity = o.connectivity;
     f->stride = grid->width + 2;
+    ptrdiff_t ps = (ptrdiff_t)f->stride;
+    const ptrdiff_t off[8] = {1, ps + 1, ps, ps - 1, -1, -ps - 1, -ps, -ps + 1};
+    memcpy(f->off, off, sizeof off);
     f->cells = (size_t)grid->width * grid->height;
     bool flow = !o.no_flow && !o.stop_enabled;
     bool ok = alloc_field_arrays(f, flow);

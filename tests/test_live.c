@@ -234,7 +234,12 @@ static void test_way_out(void **state) {
     assert_int_equal(qn_field_sample(f, (qn_vec2){5, 2}, NULL, &dir), QN_E_BLOCKED);
     assert_int_equal(qn_field_way_out(f, (qn_vec2){5, 2}, &q, &at), QN_OK);
     assert_int_equal(q, 2);
-    assert_float_equal(at.x, 8, 1e-5);
+    /* On the portal into quad 2, level with the unit. */
+    assert_float_equal(at.x, 8, 1e-6);
+    assert_float_equal(at.y, 2, 1e-6);
+    /* Standing there, the unit is out: it samples in quad 2. */
+    assert_int_equal(qn_field_sample(f, at, &q, &dir), QN_OK);
+    assert_int_equal(q, 2);
     assert_int_equal(qn_field_way_out(f, (qn_vec2){22, 2}, &q, &at), QN_OK);
     assert_int_equal(q, 2);
     assert_int_equal(qn_field_way_out(f, (qn_vec2){NAN, 2}, &q, &at), QN_E_INVALID_ARG);

@@ -117,12 +117,99 @@ static void test_harness_straight(void **state) {
     qn_mesh_destroy(m);
 }
 
+/* Units do not interact: any thread count gives the same outcome. */
+static void test_threads_same_result(void **state) {
+    (void)state;
+    qn_level *level = load_bundled("maze");
+    qn_vec2 goal;
+    const char *gname;
+    qn_level_goal(level, 0, &gname, &goal);
+    qn_field_opts fo = {.radius = 0.25f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(qn_level_mesh(level), &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+    qn_sim_world w;
+    qn_sim_quad_ctx ctx;
+    qn_sim_world_quad(&w, &ctx, f, goal);
+    qn_sim_result r1, r3;
+    qn_sim_opts o = {.units = 500, .seed = 9};
+    assert_int_equal(qn_sim_run(&w, &o, &r1), QN_OK);
+    o.threads = 3;
+    assert_int_equal(qn_sim_run(&w, &o, &r3), QN_OK);
+    assert_int_equal(r1.arrived, r3.arrived);
+    assert_int_equal(r1.steps, r3.steps);
+    assert_int_equal(r1.samples, r3.samples);
+    assert_true(r1.stretch_mean == r3.stretch_mean && r1.stretch_p95 == r3.stretch_p95);
+    qn_field_destroy(f);
+    qn_level_destroy(level);
+}
+
+#ifndef QN_TRIES
+#define QN_TRIES 30
+#define QN_STRIDE 2
+#endif
+
+typedef struct blocker {
+    qn_mesh *mesh;
+    qn_field *field;
+    uint32_t quad, at;
+} blocker;
+
+static void block_now(void *ud, uint32_t step) {
+    blocker *b = ud;
+    if (step != b->at) return;
+    assert_int_equal(qn_mesh_set_quad_blocked(b->mesh, b->quad, true), QN_OK);
+    assert_int_equal(qn_field_update(b->field, NULL), QN_OK);
+}
+
+/* A street is blocked while units walk: units on it walk out, everyone
+** re-routes, nobody is lost (the town stays connected without it). */
+static void test_block_during_run(void **state) {
+    (void)state;
+    qn_level *level = load_bundled("town");
+    qn_mesh *m = qn_level_mesh_mut(level);
+    qn_vec2 goal;
+    const char *gname;
+    qn_level_goal(level, 0, &gname, &goal);
+    uint32_t goal_quad;
+    qn_mesh_locate(m, goal, QN_NONE, &goal_quad);
+    qn_field_opts fo = {.radius = 0.25f, .repairable = true};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+    qn_sim_world w;
+    qn_sim_quad_ctx ctx;
+    qn_sim_world_quad(&w, &ctx, f, goal);
+    uint32_t tried = 0;
+    for (uint32_t q = 0; q < qn_mesh_quad_count(m) && tried < QN_TRIES; q += QN_STRIDE) {
+        if (q == goal_quad) continue;
+        qn_mesh_set_quad_blocked(m, q, true);
+        bool split = qn_mesh_island_count(m) != 1;
+        qn_mesh_set_quad_blocked(m, q, false);
+        qn_field_update(f, NULL);
+        if (split) continue;
+        tried++;
+        blocker b = {m, f, q, 60};
+        qn_sim_opts o = {.units = 400, .seed = q, .before_step = block_now, .before_step_ud = &b};
+        qn_sim_result r;
+        assert_int_equal(qn_sim_run(&w, &o, &r), QN_OK);
+        if (r.arrived != r.units || r.wall_contacts)
+            fail_msg("blocking quad %u: arrived %u of %u, %llu contacts, %u stuck", q, r.arrived,
+                     r.units, (unsigned long long)r.wall_contacts, r.stuck);
+        qn_mesh_set_quad_blocked(m, q, false);
+        qn_field_update(f, NULL);
+    }
+    assert_true(tried >= 8);
+    qn_field_destroy(f);
+    qn_level_destroy(level);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_harness_straight),
         cmocka_unit_test(test_town),
         cmocka_unit_test(test_maze),
         cmocka_unit_test(test_field),
+        cmocka_unit_test(test_threads_same_result),
+        cmocka_unit_test(test_block_during_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,12 +12,53 @@
 
 /* ---- option parsing -------------------------------------------------- */
 
+/* A scripted change for `sim`: at step `step`, block, unblock or set the
+** cost of quad `quad`. */
+typedef enum change_kind { CHANGE_BLOCK, CHANGE_UNBLOCK, CHANGE_COST } change_kind;
+typedef struct change {
+    change_kind kind;
+    uint32_t quad, step;
+    float cost;
+} change;
+
+#define MAX_CHANGES 64
+
 typedef struct opts {
     const char *positional[2];
     int npos;
-    const char *goal, *units, *seed, *radius, *step;
+    const char *goal, *units, *seed, *radius, *step, *threads;
     bool json, help, spawns;
+    change changes[MAX_CHANGES];
+    int nchanges;
 } opts;
+
+/* Parses "Q@S" (block, unblock) or "Q=C@S" (cost) into a change. */
+static bool parse_change(const char *flag, const char *v, change *c) {
+    char *end;
+    unsigned long q = strtoul(v, &end, 10), st;
+    c->kind = !strcmp(flag, "--block") ? CHANGE_BLOCK
+              : !strcmp(flag, "--unblock") ? CHANGE_UNBLOCK : CHANGE_COST;
+    c->cost = 0;
+    if (end == v || q > UINT32_MAX) return false;
+    if (c->kind == CHANGE_COST) {
+        if (*end != '=') return false;
+        const char *cs = end + 1;
+        double cost = strtod(cs, &end);
+        if (end == cs || !(cost >= 1.0 && cost <= (double)QN_MAX_QUAD_COST)) return false;
+        c->cost = (float)cost;
+    }
+    if (*end != '@') return false;
+    const char *ss = end + 1;
+    st = strtoul(ss, &end, 10);
+    if (end == ss || *end || st > UINT32_MAX) return false;
+    c->quad = (uint32_t)q;
+    c->step = (uint32_t)st;
+    return true;
+}
+
+static bool is_change_flag(const char *a) {
+    return !strcmp(a, "--block") || !strcmp(a, "--unblock") || !strcmp(a, "--cost");
+}
 
 /* Parses argv[1..] (argv[0] is the subcommand). Returns false on an unknown
 ** option or a missing value, after printing the problem. */
@@ -34,7 +75,17 @@ static bool parse_opts(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--seed")) slot = &o->seed;
         else if (!strcmp(a, "--radius")) slot = &o->radius;
         else if (!strcmp(a, "--step")) slot = &o->step;
-        else if (a[0] == '-' && a[1] == '-') {
+        else if (!strcmp(a, "--threads")) slot = &o->threads;
+        else if (is_change_flag(a)) {
+            if (i + 1 >= argc || o->nchanges == MAX_CHANGES ||
+                !parse_change(a, argv[i + 1], &o->changes[o->nchanges])) {
+                qn_cli_error("%s: %s takes %s (at most %d changes)", argv[0], a,
+                             !strcmp(a, "--cost") ? "QUAD=COST@STEP" : "QUAD@STEP", MAX_CHANGES);
+                return false;
+            }
+            o->nchanges++;
+            i++;
+        } else if (a[0] == '-' && a[1] == '-') {
             qn_cli_error("%s: unknown option %s (see quadnav %s --help)", argv[0], a, argv[0]);
             return false;
         } else if (o->npos < 2) o->positional[o->npos++] = a;
@@ -182,7 +233,7 @@ static bool setup_field(const opts *o, float radius, setup *s) {
     }
     if (!(s->level = qn_cli_load_level(o->positional[0]))) return false;
     if (!qn_cli_goal(s->level, o->goal, &s->goal)) return false;
-    qn_field_opts fo = {.radius = s->radius};
+    qn_field_opts fo = {.radius = s->radius, .repairable = o->nchanges > 0};
     qn_error e;
     double t0 = qn_tool_now();
     qn_status st = qn_field_create(qn_level_mesh(s->level), &s->goal, 1, &fo, NULL, &s->field, &e);
@@ -284,8 +335,11 @@ static int cmd_sample(int argc, char **argv) {
 
 static const char *const sim_usage =
     "usage: quadnav sim LEVEL [--goal X,Y|NAME] [--units N] [--seed S] [--radius R]\n"
-    "                   [--step D] [--spawns] [--json]\n"
-    "Defaults: 1000 units, seed 1, radius 0.25, step 0.2.\n"
+    "                   [--step D] [--spawns] [--threads N] [--json]\n"
+    "                   [--block Q@S] [--unblock Q@S] [--cost Q=C@S] ...\n"
+    "Defaults: 1000 units, seed 1, radius 0.25, step 0.2, 1 thread.\n"
+    "Scripted changes happen before step S; the field is repaired, units re-route,\n"
+    "and units standing on a quad as it is blocked walk out of it.\n"
     "Units start at random reachable positions (with --spawns: at the level's spawn\n"
     "points) and step D (default 0.2) along sampled directions. Reports arrivals,\n"
     "wall contacts (moves that would leave traversable space), stuck units and the\n"
@@ -295,7 +349,7 @@ static const char *const sim_usage =
 #define QN_SIM_DEFAULT_RADIUS 0.25f
 
 typedef struct sim_args {
-    uint64_t units, seed;
+    uint64_t units, seed, threads;
     float step;
 } sim_args;
 
@@ -310,10 +364,51 @@ static bool sim_parse(const opts *o, sim_args *a) {
         return qn_cli_error("--seed %s: not a whole number", o->seed), false;
     if (o->step && !qn_cli_parse_float(o->step, 1e-4f, 1e4f, &a->step))
         return qn_cli_error("--step %s: not a number in [0.0001, 10000]", o->step), false;
+    a->threads = 1;
+    if (o->threads && (!qn_cli_parse_u64(o->threads, QN_SIM_MAX_THREADS, &a->threads) ||
+                       a->threads == 0))
+        return qn_cli_error("--threads %s: not a count from 1 to %u", o->threads,
+                            QN_SIM_MAX_THREADS),
+               false;
     return true;
 }
 
-static void sim_print(const char *path, const setup *s, const qn_sim_result *r, bool json) {
+/* Scripted changes, applied before the step they name. */
+typedef struct script {
+    const opts *o;
+    qn_mesh *mesh;
+    qn_field *field;
+    uint32_t applied;
+    bool failed;
+} script;
+
+static void apply_changes(void *ud, uint32_t step) {
+    script *sc = ud;
+    bool any = false;
+    for (int i = 0; i < sc->o->nchanges; i++) {
+        const change *c = &sc->o->changes[i];
+        if (c->step != step) continue;
+        qn_status st = c->kind == CHANGE_COST ? qn_mesh_set_quad_cost(sc->mesh, c->quad, c->cost)
+                                              : qn_mesh_set_quad_blocked(sc->mesh, c->quad,
+                                                                         c->kind == CHANGE_BLOCK);
+        sc->failed |= st != QN_OK;
+        sc->applied++;
+        any = true;
+    }
+    if (any) sc->failed |= qn_field_update(sc->field, NULL) != QN_OK;
+}
+
+static bool check_changes(const opts *o, const qn_mesh *m) {
+    for (int i = 0; i < o->nchanges; i++)
+        if (o->changes[i].quad >= qn_mesh_quad_count(m))
+            return qn_cli_error("change %d: quad %u does not exist (%u quads)", i + 1,
+                                o->changes[i].quad, qn_mesh_quad_count(m)),
+                   false;
+    return true;
+}
+
+static void sim_print(const char *path, const setup *s, const qn_sim_result *r, bool json,
+                      const qn_sim_opts *so, uint32_t changes) {
     double ns = r->samples ? r->sample_seconds * 1e9 / (double)r->samples : 0.0;
     if (json) {
         printf("{\"level\":");
@@ -330,7 +425,8 @@ static void sim_print(const char *path, const setup *s, const qn_sim_result *r, 
         qn_json_num(stdout, ns);
         printf(",\"build_us\":");
         qn_json_num(stdout, s->build_us);
-        printf("}\n");
+        printf(",\"threads\":%u,\"changes\":%u,\"escapes\":%llu}\n", so->threads, changes,
+               (unsigned long long)r->escapes);
         return;
     }
     printf("level          %s\n", path);
@@ -346,6 +442,9 @@ static void sim_print(const char *path, const setup *s, const qn_sim_result *r, 
     printf("sampling       %.1f ns per sample (%llu samples)\n", ns,
            (unsigned long long)r->samples);
     printf("instance       %.1f us to build\n", s->build_us);
+    printf("threads        %u\n", so->threads);
+    if (changes) printf("changes        %u applied, %llu escape steps\n", changes,
+                        (unsigned long long)r->escapes);
 }
 
 /* Spawn points of the level, for --spawns; NULL (and *n = 0) when none. */
@@ -372,6 +471,13 @@ static int run_sim(const opts *o) {
     so.units = (uint32_t)a.units;
     so.seed = a.seed;
     so.step = a.step;
+    so.threads = (uint32_t)a.threads;
+    script sc = {o, qn_level_mesh_mut(s.level), s.field, 0, false};
+    if (!check_changes(o, sc.mesh)) return setup_free(&s), 1;
+    if (o->nchanges) {
+        so.before_step = apply_changes;
+        so.before_step_ud = &sc;
+    }
     qn_vec2 *spawns = NULL;
     if (o->spawns) {
         spawns = level_spawns(s.level, &so.start_count);
@@ -388,7 +494,11 @@ static int run_sim(const opts *o) {
         setup_free(&s);
         return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
     }
-    sim_print(o->positional[0], &s, &r, o->json);
+    if (sc.failed) {
+        setup_free(&s);
+        return qn_cli_error("sim: a scripted change could not be applied");
+    }
+    sim_print(o->positional[0], &s, &r, o->json, &so, sc.applied);
     setup_free(&s);
     return 0;
 }

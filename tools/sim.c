@@ -4,6 +4,7 @@
 #include "sim.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,6 +34,12 @@ static bool quad_move_ok(void *ctx, qn_vec2 a, qn_vec2 b, uint32_t hint, qn_vec2
 static double quad_reference(void *ctx, qn_vec2 p) {
     const qn_sim_quad_ctx *c = ctx;
     return (double)qn_field_cost_at(c->field, p, QN_NONE);
+}
+
+static bool quad_way_out(void *ctx, qn_vec2 p, qn_vec2 *target) {
+    const qn_sim_quad_ctx *c = ctx;
+    uint32_t q;
+    return qn_field_way_out(c->field, p, &q, target) == QN_OK;
 }
 
 static bool quad_reachable(const qn_sim_quad_ctx *c, uint32_t q) {
@@ -108,18 +115,27 @@ void qn_sim_world_quad(qn_sim_world *w, qn_sim_quad_ctx *ctx, const qn_field *fi
     w->move_ok = quad_move_ok;
     w->reference = quad_reference;
     w->random_start = quad_random_start;
+    w->way_out = quad_way_out;
     w->goal = goal;
 }
 
 /* ---- the run ----------------------------------------------------------- */
+
+enum { UNIT_ACTIVE = 1, UNIT_ARRIVED = 2, UNIT_LOST = 3 };
 
 typedef struct unit {
     qn_vec2 p;
     uint32_t hint;
     double walked, reference;
     uint32_t budget;
-    uint8_t active;
+    uint8_t state;
 } unit;
+
+/* What one thread counts during one step; summed afterwards. */
+typedef struct tally {
+    uint64_t contacts, samples, escapes;
+    double sample_seconds;
+} tally;
 
 static int cmp_double(const void *x, const void *y) {
     double a = *(const double *)x, b = *(const double *)y;
@@ -142,44 +158,145 @@ static bool place_units(const qn_sim_world *w, const qn_sim_opts *o, unit *u, ui
         u[i].reference = w->reference(w->ctx, p);
         double ref = isfinite(u[i].reference) ? u[i].reference : 0.0;
         u[i].budget = (uint32_t)fmin(4e6, 4.0 * ref / (double)step + 200.0);
-        u[i].active = 1;
+        u[i].state = UNIT_ACTIVE;
     }
     return true;
 }
 
-/* One unit's step: sample, then move (clamped where the move would leave
-** traversable space, which counts as a wall contact). Returns false when the
-** unit is finished (arrived or lost). */
-static bool step_unit(const qn_sim_world *w, unit *u, float step, float arrive,
-                      qn_sim_result *r) {
-    qn_vec2 dg = {w->goal.x - u->p.x, w->goal.y - u->p.y};
-    double dist_goal = sqrt((double)dg.x * (double)dg.x + (double)dg.y * (double)dg.y);
-    if (dist_goal <= (double)arrive) {
-        u->walked += dist_goal;
-        r->arrived++;
-        return false;
+static double dist(qn_vec2 a, qn_vec2 b) {
+    double dx = (double)a.x - (double)b.x, dy = (double)a.y - (double)b.y;
+    return sqrt(dx * dx + dy * dy);
+}
+
+/* Moves u toward dir by step, clamped where the move would leave
+** traversable space (a wall contact). */
+static void move_unit(const qn_sim_world *w, unit *u, qn_vec2 dir, float step, tally *t) {
+    qn_vec2 next = {u->p.x + dir.x * step, u->p.y + dir.y * step};
+    qn_vec2 hit;
+    if (!w->move_ok(w->ctx, u->p, next, u->hint, &hit)) {
+        t->contacts++;
+        next = hit;
+    }
+    u->walked += dist(u->p, next);
+    u->p = next;
+}
+
+/* A unit standing on blocked ground walks straight out toward the way out
+** (through the blocked quad; not a wall contact). */
+static bool escape(const qn_sim_world *w, unit *u, float step, tally *t) {
+    qn_vec2 target;
+    if (!w->way_out || !w->way_out(w->ctx, u->p, &target)) return false;
+    double d = dist(u->p, target);
+    float len = (float)fmin(d, (double)step);
+    if (d <= 0.0) return false;
+    qn_vec2 next = {u->p.x + (float)(((double)target.x - (double)u->p.x) / d) * len,
+                    u->p.y + (float)(((double)target.y - (double)u->p.y) / d) * len};
+    u->walked += dist(u->p, next);
+    u->p = next;
+    u->hint = QN_NONE;
+    t->escapes++;
+    return true;
+}
+
+/* One unit's step: sample, then move. Sets the unit's state when it is done
+** (arrived, or lost: outside, unreachable, out of budget). */
+static void step_unit(const qn_sim_world *w, unit *u, uint32_t s, float step, float arrive,
+                      tally *t) {
+    double dg = dist(u->p, w->goal);
+    if (dg <= (double)arrive) {
+        u->walked += dg;
+        u->state = UNIT_ARRIVED;
+        return;
+    }
+    if (s >= u->budget) {
+        u->state = UNIT_LOST;
+        return;
     }
     qn_vec2 dir;
     double t0 = qn_tool_now();
     qn_status st = w->sample(w->ctx, u->p, &u->hint, &dir);
-    r->sample_seconds += qn_tool_now() - t0;
-    r->samples++;
+    t->sample_seconds += qn_tool_now() - t0;
+    t->samples++;
     if (st == QN_AT_GOAL) {
-        u->walked += dist_goal;
-        r->arrived++;
-        return false;
+        u->walked += dg;
+        u->state = UNIT_ARRIVED;
+    } else if (st == QN_OK) {
+        move_unit(w, u, dir, step, t);
+    } else if (!(st == QN_E_BLOCKED && escape(w, u, step, t))) {
+        u->state = UNIT_LOST;
     }
-    if (st != QN_OK) return false; /* lost: counted as stuck */
-    qn_vec2 next = {u->p.x + dir.x * step, u->p.y + dir.y * step};
-    qn_vec2 hit;
-    if (!w->move_ok(w->ctx, u->p, next, u->hint, &hit)) {
-        r->wall_contacts++;
-        next = hit;
+}
+
+typedef struct work {
+    const qn_sim_world *w;
+    unit *units;
+    uint32_t begin, end, step;
+    float step_len, arrive;
+    tally t;
+} work;
+
+static void *run_work(void *arg) {
+    work *k = arg;
+    for (uint32_t i = k->begin; i < k->end; i++)
+        if (k->units[i].state == UNIT_ACTIVE)
+            step_unit(k->w, &k->units[i], k->step, k->step_len, k->arrive, &k->t);
+    return NULL;
+}
+
+/* Steps every active unit once, over `threads` threads. */
+static void step_all(work *parts, uint32_t threads, uint32_t s, qn_sim_result *r) {
+    pthread_t ids[QN_SIM_MAX_THREADS];
+    uint32_t started = 0;
+    for (uint32_t i = 0; i < threads; i++) {
+        parts[i].step = s;
+        memset(&parts[i].t, 0, sizeof parts[i].t);
     }
-    double dx = (double)next.x - (double)u->p.x, dy = (double)next.y - (double)u->p.y;
-    u->walked += sqrt(dx * dx + dy * dy);
-    u->p = next;
-    return true;
+    for (uint32_t i = 1; i < threads; i++, started++)
+        if (pthread_create(&ids[i], NULL, run_work, &parts[i]) != 0) break;
+    run_work(&parts[0]);
+    for (uint32_t i = 1; i <= started; i++) pthread_join(ids[i], NULL);
+    for (uint32_t i = started + 1; i < threads; i++) run_work(&parts[i]);
+    for (uint32_t i = 0; i < threads; i++) {
+        r->wall_contacts += parts[i].t.contacts;
+        r->samples += parts[i].t.samples;
+        r->escapes += parts[i].t.escapes;
+        r->sample_seconds += parts[i].t.sample_seconds;
+    }
+}
+
+static void report_step(const qn_sim_opts *o, const unit *u, uint32_t n, uint32_t s,
+                        qn_vec2 *pos, uint8_t *active) {
+    if (!o->on_step) return;
+    for (uint32_t i = 0; i < n; i++) {
+        pos[i] = u[i].p;
+        active[i] = u[i].state == UNIT_ACTIVE;
+    }
+    o->on_step(o->on_step_ud, s, pos, active, n);
+}
+
+static void summarise(const unit *u, uint32_t n, double *stretch, qn_sim_result *r) {
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (u[i].state == UNIT_ARRIVED) {
+            r->arrived++;
+            stretch[k++] = u[i].reference > 0.0 ? u[i].walked / u[i].reference : 1.0;
+        } else {
+            r->stuck++;
+        }
+    }
+    if (k == 0) return;
+    double sum = 0.0;
+    for (uint32_t i = 0; i < k; i++) sum += stretch[i];
+    r->stretch_mean = sum / k;
+    qsort(stretch, k, sizeof(double), cmp_double);
+    uint32_t p = (uint32_t)ceil(0.95 * k);
+    r->stretch_p95 = stretch[p > 0 ? p - 1 : 0];
+}
+
+static bool any_active(const unit *u, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        if (u[i].state == UNIT_ACTIVE) return true;
+    return false;
 }
 
 qn_status qn_sim_run(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_result *out) {
@@ -188,49 +305,27 @@ qn_status qn_sim_run(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_resu
     uint32_t n = o.units ? o.units : 1000;
     float step = o.step > 0.0f ? o.step : 0.2f;
     float arrive = o.arrive > 0.0f ? o.arrive : step;
+    uint32_t threads = o.threads == 0 ? 1 : (o.threads > QN_SIM_MAX_THREADS ? QN_SIM_MAX_THREADS
+                                                                            : o.threads);
     unit *u = calloc(n, sizeof *u);
     double *stretch = calloc(n, sizeof *stretch);
     uint8_t *active = calloc(n, 1);
     qn_vec2 *pos = calloc(n, sizeof *pos);
-    if (!u || !stretch || !active || !pos) {
-        free(u), free(stretch), free(active), free(pos);
-        return QN_E_NOMEM;
+    work *parts = calloc(threads, sizeof *parts);
+    qn_status st = (u && stretch && active && pos && parts) ? QN_OK : QN_E_NOMEM;
+    if (st == QN_OK && !place_units(w, &o, u, n, step)) st = QN_E_INVALID_ARG;
+    for (uint32_t i = 0; st == QN_OK && i < threads; i++) {
+        work k = {w, u, n * i / threads, n * (i + 1) / threads, 0, step, arrive, {0, 0, 0, 0}};
+        parts[i] = k;
     }
-    qn_status st = place_units(w, &o, u, n, step) ? QN_OK : QN_E_INVALID_ARG;
     out->units = n;
-    uint32_t live = n;
-    for (uint32_t s = 0; st == QN_OK && live > 0; s++) {
-        for (uint32_t i = 0; i < n; i++) {
-            if (!u[i].active) continue;
-            uint32_t before = out->arrived;
-            bool go = s < u[i].budget && step_unit(w, &u[i], step, arrive, out);
-            if (!go) {
-                u[i].active = 0;
-                live--;
-                if (out->arrived > before && u[i].reference > 0.0)
-                    stretch[out->arrived - 1] = u[i].walked / u[i].reference;
-                else if (out->arrived > before)
-                    stretch[out->arrived - 1] = 1.0;
-                if (out->arrived == before) out->stuck++;
-            }
-        }
+    for (uint32_t s = 0; st == QN_OK && any_active(u, n); s++) {
+        if (o.before_step) o.before_step(o.before_step_ud, s);
+        step_all(parts, threads, s, out);
         out->steps = s + 1;
-        if (o.on_step) {
-            for (uint32_t i = 0; i < n; i++) {
-                pos[i] = u[i].p;
-                active[i] = u[i].active;
-            }
-            o.on_step(o.on_step_ud, s, pos, active, n);
-        }
+        report_step(&o, u, n, s, pos, active);
     }
-    if (out->arrived > 0) {
-        double sum = 0.0;
-        for (uint32_t i = 0; i < out->arrived; i++) sum += stretch[i];
-        out->stretch_mean = sum / out->arrived;
-        qsort(stretch, out->arrived, sizeof(double), cmp_double);
-        uint32_t k = (uint32_t)ceil(0.95 * out->arrived);
-        out->stretch_p95 = stretch[k > 0 ? k - 1 : 0];
-    }
-    free(u), free(stretch), free(active), free(pos);
+    if (st == QN_OK) summarise(u, n, stretch, out);
+    free(u), free(stretch), free(active), free(pos), free(parts);
     return st;
 }

@@ -22,8 +22,13 @@ typedef struct qn_sim_world {
     double (*reference)(void *ctx, qn_vec2 p);
     /* A uniformly random reachable position, from a uniform u1, u2, u3 in [0,1). */
     bool (*random_start)(void *ctx, double u1, double u2, double u3, qn_vec2 *p);
+    /* Optional: where a unit whose ground was blocked under it heads (the
+    ** nearest point from which the goal can be reached). */
+    bool (*way_out)(void *ctx, qn_vec2 p, qn_vec2 *target);
     qn_vec2 goal;
 } qn_sim_world;
+
+#define QN_SIM_MAX_THREADS 64u
 
 typedef struct qn_sim_opts {
     uint32_t units;        /* 0: 1000 */
@@ -36,6 +41,13 @@ typedef struct qn_sim_opts {
     void (*on_step)(void *ud, uint32_t step, const qn_vec2 *pos, const uint8_t *active,
                     uint32_t n);
     void *on_step_ud;
+    /* Optional: called before every step, with no unit moving: the place for
+    ** scripted changes to the world (block a quad, repair the field). */
+    void (*before_step)(void *ud, uint32_t step);
+    void *before_step_ud;
+    /* Threads that step units (0 or 1: the calling thread only). Units do
+    ** not interact, so the outcome is the same for any thread count. */
+    uint32_t threads;
 } qn_sim_opts;
 
 typedef struct qn_sim_result {
@@ -45,6 +57,7 @@ typedef struct qn_sim_result {
     double sample_seconds; /* time spent inside the sampler */
     double stretch_mean, stretch_p95;
     uint32_t steps;        /* steps the longest unit took */
+    uint64_t escapes;      /* steps taken out of blocked ground */
 } qn_sim_result;
 
 /* Runs the simulation; returns QN_OK, QN_E_NOMEM or QN_E_INVALID_ARG (for
@@ -64,5 +77,65 @@ void qn_sim_world_quad(qn_sim_world *w, qn_sim_quad_ctx *ctx, const qn_field *fi
 /* splitmix64: a small deterministic generator for the tools. */
 uint64_t qn_rand_next(uint64_t *state);
 double qn_rand_unit(uint64_t *state); /* uniform in [0, 1) */
+
+/* ---- grid mode (sim_grid.c) ---------------------------------------------- */
+
+/* Does the straight move a -> b stay in passable cells of the grid? The cells
+** the segment crosses are walked exactly, each point belonging to the cell
+** qn_grid_locate gives it (cell (x, y) is half-open), so a move along a wall's
+** face on the passable side is fine. Passing from one cell to a diagonal
+** neighbour (through a grid vertex, or into a cell touched only at its
+** corner) also needs both orthogonal neighbours passable: no corner is ever
+** cut, as in the octile integration field. Points outside the grid are walls.
+** When the move leaves passable space, *hit (if not NULL) is the last point
+** before it does, inside the last passable cell; a itself when a is in a wall
+** or outside (the move is then refused). */
+bool qn_sim_grid_move_ok(const qn_grid *grid, qn_vec2 a, qn_vec2 b, qn_vec2 *hit);
+
+/* Grid-mode world: samples `field` with the chosen flow kind, checks moves
+** with qn_sim_grid_move_ok, takes the integration value of the start cell
+** (the octile optimum) as the reference, and draws starts uniformly from the
+** reachable cells (finite integration value), uniformly inside the cell. The
+** row table makes a draw O(log height + width) without allocating; it makes
+** the context large (64 KiB), so keep it off small stacks. The context must
+** outlive the world. */
+typedef struct qn_sim_grid_ctx {
+    const qn_grid_field *field;
+    const qn_grid *grid;
+    qn_flow_kind kind;
+    uint32_t reachable;                        /* reachable cells */
+    uint32_t row_first[QN_MAX_GRID_SIDE + 1u]; /* reachable cells in rows < y */
+} qn_sim_grid_ctx;
+
+void qn_sim_world_grid(qn_sim_world *w, qn_sim_grid_ctx *ctx, const qn_grid_field *field,
+                       qn_flow_kind kind, qn_vec2 goal);
+
+/* World point at fraction (u, v) in [0, 1) of cell (x, y), guaranteed to lie
+** in that cell as qn_grid_locate sees it (float rounding is pulled back). */
+qn_vec2 qn_sim_grid_point(const qn_grid *grid, uint32_t x, uint32_t y, double u, double v);
+
+/* ---- compare and render: one input in both modes (cmd_compare.c) ---------- */
+
+/* A level JSON or a MovingAI .map, as a mesh and a grid. A map's mesh is its
+** rectangle decomposition; a level without a "grid" is rasterised at cell
+** size 1. */
+typedef struct qn_terrain {
+    const char *path;
+    qn_level *level;   /* NULL for a map */
+    qn_grid *own_grid; /* a map's grid or a rasterised level, else NULL */
+    qn_mesh *own_mesh; /* a map's decomposition, else NULL */
+    const qn_grid *grid;
+    const qn_mesh *mesh;
+    bool from_grid; /* a map, or a level carrying a grid: 1-cell corridors */
+} qn_terrain;
+
+/* Loads path (a map when its text starts with "type", else a level) and
+** builds what is asked for. Prints a one-line error and returns false on
+** failure; qn_terrain_free is safe either way. */
+bool qn_terrain_load(const char *path, bool need_mesh, bool need_grid, qn_terrain *t);
+void qn_terrain_free(qn_terrain *t);
+/* The quad-mode agent radius for a terrain: maps have corridors one cell
+** wide, which a radius of 0.5 or more would close, so it is capped at 0.45. */
+float qn_terrain_radius(const qn_terrain *t, float radius);
 
 #endif

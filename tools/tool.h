@@ -66,5 +66,7 @@ int qn_tool_render(int argc, char **argv);
 /* Grid figures for `quadnav bench`: appends grid_* items. `quick` shrinks
 ** repetitions for smoke tests. Returns 0, or non-zero on failure. */
 int qn_tool_bench_grid(qn_bench_report *r, int quick);
+/* Living-world figures (repair, cache, threads) for `quadnav bench`. */
+int qn_tool_bench_live(qn_bench_report *r, int quick);
 
 #endif

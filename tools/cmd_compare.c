@@ -1,0 +1,615 @@
+/*
+** cmd_compare.c: `quadnav compare`: quad mode, grid mode with 8-direction
+** flow and grid mode with vector flow, run on the same starts and goals in
+** one process. Also the loader shared with `quadnav render` that turns a
+** level or a MovingAI map into both a mesh and a grid.
+*/
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "tool.h"
+
+static const char compare_usage[] =
+    "usage: quadnav compare LEVEL|MAP [--scen FILE] [--units N] [--seed S] [--radius R]\n"
+    "                       [--step D] [--goal X,Y|NAME] [--json]\n"
+    "Runs the same units in three modes: quad (the level's quads, or the map's\n"
+    "rectangle decomposition), grid8 (grid, 8-direction flow) and gridvec (grid,\n"
+    "vector flow). A level without a grid is rasterised at cell size 1.\n"
+    "  --scen FILE  units from a MovingAI scenario: up to N rows spread evenly over\n"
+    "               the file, start cell centre to goal cell centre; stretch is\n"
+    "               distance walked / the row's optimal length\n"
+    "  otherwise    one goal (--goal, the level's first goal, or for a map or a\n"
+    "               level without goals a seeded random cell reachable from most\n"
+    "               of the grid) and N random starts reachable in every mode;\n"
+    "               stretch is distance walked / the octile grid optimum from\n"
+    "               the start cell\n"
+    "Defaults: 1000 units, seed 1, step 0.2, quad radius 0.25 (on maps and levels\n"
+    "with a grid at most 0.45, as corridors may be one cell wide).\n"
+    "One instance is built per distinct goal and mode. Per mode: mean instance\n"
+    "build time (build_us), bytes per instance, sampling time per sample\n"
+    "(sample_ns), arrived, units, wall contacts (moves that would leave\n"
+    "traversable space), stuck units, stretch mean and 95th percentile. A\n"
+    "markdown table, or with --json one object with keys quad, grid8, gridvec.\n";
+
+/* ---- terrain ------------------------------------------------------------ */
+
+/* Is the file a MovingAI map? Maps start with "type"; levels with '{'. */
+static bool sniff_map(const char *path, bool *is_map) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        qn_cli_error("%s: cannot open: %s", path, strerror(errno));
+        return false;
+    }
+    char buf[64];
+    size_t n = fread(buf, 1, sizeof buf, f), i = 0;
+    fclose(f);
+    while (i < n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
+        i++;
+    *is_map = n - i >= 4 && memcmp(buf + i, "type", 4) == 0;
+    return true;
+}
+
+static bool report(const char *path, const char *what, qn_status st, const qn_error *e) {
+    if (e->line)
+        qn_cli_error("%s:%u:%u: %s: %s", path, e->line, e->column, qn_status_name(st), e->message);
+    else
+        qn_cli_error("%s: %s: %s: %s", path, what, qn_status_name(st), e->message);
+    return false;
+}
+
+static bool load_map(const char *path, bool need_mesh, qn_terrain *t) {
+    qn_error e;
+    qn_status st = qn_map_load_file(path, NULL, &t->own_grid, &e);
+    if (st != QN_OK) return report(path, "map", st, &e);
+    t->grid = t->own_grid;
+    if (need_mesh) {
+        st = qn_mesh_from_grid(t->grid, NULL, &t->own_mesh, &e);
+        if (st != QN_OK) return report(path, "quads from the grid", st, &e);
+        t->mesh = t->own_mesh;
+    }
+    t->from_grid = true;
+    return true;
+}
+
+static bool load_level(const char *path, bool need_grid, qn_terrain *t) {
+    if (!(t->level = qn_cli_load_level(path))) return false;
+    t->mesh = qn_level_mesh(t->level);
+    t->grid = qn_level_grid(t->level);
+    t->from_grid = t->grid != NULL;
+    if (need_grid && !t->grid) {
+        qn_error e;
+        qn_status st = qn_grid_from_mesh(t->mesh, 1.0f, NULL, &t->own_grid, &e);
+        if (st != QN_OK) return report(path, "grid from the quads", st, &e);
+        t->grid = t->own_grid;
+    }
+    return true;
+}
+
+bool qn_terrain_load(const char *path, bool need_mesh, bool need_grid, qn_terrain *t) {
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    bool is_map;
+    if (!sniff_map(path, &is_map)) return false;
+    return is_map ? load_map(path, need_mesh, t) : load_level(path, need_grid, t);
+}
+
+void qn_terrain_free(qn_terrain *t) {
+    qn_mesh_destroy(t->own_mesh);
+    qn_grid_destroy(t->own_grid);
+    qn_level_destroy(t->level);
+    memset(t, 0, sizeof *t);
+}
+
+float qn_terrain_radius(const qn_terrain *t, float radius) {
+    return t->from_grid ? fminf(radius, 0.45f) : radius;
+}
+
+/* ---- arguments -------------------------------------------------------------- */
+
+typedef struct cmp_args {
+    const char *path, *scen, *goal;
+    uint64_t units, seed;
+    float radius, step;
+    bool json;
+} cmp_args;
+
+typedef struct opt_slot {
+    const char *name;
+    const char **value;
+} opt_slot;
+
+/* Returns 0 to go on, 2 on a usage error (printed), -1 after --help. */
+static int parse_words(int argc, char **argv, cmp_args *a, const char **units, const char **seed,
+                       const char **radius, const char **step) {
+    const opt_slot slots[] = {{"--scen", &a->scen}, {"--units", units}, {"--seed", seed},
+                              {"--radius", radius}, {"--step", step},   {"--goal", &a->goal}};
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        size_t k = 0;
+        while (k < sizeof slots / sizeof slots[0] && strcmp(s, slots[k].name))
+            k++;
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) return fputs(compare_usage, stdout), -1;
+        if (!strcmp(s, "--json"))
+            a->json = true;
+        else if (k < sizeof slots / sizeof slots[0]) {
+            if (i + 1 >= argc) return qn_cli_error("compare: %s needs a value", s), 2;
+            *slots[k].value = argv[++i];
+        } else if (s[0] == '-' && s[1] == '-')
+            return qn_cli_error("compare: unknown option %s (see quadnav compare --help)", s), 2;
+        else if (a->path)
+            return qn_cli_error("compare: unexpected argument %s", s), 2;
+        else
+            a->path = s;
+    }
+    if (!a->path) return fputs(compare_usage, stderr), 2;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, cmp_args *a) {
+    memset(a, 0, sizeof *a);
+    a->units = 1000;
+    a->seed = 1;
+    a->radius = 0.25f;
+    a->step = 0.2f;
+    const char *units = NULL, *seed = NULL, *radius = NULL, *step = NULL;
+    int rc = parse_words(argc, argv, a, &units, &seed, &radius, &step);
+    if (rc) return rc;
+    if (units && (!qn_cli_parse_u64(units, 1000000, &a->units) || a->units == 0))
+        return qn_cli_error("--units %s: not a count from 1 to 1000000", units), 2;
+    if (seed && !qn_cli_parse_u64(seed, UINT64_MAX, &a->seed))
+        return qn_cli_error("--seed %s: not a whole number", seed), 2;
+    if (radius && !qn_cli_parse_float(radius, 0.0f, 1e4f, &a->radius))
+        return qn_cli_error("--radius %s: not a number in [0, 10000]", radius), 2;
+    if (step && !qn_cli_parse_float(step, 1e-4f, 1e4f, &a->step))
+        return qn_cli_error("--step %s: not a number in [0.0001, 10000]", step), 2;
+    return 0;
+}
+
+/* ---- units ----------------------------------------------------------------- */
+
+typedef struct cmp_unit {
+    qn_vec2 start, goal;
+    double ref; /* the length stretch is measured against */
+    uint32_t order;
+} cmp_unit;
+
+/* Centre of cell (x, y) as a world point. */
+static qn_vec2 cell_centre(const qn_grid *g, uint32_t x, uint32_t y) {
+    return qn_sim_grid_point(g, x, y, 0.5, 0.5);
+}
+
+static bool scen_row_unit(const qn_grid *g, const qn_scen_row *r, uint32_t i, cmp_unit *u) {
+    if (r->map_width != qn_grid_width(g) || r->map_height != qn_grid_height(g)) {
+        qn_cli_error("scenario row %u is for a %ux%u map, the grid is %ux%u", i + 1, r->map_width,
+                     r->map_height, qn_grid_width(g), qn_grid_height(g));
+        return false;
+    }
+    if (qn_grid_cost(g, r->start_x, r->start_y) == QN_CELL_WALL ||
+        qn_grid_cost(g, r->goal_x, r->goal_y) == QN_CELL_WALL) {
+        qn_cli_error("scenario row %u: start (%u, %u) or goal (%u, %u) is a wall cell", i + 1,
+                     r->start_x, r->start_y, r->goal_x, r->goal_y);
+        return false;
+    }
+    u->start = cell_centre(g, r->start_x, r->start_y);
+    u->goal = cell_centre(g, r->goal_x, r->goal_y);
+    u->ref = r->optimal * (double)qn_grid_cell_size(g);
+    return true;
+}
+
+/* Up to n rows spread evenly over the file (all buckets, short and long). */
+static cmp_unit *scen_units(const char *path, const qn_grid *g, uint64_t n, uint32_t *count) {
+    qn_scen *s = NULL;
+    qn_error e;
+    qn_status st = qn_scen_load_file(path, NULL, &s, &e);
+    if (st != QN_OK) return report(path, "scenario", st, &e), NULL;
+    uint32_t rows = qn_scen_row_count(s), m = n < rows ? (uint32_t)n : rows;
+    cmp_unit *u = m ? calloc(m, sizeof *u) : NULL;
+    if (!u) qn_cli_error("%s: %s", path, m ? "out of memory" : "no scenario rows");
+    for (uint32_t i = 0; u && i < m; i++) {
+        uint32_t r = (uint32_t)((uint64_t)i * rows / m);
+        if (!scen_row_unit(g, qn_scen_row_at(s, r), r, &u[i])) free(u), u = NULL;
+    }
+    qn_scen_destroy(s);
+    *count = u ? m : 0;
+    return u;
+}
+
+/* Reachable cells of an integration-only field at cell `goal`. */
+static uint32_t reach_count(const qn_grid *g, uint32_t goal) {
+    qn_grid_field_opts o = {0};
+    o.no_flow = true;
+    qn_grid_field *f = NULL;
+    if (qn_grid_field_create(g, &goal, 1, &o, NULL, &f, NULL) != QN_OK) return 0;
+    uint32_t n = 0, w = qn_grid_width(g), h = qn_grid_height(g);
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++)
+            n += isfinite(qn_grid_field_cost(f, x, y));
+    qn_grid_field_destroy(f);
+    return n;
+}
+
+/* A seeded random passable cell from which at least half the passable cells
+** are reachable (the best of 16 draws otherwise), as the goal for a map. */
+static bool map_goal(const qn_grid *g, uint64_t seed, qn_vec2 *goal) {
+    uint32_t w = qn_grid_width(g), cells = w * qn_grid_height(g), open = 0, best = 0;
+    for (uint32_t i = 0; i < cells; i++)
+        open += qn_grid_costs(g)[i] != QN_CELL_WALL;
+    if (open == 0) return qn_cli_error("the map has no passable cell"), false;
+    uint64_t rng = seed ^ 0x60a1ull;
+    for (int tries = 0; tries < 16 && 2 * (uint64_t)best < open; tries++) {
+        uint32_t c;
+        do
+            c = (uint32_t)(qn_rand_unit(&rng) * cells);
+        while (c >= cells || qn_grid_costs(g)[c] == QN_CELL_WALL);
+        uint32_t n = reach_count(g, c);
+        if (n <= best) continue;
+        best = n;
+        *goal = cell_centre(g, c % w, c / w);
+    }
+    return true;
+}
+
+/* The goal of a run without a scenario: --goal, else the level's first goal,
+** else (a map, or a level without goals) a chosen cell. */
+static bool pick_goal(const qn_terrain *t, const cmp_args *a, qn_vec2 *goal) {
+    if (t->level && (a->goal || qn_level_goal_count(t->level) > 0))
+        return qn_cli_goal(t->level, a->goal, goal);
+    if (a->goal) {
+        if (qn_cli_parse_vec(a->goal, goal)) return true;
+        return qn_cli_error("--goal %s: not X,Y", a->goal), false;
+    }
+    return map_goal(t->grid, a->seed, goal);
+}
+
+/* ---- instances ---------------------------------------------------------------- */
+
+enum { MODE_QUAD, MODE_GRID8, MODE_GRIDVEC, MODE_COUNT };
+static const char *const mode_names[MODE_COUNT] = {"quad", "grid8", "gridvec"};
+
+/* One built instance and the world over it. */
+typedef struct instance {
+    qn_field *quad;
+    qn_grid_field *grid;
+    qn_sim_world w;
+    qn_sim_quad_ctx qctx;
+    qn_sim_grid_ctx *gctx; /* large; allocated once by the caller */
+} instance;
+
+static void instance_free(instance *in) {
+    qn_field_destroy(in->quad);
+    qn_grid_field_destroy(in->grid);
+    in->quad = NULL;
+    in->grid = NULL;
+}
+
+/* Builds mode's instance at goal; *seconds gets the build time alone. */
+static bool instance_build(int mode, const qn_terrain *t, qn_vec2 goal, float radius, instance *in,
+                           double *seconds) {
+    qn_error e;
+    qn_status st;
+    if (mode == MODE_QUAD) {
+        qn_field_opts fo;
+        memset(&fo, 0, sizeof fo);
+        fo.radius = radius;
+        double t0 = qn_tool_now();
+        st = qn_field_create(t->mesh, &goal, 1, &fo, NULL, &in->quad, &e);
+        *seconds = qn_tool_now() - t0;
+        if (st == QN_OK) qn_sim_world_quad(&in->w, &in->qctx, in->quad, goal);
+    } else {
+        uint32_t x, y, cell = QN_NONE;
+        if (qn_grid_locate(t->grid, goal, &x, &y) == QN_OK) cell = y * qn_grid_width(t->grid) + x;
+        double t0 = qn_tool_now();
+        st = qn_grid_field_create(t->grid, &cell, 1, NULL, NULL, &in->grid, &e);
+        *seconds = qn_tool_now() - t0;
+        qn_flow_kind k = mode == MODE_GRID8 ? QN_FLOW_DIR8 : QN_FLOW_VECTOR;
+        if (st == QN_OK) qn_sim_world_grid(&in->w, in->gctx, in->grid, k, goal);
+    }
+    if (st != QN_OK)
+        qn_cli_error("goal %g,%g: %s mode: %s: %s", (double)goal.x, (double)goal.y,
+                     mode_names[mode], qn_status_name(st), e.message);
+    return st == QN_OK;
+}
+
+static size_t instance_bytes(const instance *in) {
+    return in->quad ? qn_field_bytes(in->quad) : qn_grid_field_bytes(in->grid);
+}
+
+/* ---- random starts ------------------------------------------------------------- */
+
+/* n starts drawn uniformly over the reachable grid cells (seeded), kept when
+** quad mode reaches them as well; the reference is the start cell's octile
+** optimum. */
+static cmp_unit *random_units(const qn_terrain *t, qn_vec2 goal, float radius, const cmp_args *a,
+                              qn_sim_grid_ctx *gctx) {
+    instance q = {0}, g = {0};
+    g.gctx = gctx;
+    double s;
+    cmp_unit *u = calloc((size_t)a->units, sizeof *u);
+    if (!u || !instance_build(MODE_QUAD, t, goal, radius, &q, &s) ||
+        !instance_build(MODE_GRID8, t, goal, radius, &g, &s)) {
+        if (!u) qn_cli_error("out of memory for %llu units", (unsigned long long)a->units);
+        return instance_free(&q), instance_free(&g), free(u), NULL;
+    }
+    uint64_t rng = a->seed, tries = 0, n = 0;
+    for (; n < a->units && tries < 100 * a->units + 1000; tries++) {
+        double u1 = qn_rand_unit(&rng), u2 = qn_rand_unit(&rng), u3 = qn_rand_unit(&rng);
+        qn_vec2 p;
+        if (!g.w.random_start(g.w.ctx, u1, u2, u3, &p)) break;
+        if (!isfinite(qn_field_cost_at(q.quad, p, QN_NONE))) continue;
+        u[n].start = p;
+        u[n].goal = goal;
+        u[n].ref = g.w.reference(g.w.ctx, p);
+        n++;
+    }
+    instance_free(&q);
+    instance_free(&g);
+    if (n < a->units) {
+        qn_cli_error("goal %g,%g: found only %llu starts reachable in every mode", (double)goal.x,
+                     (double)goal.y, (unsigned long long)n);
+        return free(u), NULL;
+    }
+    return u;
+}
+
+/* ---- the runs ---------------------------------------------------------------------- */
+
+/* What one mode gathered over all its instances and units. */
+typedef struct mode_acc {
+    double build_s, bytes, sample_s;
+    uint32_t builds, units, arrived, stuck;
+    uint64_t samples, contacts;
+    double *stretch; /* one per arrived unit */
+} mode_acc;
+
+/* A world whose reference is fixed: the unit's scenario or grid optimum, the
+** same in every mode, rather than each mode's own cost at the start. */
+typedef struct fixed_ref {
+    const qn_sim_world *base;
+    double ref;
+} fixed_ref;
+
+static qn_status fr_sample(void *c, qn_vec2 p, uint32_t *hint, qn_vec2 *dir) {
+    const qn_sim_world *b = ((const fixed_ref *)c)->base;
+    return b->sample(b->ctx, p, hint, dir);
+}
+
+static bool fr_move_ok(void *c, qn_vec2 a, qn_vec2 b, uint32_t hint, qn_vec2 *hit) {
+    const qn_sim_world *w = ((const fixed_ref *)c)->base;
+    return w->move_ok(w->ctx, a, b, hint, hit);
+}
+
+static double fr_reference(void *c, qn_vec2 p) {
+    (void)p;
+    return ((const fixed_ref *)c)->ref;
+}
+
+static bool fr_random_start(void *c, double u1, double u2, double u3, qn_vec2 *p) {
+    const qn_sim_world *w = ((const fixed_ref *)c)->base;
+    return w->random_start(w->ctx, u1, u2, u3, p);
+}
+
+static bool fr_way_out(void *c, qn_vec2 p, qn_vec2 *target) {
+    const qn_sim_world *w = ((const fixed_ref *)c)->base;
+    return w->way_out(w->ctx, p, target);
+}
+
+/* The base world seen through a fixed reference: every callback forwarded. */
+static qn_sim_world fixed_world(fixed_ref *fr) {
+    qn_sim_world w;
+    memset(&w, 0, sizeof w);
+    w.ctx = fr;
+    w.sample = fr_sample;
+    w.move_ok = fr_move_ok;
+    w.reference = fr_reference;
+    w.random_start = fr_random_start;
+    w.way_out = fr->base->way_out ? fr_way_out : NULL;
+    w.goal = fr->base->goal;
+    return w;
+}
+
+/* Units do not interact in the harness, so one run per unit is the same
+** simulation, and it yields each unit's own stretch (the harness reports
+** only the aggregate of a run). */
+static bool run_unit(const instance *in, const cmp_unit *u, float step, mode_acc *m) {
+    fixed_ref fr = {&in->w, u->ref};
+    qn_sim_world w = fixed_world(&fr);
+    qn_sim_opts o = {0};
+    o.units = 1;
+    o.starts = &u->start;
+    o.start_count = 1;
+    o.step = step;
+    qn_sim_result r;
+    if (qn_sim_run(&w, &o, &r) != QN_OK) return qn_cli_error("simulation: out of memory"), false;
+    m->units++;
+    m->stuck += r.stuck;
+    m->contacts += r.wall_contacts;
+    m->samples += r.samples;
+    m->sample_s += r.sample_seconds;
+    if (r.arrived) m->stretch[m->arrived++] = r.stretch_mean;
+    return true;
+}
+
+/* Units [0, n) share one goal: one instance per mode, then every unit. */
+static bool run_group(const qn_terrain *t, const cmp_unit *u, uint32_t n, float radius, float step,
+                      qn_sim_grid_ctx *gctx, mode_acc *acc) {
+    for (int mode = 0; mode < MODE_COUNT; mode++) {
+        instance in = {0};
+        in.gctx = gctx;
+        double s;
+        if (!instance_build(mode, t, u[0].goal, radius, &in, &s)) return false;
+        acc[mode].build_s += s;
+        acc[mode].builds++;
+        acc[mode].bytes += (double)instance_bytes(&in);
+        bool ok = true;
+        for (uint32_t i = 0; ok && i < n; i++)
+            ok = run_unit(&in, &u[i], step, &acc[mode]);
+        instance_free(&in);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static int cmp_goal(const void *x, const void *y) {
+    const cmp_unit *a = x, *b = y;
+    if (a->goal.x != b->goal.x) return a->goal.x < b->goal.x ? -1 : 1;
+    if (a->goal.y != b->goal.y) return a->goal.y < b->goal.y ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
+static bool same_goal(const cmp_unit *a, const cmp_unit *b) {
+    return a->goal.x == b->goal.x && a->goal.y == b->goal.y;
+}
+
+/* Runs every unit in every mode, grouped by goal; *goals gets their number. */
+static bool run_all(const qn_terrain *t, cmp_unit *u, uint32_t n, float radius, float step,
+                    mode_acc *acc, uint32_t *goals) {
+    qn_sim_grid_ctx *gctx = calloc(1, sizeof *gctx);
+    bool ok = gctx != NULL;
+    for (int m = 0; ok && m < MODE_COUNT; m++)
+        ok = (acc[m].stretch = calloc(n, sizeof(double)));
+    if (!ok) qn_cli_error("out of memory for %u units", n);
+    for (uint32_t i = 0; i < n; i++)
+        u[i].order = i;
+    qsort(u, n, sizeof *u, cmp_goal);
+    *goals = 0;
+    for (uint32_t i = 0, j; ok && i < n; i = j) {
+        for (j = i + 1; j < n && same_goal(&u[i], &u[j]); j++) {
+        }
+        ok = run_group(t, u + i, j - i, radius, step, gctx, acc);
+        ++*goals;
+    }
+    free(gctx);
+    return ok;
+}
+
+/* ---- output -------------------------------------------------------------------------- */
+
+typedef struct mode_summary {
+    double build_us, bytes, sample_ns, stretch_mean, stretch_p95;
+} mode_summary;
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : (a > b);
+}
+
+/* Mean and 95th percentile as the harness computes them (NAN with no arrival). */
+static mode_summary summarise(mode_acc *m) {
+    mode_summary s = {0};
+    s.build_us = m->builds ? m->build_s * 1e6 / m->builds : (double)NAN;
+    s.bytes = m->builds ? m->bytes / m->builds : (double)NAN;
+    s.sample_ns = m->samples ? m->sample_s * 1e9 / (double)m->samples : (double)NAN;
+    s.stretch_mean = s.stretch_p95 = (double)NAN;
+    if (m->arrived == 0) return s;
+    double sum = 0.0;
+    for (uint32_t i = 0; i < m->arrived; i++)
+        sum += m->stretch[i];
+    s.stretch_mean = sum / m->arrived;
+    qsort(m->stretch, m->arrived, sizeof(double), cmp_double);
+    uint32_t k = (uint32_t)ceil(0.95 * m->arrived);
+    s.stretch_p95 = m->stretch[k > 0 ? k - 1 : 0];
+    return s;
+}
+
+static void print_json_mode(const mode_acc *m, const mode_summary *s) {
+    printf("{\"build_us\":");
+    qn_json_num(stdout, s->build_us);
+    printf(",\"bytes\":");
+    qn_json_num(stdout, round(s->bytes));
+    printf(",\"sample_ns\":");
+    qn_json_num(stdout, s->sample_ns);
+    printf(",\"arrived\":%u,\"units\":%u,\"wall_contacts\":%llu,\"stuck\":%u,\"stretch_mean\":",
+           m->arrived, m->units, (unsigned long long)m->contacts, m->stuck);
+    qn_json_num(stdout, s->stretch_mean);
+    printf(",\"stretch_p95\":");
+    qn_json_num(stdout, s->stretch_p95);
+    printf("}");
+}
+
+typedef struct run_info {
+    const cmp_args *a;
+    const qn_terrain *t;
+    uint32_t units, goals;
+    float radius;
+} run_info;
+
+static void print_json(const run_info *ri, mode_acc *acc) {
+    const qn_grid *g = ri->t->grid;
+    printf("{\"level\":");
+    qn_json_str(stdout, ri->a->path);
+    printf(",\"scen\":");
+    if (ri->a->scen)
+        qn_json_str(stdout, ri->a->scen);
+    else
+        printf("null");
+    printf(",\"units\":%u,\"goals\":%u,\"seed\":%llu,\"radius\":%g,\"step\":%g,\"quads\":%u,"
+           "\"grid\":[%u,%u],\"cell_size\":%g",
+           ri->units, ri->goals, (unsigned long long)ri->a->seed, (double)ri->radius,
+           (double)ri->a->step, qn_mesh_quad_count(ri->t->mesh), qn_grid_width(g),
+           qn_grid_height(g), (double)qn_grid_cell_size(g));
+    for (int m = 0; m < MODE_COUNT; m++) {
+        mode_summary s = summarise(&acc[m]);
+        printf(",\"%s\":", mode_names[m]);
+        print_json_mode(&acc[m], &s);
+    }
+    printf("}\n");
+}
+
+static void print_table(const run_info *ri, mode_acc *acc) {
+    const qn_grid *g = ri->t->grid;
+    printf("compare %s: %u units, %u goal%s, %s; %u quads, %ux%u grid; quad radius %g, "
+           "step %g\n\n",
+           ri->a->path, ri->units, ri->goals, ri->goals == 1 ? "" : "s",
+           ri->a->scen ? "scenario rows" : "random starts", qn_mesh_quad_count(ri->t->mesh),
+           qn_grid_width(g), qn_grid_height(g), (double)ri->radius, (double)ri->a->step);
+    printf("| mode | build_us | bytes | sample_ns | arrived | units | wall_contacts | stuck | "
+           "stretch_mean | stretch_p95 |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (int m = 0; m < MODE_COUNT; m++) {
+        mode_summary s = summarise(&acc[m]);
+        printf("| %s | %.1f | %.0f | %.1f | %u | %u | %llu | %u | %.4f | %.4f |\n", mode_names[m],
+               s.build_us, s.bytes, s.sample_ns, acc[m].arrived, acc[m].units,
+               (unsigned long long)acc[m].contacts, acc[m].stuck, s.stretch_mean, s.stretch_p95);
+    }
+}
+
+/* ---- the command ------------------------------------------------------------------------ */
+
+static cmp_unit *make_units(const cmp_args *a, const qn_terrain *t, float radius, uint32_t *n) {
+    if (a->scen) return scen_units(a->scen, t->grid, a->units, n);
+    qn_vec2 goal;
+    if (!pick_goal(t, a, &goal)) return NULL;
+    qn_sim_grid_ctx *gctx = calloc(1, sizeof *gctx);
+    cmp_unit *u = gctx ? random_units(t, goal, radius, a, gctx) : NULL;
+    if (!gctx) qn_cli_error("out of memory");
+    free(gctx);
+    *n = u ? (uint32_t)a->units : 0;
+    return u;
+}
+
+int qn_tool_compare(int argc, char **argv) {
+    cmp_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    qn_terrain t;
+    mode_acc acc[MODE_COUNT] = {{0}};
+    run_info ri = {&a, &t, 0, 0, 0.0f};
+    cmp_unit *u = NULL;
+    rc = 1;
+    if (qn_terrain_load(a.path, true, true, &t)) {
+        ri.radius = qn_terrain_radius(&t, a.radius);
+        u = make_units(&a, &t, ri.radius, &ri.units);
+    }
+    if (u && run_all(&t, u, ri.units, ri.radius, a.step, acc, &ri.goals)) {
+        a.json ? print_json(&ri, acc) : print_table(&ri, acc);
+        rc = 0;
+    }
+    for (int m = 0; m < MODE_COUNT; m++)
+        free(acc[m].stretch);
+    free(u);
+    qn_terrain_free(&t);
+    return rc;
+}

@@ -313,11 +313,31 @@ QN_API const qn_grid *qn_level_grid(const qn_level *level);
 typedef struct qn_field qn_field;
 
 /* Options; a zero-initialised struct is the default. */
+#define QN_DEFAULT_LOOKAHEAD 32u
+#define QN_MAX_LOOKAHEAD 64u
+
 typedef struct qn_field_opts {
     /* Agent radius: portals narrower than 2*radius are closed, and the sampler
     ** keeps this far from portal end points. 0 by default; >= 0, finite. */
     float radius;
-    /* Keep the per-portal search state (25 more bytes per portal) so that
+    /* How many portals the sampler looks through along the exit chain. 1 or
+    ** 2: the edge-projection rule (the current exit portal, then the next
+    ** quad's). More: a funnel through that many portals, aiming at the first
+    ** corner of the taut line (or the goal when the chain reaches it), which
+    ** walks shorter paths on maps cut into many small quads, at some cost per
+    ** sample. 0: QN_DEFAULT_LOOKAHEAD. At most QN_MAX_LOOKAHEAD. */
+    uint32_t lookahead;
+    /* Cost model. By default a path crosses each portal at the point of its
+    ** crossable part nearest to where the path came from (toward the goal),
+    ** so straight runs through many quads cost their straight length and
+    ** bends hug corners. With midpoint_costs, every portal is crossed at its
+    ** mid point: a plain graph model, exactly what a brute-force
+    ** Bellman-Ford over portal mid points computes, but longer paths on maps
+    ** cut into many quads. Repairable fields always use mid points: only for
+    ** that model does a repair reproduce a rebuild exactly (the nearest-point
+    ** costs depend on the order in which portals are settled). */
+    bool midpoint_costs;
+    /* Keep the per-portal search state (33 more bytes per portal) so that
     ** qn_field_update repairs the field incrementally after mesh changes,
     ** touching only the part of the graph the changes affect. Without it,
     ** qn_field_update rebuilds the field in place. */

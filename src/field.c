@@ -31,6 +31,7 @@ typedef struct search {
     float *g;
     uint32_t *heap, *pos; /* pos: heap index, QN_NONE idle, CLOSED */
     uint8_t *via;         /* side (0, 1) of the quad g came through */
+    qn_vec2 *x;           /* where the best path crosses each portal; NULL: mid points */
     uint32_t *pred;       /* tree parent, or NULL when not kept */
     qn__tree *t;          /* repair only: the tree whose child lists to keep */
     uint32_t n;
@@ -40,11 +41,18 @@ typedef struct search {
     uint8_t *mark; /* per quad: exit needs refreshing */
 } search;
 
+/* The relaxation path is hot: keep it in one function. */
+#if defined(__GNUC__)
+#define QN__HOT_INLINE __attribute__((always_inline)) inline
+#else
+#define QN__HOT_INLINE inline
+#endif
+
 /* ---- heap on g ----------------------------------------------------------- */
 
 /* A 4-ary heap: shallower than a binary one, and a node's children share a
 ** cache line. */
-static inline void heap_up(search *s, uint32_t i) {
+static QN__HOT_INLINE void heap_up(search *s, uint32_t i) {
     uint32_t v = s->heap[i];
     float gv = s->g[v];
     while (i > 0) {
@@ -99,10 +107,12 @@ static void note_moved(search *s, uint32_t v) {
 }
 
 /* Lowers g[v] to val, reached from portal `from` (QN_NONE: a goal seed)
-** through v's side `via`, and queues v. A popped portal is never lowered
+** through v's side `via`, crossing v at `at`, and queues v. A popped portal is never lowered
 ** again: weights are not negative. */
-static inline void improve(search *s, uint32_t v, float val, uint8_t via, uint32_t from) {
+static QN__HOT_INLINE void improve(search *s, uint32_t v, float val, uint8_t via, uint32_t from,
+                                   qn_vec2 at) {
     if (s->pos[v] == CLOSED || !(val < s->g[v])) return;
+    if (s->x) s->x[v] = at;
     if (s->t) { /* repair: leave the old parent; re-linked in finish_repair */
         note_moved(s, v);
         tree_detach(s->t, v);
@@ -121,27 +131,62 @@ static uint8_t side_in(const qn_mesh *m, uint32_t v, uint32_t q) {
     return m->portals[v].q[0] == q ? 0 : 1;
 }
 
+/* Where a path coming from point `from` crosses portal v: the point of v's
+** crossable part nearest to `from` (so straight runs stay straight and bends
+** hug corners). */
+static qn_vec2 crossing(const search *s, uint32_t v, qn_vec2 from) {
+    const qn__portal *pt = &s->m->portals[v];
+    float r = s->radius < 0.5f * pt->width ? s->radius : 0.5f * pt->width;
+    float t = qn__dot(qn__sub(from, pt->p0), pt->u);
+    t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
+    return qn__add(pt->p0, qn__scale(pt->u, t));
+}
+
+/* Length of a step between crossing points. Two portals meeting at a corner
+** can share their nearest points; a floor of the mesh tolerance keeps every
+** step's cost positive, so costs fall strictly along exits (and a unit can
+** never circle between quads of equal cost). */
+static float step_len(const qn_mesh *m, qn_vec2 a, qn_vec2 b) {
+    float d = qn__len(qn__sub(a, b));
+    return d > m->eps ? d : m->eps;
+}
+
 /* Relax every portal of quad q (u's side `side`) from portal u. */
 static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu) {
     const qn_mesh *m = s->m;
     uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
-    const float *row = &m->qdist[m->qd_start[q] + (size_t)m->portals[u].local[side] * k];
     float w = m->cost[q];
+    if (s->x) {
+        qn_vec2 xu = s->x[u];
+        for (uint32_t j = 0; j < k; j++) {
+            uint32_t v = m->qp_list[base + j];
+            if (s->pos[v] == CLOSED) continue;
+            qn_vec2 xv = crossing(s, v, xu);
+            improve(s, v, gu + w * step_len(m, xv, xu), side_in(m, v, q), u, xv);
+        }
+        return;
+    }
+    const float *row = &m->qdist[m->qd_start[q] + (size_t)m->portals[u].local[side] * k];
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
-        improve(s, v, gu + w * row[j], side_in(m, v, q), u);
+        improve(s, v, gu + w * row[j], side_in(m, v, q), u, m->portals[v].mid);
     }
+}
+
+/* Offers v the path from point `from` (in quad q, at cost g0 there). */
+static void offer_from_point(search *s, uint32_t v, uint32_t q, qn_vec2 from, float g0,
+                             uint32_t pred) {
+    qn_vec2 xv = s->x ? crossing(s, v, from) : s->m->portals[v].mid;
+    float d = s->x ? step_len(s->m, xv, from) : qn__len(qn__sub(xv, from));
+    improve(s, v, g0 + s->m->cost[q] * d, side_in(s->m, v, q), pred, xv);
 }
 
 static void seed_goal_quad(search *s, const qn_field *f, uint32_t gi) {
     const qn_mesh *m = s->m;
     uint32_t q = f->goals[gi].quad;
     if (m->blocked[q]) return;
-    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
-        uint32_t v = m->qp_list[k];
-        improve(s, v, m->cost[q] * qn__len(qn__sub(m->portals[v].mid, f->goals[gi].at)),
-                side_in(m, v, q), QN_NONE);
-    }
+    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++)
+        offer_from_point(s, m->qp_list[k], q, f->goals[gi].at, 0.0f, QN_NONE);
 }
 
 /* Dijkstra until the queue is empty. Going back through the quad a portal
@@ -219,13 +264,13 @@ static void full_search(qn_field *f, search *s) {
 }
 
 static size_t scratch_bytes(uint32_t portals) {
-    return (size_t)portals * (sizeof(float) + 2 * sizeof(uint32_t) + 1);
+    return (size_t)portals * (sizeof(qn_vec2) + 2 * sizeof(uint32_t) + 1);
 }
 
 static search search_on_tree(const qn_field *f) {
     qn__tree *t = f->tree;
-    search s = {f->mesh, f->radius, t->g, t->heap, t->pos, t->via, t->pred, NULL, 0, NULL, 0,
-                NULL};
+    search s = {f->mesh, f->radius, t->g, t->heap, t->pos, t->via,
+                f->midpoint ? NULL : t->x, t->pred, NULL, 0, NULL, 0, NULL};
     return s;
 }
 
@@ -238,8 +283,12 @@ static qn_status build(qn_field *f, qn_error *err) {
     uint32_t np = f->mesh->portal_count;
     void *block = qn__alloc(&f->alloc, scratch_bytes(np));
     if (!block) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (search scratch)");
-    search s = {f->mesh, f->radius, block, NULL, NULL, NULL, NULL, NULL, 0, NULL, 0, NULL};
-    s.heap = (uint32_t *)(s.g + np);
+    /* The portal costs stay with the field (the sampler reads them); the
+    ** rest is scratch, x first for alignment. */
+    qn_vec2 *x = block;
+    search s = {f->mesh, f->radius, f->pg, NULL, NULL, NULL,
+                f->midpoint ? NULL : x, NULL, NULL, 0, NULL, 0, NULL};
+    s.heap = (uint32_t *)(x + np);
     s.pos = s.heap + np;
     s.via = (uint8_t *)(s.pos + np);
     full_search(f, &s);
@@ -305,17 +354,16 @@ static void reseed(search *s, const qn_field *f, uint32_t v) {
     if (s->pos[v] == CLOSED) return;
     for (int side = 0; side < 2; side++) {
         uint32_t q = m->portals[v].q[side];
+        if (m->blocked[q]) continue;
         uint32_t gi = goal_in_quad(f, q);
         for (; gi != QN_NONE && gi < f->goal_count && f->goals[gi].quad == q; gi++)
-            improve(s, v, m->cost[q] * qn__len(qn__sub(m->portals[v].mid, f->goals[gi].at)),
-                    (uint8_t)side, QN_NONE);
-        uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
-        const float *row = &m->qdist[m->qd_start[q] + (size_t)m->portals[v].local[side] * k];
-        for (uint32_t j = 0; j < k; j++) {
-            uint32_t u = m->qp_list[base + j];
+            offer_from_point(s, v, q, f->goals[gi].at, 0.0f, QN_NONE);
+        for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+            uint32_t u = m->qp_list[k];
             if (u == v || (s->via[u] & AFFECTED) || s->pos[u] == CLOSED || s->g[u] == INFINITY)
                 continue;
-            improve(s, v, s->g[u] + m->cost[q] * row[j], (uint8_t)side, u);
+            qn_vec2 xu = s->x ? s->x[u] : m->portals[u].mid;
+            offer_from_point(s, v, q, xu, s->g[u], u);
         }
     }
 }
@@ -453,27 +501,28 @@ static qn_status place_goals(qn_field *f, const qn_vec2 *goals, qn_error *err) {
 /* ---- create / destroy -------------------------------------------------------- */
 
 static size_t tree_bytes(uint32_t portals) {
-    return (size_t)portals * (sizeof(float) + 6 * sizeof(uint32_t) + 1);
+    return (size_t)portals * (sizeof(qn_vec2) + sizeof(float) + 6 * sizeof(uint32_t) + 1);
 }
 
 static void tree_free(qn_field *f) {
     if (!f->tree) return;
-    qn__free(&f->alloc, f->tree->g, tree_bytes(f->mesh->portal_count));
+    qn__free(&f->alloc, f->tree->x, tree_bytes(f->mesh->portal_count));
     qn__free(&f->alloc, f->tree, sizeof *f->tree);
 }
 
 static qn_status tree_alloc(qn_field *f, qn_error *err) {
     uint32_t np = f->mesh->portal_count;
     f->tree = qn__calloc(&f->alloc, 1, sizeof *f->tree);
-    float *g = f->tree ? qn__alloc(&f->alloc, tree_bytes(np)) : NULL;
-    if (!g) {
+    qn_vec2 *x = f->tree ? qn__alloc(&f->alloc, tree_bytes(np)) : NULL;
+    if (!x) {
         qn__free(&f->alloc, f->tree, sizeof *f->tree);
         f->tree = NULL;
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (repair state)");
     }
     qn__tree *t = f->tree;
-    t->g = g;
-    t->pred = (uint32_t *)(g + np);
+    t->x = x;
+    t->g = (float *)(x + np);
+    t->pred = (uint32_t *)(t->g + np);
     t->child = t->pred + np;
     t->sib = t->child + np;
     t->heap = t->sib + np;
@@ -485,6 +534,7 @@ static qn_status tree_alloc(qn_field *f, qn_error *err) {
 void qn_field_destroy(qn_field *field) {
     if (!field) return;
     qn_allocator a = field->alloc;
+    if (!field->tree) qn__free(&a, field->pg, (size_t)field->mesh->portal_count * sizeof(float));
     tree_free(field);
     qn__free(&a, field->slots, (size_t)field->mesh->quad_count * sizeof(qn__slot));
     qn__free(&a, field->goals, (size_t)field->goal_count * sizeof(qn__goal));
@@ -501,6 +551,9 @@ static qn_status check_args(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t 
     if (opts && (!isfinite(opts->radius) || opts->radius < 0.0f))
         return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "radius %g is not finite and >= 0",
                         (double)opts->radius);
+    if (opts && opts->lookahead > QN_MAX_LOOKAHEAD)
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "lookahead %u is above %u",
+                        opts->lookahead, QN_MAX_LOOKAHEAD);
     return QN_OK;
 }
 
@@ -517,6 +570,10 @@ qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t go
     f->alloc = a;
     f->mesh = mesh;
     f->radius = opts ? opts->radius : 0.0f;
+    f->lookahead = opts && opts->lookahead ? opts->lookahead : QN_DEFAULT_LOOKAHEAD;
+    /* Repair reproduces a rebuild exactly only for the plain graph model: the
+    ** nearest-point model depends on the order portals are settled in. */
+    f->midpoint = opts && (opts->midpoint_costs || opts->repairable);
     f->goal_count = goal_count;
     f->version = mesh->version;
     f->slots = qn__alloc(&a, (size_t)mesh->quad_count * sizeof(qn__slot));
@@ -524,6 +581,11 @@ qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t go
     if (!f->slots || !f->goals) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     if (st == QN_OK) st = place_goals(f, goals, err);
     if (st == QN_OK && opts && opts->repairable) st = tree_alloc(f, err);
+    if (st == QN_OK && f->tree) f->pg = f->tree->g;
+    else if (st == QN_OK) {
+        f->pg = qn__alloc(&a, (size_t)mesh->portal_count * sizeof(float));
+        if (!f->pg) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
+    }
     if (st == QN_OK) st = build(f, err);
     if (st != QN_OK) {
         qn_field_destroy(f);
@@ -531,7 +593,8 @@ qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t go
     }
     f->bytes = sizeof *f + (size_t)mesh->quad_count * sizeof(qn__slot) +
                (size_t)goal_count * sizeof(qn__goal) +
-               (f->tree ? sizeof *f->tree + tree_bytes(mesh->portal_count) : 0);
+               (f->tree ? sizeof *f->tree + tree_bytes(mesh->portal_count)
+                        : (size_t)mesh->portal_count * sizeof(float));
     *out = f;
     return QN_OK;
 }

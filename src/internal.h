@@ -169,6 +169,7 @@ typedef struct qn__goal {
 ** costs, the shortest-path tree over portals (parent, first child, next
 ** sibling), the side each cost came through, and an idle heap. */
 typedef struct qn__tree {
+    qn_vec2 *x; /* where the best path crosses each portal */
     float *g;
     uint32_t *pred, *child, *sib;
     uint32_t *heap, *pos;
@@ -179,8 +180,11 @@ struct qn_field {
     qn_allocator alloc;
     const qn_mesh *mesh;
     float radius;
+    uint32_t lookahead; /* portals the sampler looks through; <= 2: edge projection */
+    bool midpoint;      /* portal-to-portal costs between mid points */
     uint32_t goal_count;
     qn__slot *slots;
+    float *pg;      /* cost of each portal (the tree's g when repairable) */
     qn__goal *goals;
     qn__tree *tree; /* NULL unless built repairable */
     uint64_t version; /* mesh version the field reflects */

@@ -158,7 +158,12 @@ static qn_status map_header_line(const text_line *l, uint32_t line, map_header *
                                 is_h ? "height" : "width", (int)t[1].n, t[1].s,
                                 QN_MAX_GRID_SIDE),
                   line, t[1].column);
-    *(is_h ? &h->height : &h->width) = v;
+    uint32_t *field = is_h ? &h->height : &h->width;
+    if (*field)
+        return at(err, qn__fail(err, QN_E_MAP_SYNTAX, QN_NONE, "line %u: %s given twice", line,
+                                is_h ? "height" : "width"),
+                  line, t[0].column);
+    *field = v;
     return QN_OK;
 }
 

@@ -1,34 +1,49 @@
 /*
 ** path.c: point-to-point paths and line of sight.
 **
-** A path query runs A* over the same graph as an instance (field.c): nodes
-** are portals, plus one node for the goal point. The start point reaches
-** each open portal of its quad for the distance to the portal's mid point
-** times the quad's cost; inside a quad, portal to portal costs the distance
-** between mid points times the quad's cost; a portal of the goal quad
-** reaches the goal node for its distance to the goal point times that
+** Cost. A path query runs A* over the same graph as an instance (field.c):
+** nodes are portals, plus one node for the goal point. The start point
+** reaches each open portal of its quad for the distance to the portal's mid
+** point times the quad's cost; inside a quad, portal to portal costs the
+** distance between mid points times the quad's cost; a portal of the goal
+** quad reaches the goal node for its distance to the goal point times that
 ** quad's cost. The heuristic is the straight distance to the goal times the
 ** lowest quad cost, which is consistent, so a node is settled once.
 **
-** The corridor of portals the search found is then string-pulled with the
-** funnel algorithm. Each portal end point is a circle of the agent's
-** radius (a hair's width for a point agent) that the path keeps on one
-** side: the funnel compares the directions of tangent lines instead of
-** rays, and the final polyline goes around each corner it bends at with a
-** few segments just outside that circle. So the crossing of every portal
-** stays `radius` away from its end points, as the sampler's inset does, and
-** corners are not cut closer than the radius either.
+** Corridor. Mid points are a coarse stand-in for where a path crosses a
+** long portal, so the corridor of that search can go round the wrong side
+** of a wall. When every open quad costs the same, the corridor comes from an
+** exact any-angle search instead: its states are a root (the start, or a
+** corner the path bends at) and an interval of a portal visible from it;
+** expanding one projects the interval across the next quad, onto the parts
+** of its boundary seen from the root, and, behind a corner at an end of the
+** interval, onto the parts seen only from that corner (a new root). The
+** heuristic is the length of the shortest line from the root through the
+** interval to the goal, so the first goal state taken from the open list
+** ends a shortest path. With differing costs the cost search's corridor is
+** used.
 **
-** All scratch lives in the qn_pathfinder and is reset per query by a
-** generation stamp, so a query touches only the nodes it explores.
+** Waypoints. The corridor is string-pulled with the funnel algorithm. Each
+** portal end point is a circle of the agent's radius (a hair's width for a
+** point agent) that the path keeps on one side: the funnel compares the
+** directions of tangent lines instead of rays, and the polyline goes round
+** each corner it bends at with a few segments just outside that circle. So
+** the crossing of every portal stays `radius` away from its end points, as
+** the sampler's inset does, and corners are not cut closer than the radius.
+**
+** All scratch lives in the qn_pathfinder and is reset per query by
+** generation stamps, so a query touches only what it explores. Only the
+** any-angle search's node pool grows, and keeps its size between queries.
 */
 #include "internal.h"
 
 #include <float.h>
+#include <stdlib.h>
 
 #define CLOSED (QN_NONE - 1u)
 #define SIDE_BIT 0x80000000u
 #define PI_F 3.14159265358979f
+#define START_ROOT (QN_NONE - 1u) /* root id of the start point */
 
 /* A funnel vertex: a circle of radius r around k that the path keeps on its
 ** left (side +1) or right (side -1), or a plain point (side 0, r 0). */
@@ -38,53 +53,246 @@ typedef struct fvert {
     float side;
 } fvert;
 
+/* An any-angle search state: root r sees the interval from R (right) to L
+** (left) of sub-edge `sub` of quad `quad`, which it is about to enter. A
+** goal state has quad QN_NONE. */
+typedef struct anode {
+    qn_vec2 r, L, R;
+    float g, f;
+    uint32_t parent, quad, sub, rvid;
+} anode;
+
 struct qn_pathfinder {
     qn_allocator alloc;
     const qn_mesh *mesh;
-    uint32_t np;   /* portals; node np is the goal point */
-    float hscale;  /* lowest quad cost: the heuristic's distance factor */
-    uint64_t hversion; /* mesh version hscale was taken at */
-    uint32_t gen;  /* generation of the current query */
+    uint32_t np, nq;   /* portals (node np is the goal point) and quads */
+    float hscale;      /* lowest open quad cost: the heuristic's factor */
+    bool uniform;      /* every open quad costs the same */
+    uint64_t hversion; /* mesh version hscale and uniform were taken at */
+    uint32_t gen;      /* generation of the current query */
     uint32_t heap_n;
+    /* cost search, one slot per portal plus the goal */
     float *g, *f;
     uint32_t *parent, *pos, *stamp, *heap;
     uint8_t *via;       /* side of the portal's quad it was reached through */
     uint32_t *corridor; /* portal | SIDE_BIT when entered from its q[1] */
     fvert *verts;       /* the funnel's output: np + 2 */
+    /* Each quad's boundary as a cycle of vertices (corners and portal end
+    ** points); sub-edge j runs from vertex j to j + 1 and is a portal or a
+    ** wall (QN_NONE). Equal points share a vertex id. */
+    uint32_t *bstart; /* nq + 1 */
+    qn_vec2 *bv;
+    uint32_t *bportal, *bvid;
+    uint32_t *psub; /* 2 per portal: its sub-edge in q[0] and in q[1] */
+    uint32_t nb;    /* boundary vertices */
+    float *vbest;   /* per vertex id: best cost as a root this query */
+    uint32_t *vstamp;
+    uint32_t *qstamp, *qvid; /* per quad: entered from root qvid on its edge */
+    float *qg;               /* ... at that cost */
     void *block;
     size_t block_bytes;
-    size_t bytes;
+    /* the any-angle search's node pool and open list (they grow) */
+    anode *nodes;
+    uint32_t *aheap;
+    uint32_t ncap, hcap, nn, an, nmax;
 };
 
 /* ---- create / destroy ---------------------------------------------------- */
 
-/* Bytes of scratch for np portals, or 0 on overflow. */
-static size_t scratch_bytes(uint32_t np) {
-    size_t nodes = (size_t)np + 1, v = (size_t)np + 2;
-    size_t per_node = 2 * sizeof(float) + 4 * sizeof(uint32_t) + 1;
-    if (nodes > SIZE_MAX / 64) return 0;
-    return v * sizeof(fvert) + nodes * per_node + (size_t)np * sizeof(uint32_t);
+/* Places every fixed array in one block (base NULL: only measures it). */
+static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
+    uint64_t off = 0, nodes = (uint64_t)pf->np + 1;
+#define TAKE(field, count)                                                  \
+    do {                                                                    \
+        if (base) pf->field = (void *)(base + off);                         \
+        off += (uint64_t)(count) * sizeof *pf->field;                       \
+    } while (0)
+    TAKE(verts, (uint64_t)pf->np + 2);
+    TAKE(bv, nbmax);
+    TAKE(g, nodes);
+    TAKE(f, nodes);
+    TAKE(vbest, nbmax);
+    TAKE(qg, pf->nq);
+    TAKE(parent, nodes);
+    TAKE(pos, nodes);
+    TAKE(stamp, nodes);
+    TAKE(heap, nodes);
+    TAKE(corridor, pf->np);
+    TAKE(bstart, (uint64_t)pf->nq + 1);
+    TAKE(bportal, nbmax);
+    TAKE(bvid, nbmax);
+    TAKE(psub, 2 * (uint64_t)pf->np);
+    TAKE(vstamp, nbmax);
+    TAKE(qstamp, pf->nq);
+    TAKE(qvid, pf->nq);
+    TAKE(via, nodes);
+#undef TAKE
+    return off;
 }
 
-static void carve(qn_pathfinder *pf) {
-    size_t nodes = (size_t)pf->np + 1;
-    pf->verts = pf->block;
-    pf->g = (float *)(pf->verts + pf->np + 2);
-    pf->f = pf->g + nodes;
-    pf->parent = (uint32_t *)(pf->f + nodes);
-    pf->pos = pf->parent + nodes;
-    pf->stamp = pf->pos + nodes;
-    pf->heap = pf->stamp + nodes;
-    pf->corridor = pf->heap + nodes;
-    pf->via = (uint8_t *)(pf->corridor + pf->np);
-    memset(pf->stamp, 0, nodes * sizeof(uint32_t));
+static inline uint8_t side_in(const qn_mesh *m, uint32_t e, uint32_t q) {
+    return m->portals[e].q[0] == q ? 0 : 1;
 }
 
-static float lowest_cost(const qn_mesh *m) {
-    float lo = QN_MAX_QUAD_COST;
-    for (uint32_t q = 0; q < m->quad_count; q++)
-        if (m->cost[q] < lo) lo = m->cost[q];
-    return lo;
+/* A portal's extent along a quad edge, from the edge's first corner. */
+typedef struct spos {
+    float lo, hi;
+    uint32_t e;
+    qn_vec2 plo, phi;
+} spos;
+
+static int cmp_spos(const void *a, const void *b) {
+    float x = ((const spos *)a)->lo, y = ((const spos *)b)->lo;
+    return (x > y) - (x < y);
+}
+
+static void push_bv(qn_pathfinder *pf, qn_vec2 p) {
+    pf->bv[pf->nb] = p;
+    pf->bportal[pf->nb++] = QN_NONE;
+}
+
+/* The portals of quad q on its edge i, sorted along it, into tmp. */
+static uint32_t edge_portals(const qn_mesh *m, uint32_t q, int i, qn_vec2 c0, qn_vec2 u,
+                             spos *tmp) {
+    uint32_t cnt = 0;
+    for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
+        uint32_t e = m->qp_list[j];
+        const qn__portal *p = &m->portals[e];
+        if (p->edge[side_in(m, e, q)] != i) continue;
+        float s0 = qn__dot(qn__sub(p->p0, c0), u), s1 = qn__dot(qn__sub(p->p1, c0), u);
+        spos a = {s0, s1, e, p->p0, p->p1}, b = {s1, s0, e, p->p1, p->p0};
+        tmp[cnt++] = s0 <= s1 ? a : b;
+    }
+    if (cnt > 1) qsort(tmp, cnt, sizeof *tmp, cmp_spos);
+    return cnt;
+}
+
+/* Quad q's boundary: each edge's first corner, then the end points of the
+** portals along it; a portal reaching the next corner ends there. */
+static void build_boundary(qn_pathfinder *pf, uint32_t q, spos *tmp) {
+    const qn_mesh *m = pf->mesh;
+    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    float tol = 4.0f * m->eps;
+    uint32_t base = pf->nb;
+    for (int i = 0; i < 4; i++) {
+        qn_vec2 c0 = k[i], d = qn__sub(k[(i + 1) & 3], c0);
+        float len = qn__len(d), cur = 0.0f;
+        uint32_t cnt = edge_portals(m, q, i, c0, qn__scale(d, 1.0f / len), tmp);
+        push_bv(pf, c0);
+        for (uint32_t j = 0; j < cnt; j++) {
+            if (tmp[j].lo > cur + tol) push_bv(pf, tmp[j].plo);
+            pf->bportal[pf->nb - 1] = tmp[j].e;
+            pf->psub[2 * tmp[j].e + side_in(m, tmp[j].e, q)] = pf->nb - 1 - base;
+            cur = tmp[j].hi;
+            if (cur < len - tol) push_bv(pf, tmp[j].phi);
+        }
+    }
+}
+
+typedef struct vkey {
+    float x, y;
+    uint32_t i;
+} vkey;
+
+static int cmp_vkey(const void *a, const void *b) {
+    const vkey *p = a, *q = b;
+    if (p->x != q->x) return p->x < q->x ? -1 : 1;
+    return (p->y > q->y) - (p->y < q->y);
+}
+
+/* Boundaries of every quad and vertex ids; temporary memory from the
+** pathfinder's allocator. */
+static qn_status build_boundaries(qn_pathfinder *pf, qn_error *err) {
+    const qn_mesh *m = pf->mesh;
+    uint32_t maxk = 1;
+    for (uint32_t q = 0; q < pf->nq; q++)
+        if (m->qp_start[q + 1] - m->qp_start[q] > maxk) maxk = m->qp_start[q + 1] - m->qp_start[q];
+    size_t tbytes = (size_t)maxk * sizeof(spos), kbytes = (size_t)(4 * (size_t)pf->nq + 4 * (size_t)pf->np) * sizeof(vkey);
+    spos *tmp = qn__alloc(&pf->alloc, tbytes);
+    vkey *keys = qn__alloc(&pf->alloc, kbytes);
+    qn_status st = QN_OK;
+    if (!tmp || !keys) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
+    for (uint32_t q = 0; st == QN_OK && q < pf->nq; q++) {
+        pf->bstart[q] = pf->nb;
+        build_boundary(pf, q, tmp);
+    }
+    if (st == QN_OK) {
+        pf->bstart[pf->nq] = pf->nb;
+        for (uint32_t i = 0; i < pf->nb; i++) keys[i] = (vkey){pf->bv[i].x, pf->bv[i].y, i};
+        if (pf->nb > 1) qsort(keys, pf->nb, sizeof *keys, cmp_vkey);
+        for (uint32_t i = 0, id = 0; i < pf->nb; i++) {
+            if (i > 0 && cmp_vkey(&keys[i - 1], &keys[i]) != 0) id++;
+            pf->bvid[keys[i].i] = id;
+        }
+    }
+    qn__free(&pf->alloc, tmp, tbytes);
+    qn__free(&pf->alloc, keys, kbytes);
+    return st;
+}
+
+/* The node pool starts small and doubles up to nmax states per query. */
+static qn_status grow_nodes(qn_pathfinder *pf) {
+    if (pf->ncap >= pf->nmax) return QN_E_LIMIT;
+    uint32_t want = pf->ncap ? (pf->ncap > pf->nmax / 2 ? pf->nmax : 2 * pf->ncap) : 256;
+    if (pf->ncap < want) {
+        anode *n = qn__realloc(&pf->alloc, pf->nodes, (size_t)pf->ncap * sizeof(anode),
+                               (size_t)want * sizeof(anode));
+        if (!n) return QN_E_NOMEM;
+        pf->nodes = n;
+        pf->ncap = want;
+    }
+    if (pf->hcap < want) {
+        uint32_t *h = qn__realloc(&pf->alloc, pf->aheap, (size_t)pf->hcap * sizeof(uint32_t),
+                                  (size_t)want * sizeof(uint32_t));
+        if (!h) return QN_E_NOMEM;
+        pf->aheap = h;
+        pf->hcap = want;
+    }
+    return QN_OK;
+}
+
+/* Lowest open quad cost, and whether all open quads cost the same. */
+static void scan_costs(qn_pathfinder *pf) {
+    const qn_mesh *m = pf->mesh;
+    float lo = QN_MAX_QUAD_COST, hi = 1.0f;
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        if (m->blocked[q]) continue;
+        lo = fminf(lo, m->cost[q]);
+        hi = fmaxf(hi, m->cost[q]);
+    }
+    pf->hscale = lo;
+    pf->uniform = hi <= lo;
+    pf->hversion = m->version;
+}
+
+void qn_pathfinder_destroy(qn_pathfinder *pf) {
+    if (!pf) return;
+    qn_allocator a = pf->alloc;
+    qn__free(&a, pf->block, pf->block_bytes);
+    qn__free(&a, pf->nodes, (size_t)pf->ncap * sizeof(anode));
+    qn__free(&a, pf->aheap, (size_t)pf->hcap * sizeof(uint32_t));
+    qn__free(&a, pf, sizeof *pf);
+}
+
+static qn_status alloc_block(qn_pathfinder *pf, qn_error *err) {
+    uint32_t nbmax_ = 0;
+    uint64_t nbmax = 4 * (uint64_t)pf->nq + 4 * (uint64_t)pf->np;
+    if (nbmax >= UINT32_MAX / 2)
+        return qn__fail(err, QN_E_LIMIT, QN_NONE, "mesh too large for a pathfinder");
+    nbmax_ = (uint32_t)nbmax;
+    uint64_t n = layout(pf, NULL, nbmax_);
+    if (n > SIZE_MAX / 2)
+        return qn__fail(err, QN_E_LIMIT, QN_NONE, "pathfinder scratch of %.0f bytes", (double)n);
+    pf->block = qn__alloc(&pf->alloc, (size_t)n);
+    if (!pf->block)
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (pathfinder scratch, %.0f bytes)",
+                        (double)n);
+    pf->block_bytes = (size_t)n;
+    layout(pf, pf->block, nbmax_);
+    memset(pf->stamp, 0, ((size_t)pf->np + 1) * sizeof(uint32_t));
+    memset(pf->vstamp, 0, (size_t)nbmax_ * sizeof(uint32_t));
+    memset(pf->qstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
+    return QN_OK;
 }
 
 qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
@@ -92,39 +300,34 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!mesh || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL argument");
-    size_t n = scratch_bytes(mesh->portal_count);
-    if (n == 0)
-        return qn__fail(err, QN_E_LIMIT, QN_NONE, "%u portals: scratch size overflows",
-                        mesh->portal_count);
     qn_allocator a = qn__allocator(alloc);
     qn_pathfinder *pf = qn__calloc(&a, 1, sizeof *pf);
     if (!pf) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (pathfinder)");
-    pf->block = qn__alloc(&a, n);
-    if (!pf->block) {
-        qn__free(&a, pf, sizeof *pf);
-        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (pathfinder scratch, %zu bytes)",
-                        n);
-    }
     pf->alloc = a;
     pf->mesh = mesh;
     pf->np = mesh->portal_count;
-    pf->block_bytes = n;
-    pf->bytes = sizeof *pf + n;
-    pf->hscale = lowest_cost(mesh);
-    pf->hversion = mesh->version;
-    carve(pf);
+    pf->nq = mesh->quad_count;
+    /* A safety bound on search states; real queries stay far below it. */
+    uint64_t nmax = 64 * ((uint64_t)pf->np + pf->nq) + 4096;
+    pf->nmax = nmax > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)nmax;
+    qn_status st = alloc_block(pf, err);
+    if (st == QN_OK) st = build_boundaries(pf, err);
+    if (st == QN_OK && grow_nodes(pf) != QN_OK)
+        st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (pathfinder nodes)");
+    if (st != QN_OK) {
+        qn_pathfinder_destroy(pf);
+        return st;
+    }
+    scan_costs(pf);
     *out = pf;
     return QN_OK;
 }
 
-void qn_pathfinder_destroy(qn_pathfinder *pf) {
-    if (!pf) return;
-    qn_allocator a = pf->alloc;
-    qn__free(&a, pf->block, pf->block_bytes);
-    qn__free(&a, pf, sizeof *pf);
+size_t qn_pathfinder_bytes(const qn_pathfinder *pf) {
+    if (!pf) return 0;
+    return sizeof *pf + pf->block_bytes + (size_t)pf->ncap * sizeof(anode) +
+           (size_t)pf->hcap * sizeof(uint32_t);
 }
-
-size_t qn_pathfinder_bytes(const qn_pathfinder *pf) { return pf ? pf->bytes : 0; }
 
 /* ---- the open list: a 4-ary heap on f, ties to the larger g ---------------- */
 
@@ -203,10 +406,6 @@ static void improve(query *Q, uint32_t v, float gv, uint32_t par, uint8_t via) {
     heap_up(pf, pf->pos[v]);
 }
 
-static inline uint8_t side_in(const qn_mesh *m, uint32_t e, uint32_t q) {
-    return m->portals[e].q[0] == q ? 0 : 1;
-}
-
 /* From portal u (cost gu), every open portal of quad q = u's side `side`. */
 static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) {
     const qn_mesh *m = Q->m;
@@ -220,10 +419,14 @@ static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) 
     }
 }
 
+/* Starts a query: every stamp older than the new generation reads as unset. */
 static void new_generation(qn_pathfinder *pf) {
     pf->heap_n = 0;
+    pf->nn = pf->an = 0;
     if (++pf->gen == 0) { /* wrapped: forget every stamp */
         memset(pf->stamp, 0, ((size_t)pf->np + 1) * sizeof(uint32_t));
+        memset(pf->vstamp, 0, (size_t)pf->nb * sizeof(uint32_t));
+        memset(pf->qstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
         pf->gen = 1;
     }
 }
@@ -233,7 +436,6 @@ static qn_status search(query *Q, float *cost) {
     qn_pathfinder *pf = Q->pf;
     const qn_mesh *m = Q->m;
     uint32_t goal = pf->np;
-    new_generation(pf);
     float ws = m->cost[Q->qs], wg = m->cost[Q->qg];
     for (uint32_t i = m->qp_start[Q->qs]; i < m->qp_start[Q->qs + 1]; i++) {
         uint32_t v = m->qp_list[i];
@@ -272,6 +474,250 @@ static uint32_t build_corridor(qn_pathfinder *pf) {
         pf->corridor[j] = t;
     }
     return n;
+}
+
+/* ---- the any-angle corridor search ------------------------------------------- */
+
+typedef struct asearch {
+    query *Q;
+    float tol;
+    qn_status st;
+} asearch;
+
+static inline bool abefore(const qn_pathfinder *pf, uint32_t a, uint32_t b) {
+    const anode *x = &pf->nodes[a], *y = &pf->nodes[b];
+    return x->f < y->f || (x->f == y->f && x->g > y->g);
+}
+
+static void apush(asearch *S, const anode *n) {
+    qn_pathfinder *pf = S->Q->pf;
+    if (S->st != QN_OK) return;
+    if (pf->nn == pf->ncap || pf->nn == pf->hcap) {
+        S->st = grow_nodes(pf);
+        if (S->st != QN_OK) return;
+    }
+    uint32_t v = pf->nn++, i = pf->an++;
+    pf->nodes[v] = *n;
+    while (i > 0 && abefore(pf, v, pf->aheap[(i - 1) / 2])) {
+        pf->aheap[i] = pf->aheap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    pf->aheap[i] = v;
+}
+
+static uint32_t apop(qn_pathfinder *pf) {
+    uint32_t top = pf->aheap[0], v = pf->aheap[--pf->an], i = 0, n = pf->an;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && abefore(pf, pf->aheap[c + 1], pf->aheap[c])) c++;
+        if (!abefore(pf, pf->aheap[c], v)) break;
+        pf->aheap[i] = pf->aheap[c];
+        i = c;
+    }
+    if (n > 0) pf->aheap[i] = v;
+    return top;
+}
+
+static float point_segment_dist(qn_vec2 p, qn_vec2 a, qn_vec2 b);
+
+/* Length of the shortest line from root r through the interval R-L to t
+** (t mirrored first when on r's side of the interval's line, since the line
+** must cross it). r on the interval sees everywhere. */
+static float through_interval(qn_vec2 r, qn_vec2 L, qn_vec2 R, qn_vec2 t, bool on) {
+    if (on) return qn__len(qn__sub(t, r));
+    qn_vec2 d = qn__sub(L, R);
+    float dl = qn__len(d), sr = qn__cross(d, qn__sub(r, R)), st = qn__cross(d, qn__sub(t, R));
+    if (dl > 0.0f && sr * st > 0.0f) t = qn__sub(t, qn__scale(qn__v2(-d.y, d.x), 2.0f * st / (dl * dl)));
+    if (qn__cross(qn__sub(R, r), qn__sub(t, r)) < 0.0f)
+        return qn__len(qn__sub(R, r)) + qn__len(qn__sub(t, R));
+    if (qn__cross(qn__sub(t, r), qn__sub(L, r)) < 0.0f)
+        return qn__len(qn__sub(L, r)) + qn__len(qn__sub(t, L));
+    return qn__len(qn__sub(t, r));
+}
+
+/* May vertex id v become a root at cost gv? Only if no cheaper or equal
+** path to it has been a root this query (root-level pruning). */
+static bool root_better(const qn_pathfinder *pf, uint32_t v, float gv) {
+    return pf->vstamp[v] != pf->gen || gv < pf->vbest[v] * (1.0f - 1e-6f);
+}
+
+static void root_record(qn_pathfinder *pf, uint32_t v, float gv) {
+    pf->vstamp[v] = pf->gen;
+    pf->vbest[v] = gv;
+}
+
+/* A sub-edge of the quad being expanded: end points, their vertex ids, the
+** portal. */
+typedef struct sub_edge {
+    qn_vec2 a, b;
+    uint32_t va, vb, e;
+} sub_edge;
+
+/* A state for root rt (id rv, cost g) seeing the part [t0, t1] of sub-edge
+** se of quad `from`. A root on the interval sees all of the next quad; such
+** a quad is entered once per root. An interval in line with the root but
+** beyond it is reached along that line (grazing the boundary): its nearer
+** end, a vertex, becomes the root. Returns whether pushed. */
+static bool add_piece(asearch *S, uint32_t parent, qn_vec2 rt, uint32_t rv, float g,
+                      const sub_edge *se, float t0, float t1, uint32_t from) {
+    qn_pathfinder *pf = S->Q->pf;
+    const qn_mesh *m = S->Q->m;
+    qn_vec2 ab = qn__sub(se->b, se->a);
+    qn_vec2 x0 = qn__add(se->a, qn__scale(ab, t0)), x1 = qn__add(se->a, qn__scale(ab, t1));
+    float len = qn__len(qn__sub(x1, x0));
+    if (!(len > S->tol)) return false;
+    uint32_t nq = qn__portal_other(m, se->e, from);
+    bool on = fabsf(qn__cross(qn__sub(x1, x0), qn__sub(rt, x0))) <= S->tol * len;
+    if (on && point_segment_dist(rt, x0, x1) > S->tol) {
+        bool near0 = qn__dot(qn__sub(x0, rt), qn__sub(x0, rt)) <= qn__dot(qn__sub(x1, rt), qn__sub(x1, rt));
+        float tn = near0 ? t0 : t1;
+        if (tn != 0.0f && tn != 1.0f) return false; /* no corner to turn at */
+        qn_vec2 xn = near0 ? x0 : x1;
+        g += qn__len(qn__sub(xn, rt));
+        rv = tn == 0.0f ? se->va : se->vb;
+        if (!root_better(pf, rv, g)) return false;
+        root_record(pf, rv, g);
+        rt = xn;
+    }
+    if (on) {
+        if (pf->qstamp[nq] == pf->gen && pf->qvid[nq] == rv && g >= pf->qg[nq]) return false;
+        pf->qstamp[nq] = pf->gen;
+        pf->qvid[nq] = rv;
+        pf->qg[nq] = g;
+    }
+    float h = through_interval(rt, x1, x0, S->Q->to, on);
+    anode n = {rt, x1, x0, g, g + h, parent, nq, pf->psub[2 * se->e + side_in(m, se->e, nq)], rv};
+    apush(S, &n);
+    return true;
+}
+
+/* Parameters in [0, 1] where fa + (fb - fa) t >= 0; false when none. */
+static bool clip_nonneg(float fa, float fb, float *t0, float *t1) {
+    if (fa >= 0.0f && fb >= 0.0f) return true;
+    if (fa < 0.0f && fb < 0.0f) return false;
+    float t = fa / (fa - fb);
+    if (fa >= 0.0f) *t1 = fminf(*t1, t);
+    else *t0 = fmaxf(*t0, t);
+    return *t0 < *t1;
+}
+
+/* A corner at an end of the interval, where the path may bend to reach what
+** the root cannot see. */
+typedef struct bend {
+    bool on;
+    qn_vec2 at;
+    uint32_t vid;
+    float g;
+    uint32_t pushed;
+} bend;
+
+static bend bend_at(const asearch *S, const anode *n, qn_vec2 end, uint32_t bi, bool on) {
+    const qn_pathfinder *pf = S->Q->pf;
+    bend b = {false, end, pf->bvid[bi], n->g + qn__len(qn__sub(end, n->r)), 0};
+    qn_vec2 d = qn__sub(end, pf->bv[bi]);
+    b.on = !on && qn__dot(d, d) <= S->tol * S->tol && root_better(pf, b.vid, b.g);
+    if (b.on) b.at = pf->bv[bi];
+    return b;
+}
+
+/* Successors of node ni through sub-edge se of its quad. */
+static void through_sub_edge(asearch *S, uint32_t ni, const anode *n, bool on, bend *br,
+                             bend *bl, const sub_edge *se) {
+    if (on) {
+        add_piece(S, ni, n->r, n->rvid, n->g, se, 0.0f, 1.0f, n->quad);
+        return;
+    }
+    qn_vec2 rr = qn__sub(n->R, n->r), rl = qn__sub(n->L, n->r);
+    qn_vec2 ra = qn__sub(se->a, n->r), rb = qn__sub(se->b, n->r);
+    float fra = qn__cross(rr, ra), frb = qn__cross(rr, rb);
+    float fla = qn__cross(ra, rl), flb = qn__cross(rb, rl);
+    float t0 = 0.0f, t1 = 1.0f;
+    if (clip_nonneg(fra, frb, &t0, &t1) && clip_nonneg(fla, flb, &t0, &t1))
+        add_piece(S, ni, n->r, n->rvid, n->g, se, t0, t1, n->quad);
+    t0 = 0.0f, t1 = 1.0f;
+    if (br->on && clip_nonneg(-fra, -frb, &t0, &t1))
+        br->pushed += add_piece(S, ni, br->at, br->vid, br->g, se, t0, t1, n->quad);
+    t0 = 0.0f, t1 = 1.0f;
+    if (bl->on && clip_nonneg(-fla, -flb, &t0, &t1))
+        bl->pushed += add_piece(S, ni, bl->at, bl->vid, bl->g, se, t0, t1, n->quad);
+}
+
+static sub_edge sub_edge_at(const qn_pathfinder *pf, uint32_t base, uint32_t k, uint32_t s) {
+    uint32_t i = base + s, j = base + (s + 1) % k;
+    sub_edge se = {pf->bv[i], pf->bv[j], pf->bvid[i], pf->bvid[j], pf->bportal[i]};
+    return se;
+}
+
+static void expand(asearch *S, uint32_t ni) {
+    qn_pathfinder *pf = S->Q->pf;
+    const qn_mesh *m = S->Q->m;
+    anode n = pf->nodes[ni]; /* a copy: pushing may move the pool */
+    bool on = point_segment_dist(n.r, n.R, n.L) <= S->tol;
+    if (n.quad == S->Q->qg) {
+        float gt = n.g + through_interval(n.r, n.L, n.R, S->Q->to, on);
+        anode goal = {n.r, n.L, n.R, gt, gt, ni, QN_NONE, 0, n.rvid};
+        apush(S, &goal);
+        return;
+    }
+    uint32_t base = pf->bstart[n.quad], k = pf->bstart[n.quad + 1] - base, j = n.sub;
+    bend br = bend_at(S, &n, n.R, base + (j + 1) % k, on);
+    bend bl = bend_at(S, &n, n.L, base + j, on);
+    for (uint32_t step = 1; step < k; step++) {
+        sub_edge se = sub_edge_at(pf, base, k, (j + step) % k);
+        if (se.e == QN_NONE || !qn__portal_open(m, se.e, S->Q->radius)) continue;
+        through_sub_edge(S, ni, &n, on, &br, &bl, &se);
+    }
+    if (br.pushed) root_record(pf, br.vid, br.g);
+    if (bl.pushed) root_record(pf, bl.vid, bl.g);
+}
+
+/* Seeds: the start sees all of its quad. */
+static void seed_start(asearch *S) {
+    qn_pathfinder *pf = S->Q->pf;
+    uint32_t q = S->Q->qs, base = pf->bstart[q], k = pf->bstart[q + 1] - base;
+    for (uint32_t s = 0; s < k; s++) {
+        sub_edge se = sub_edge_at(pf, base, k, s);
+        if (se.e == QN_NONE || !qn__portal_open(S->Q->m, se.e, S->Q->radius)) continue;
+        add_piece(S, QN_NONE, S->Q->from, START_ROOT, 0.0f, &se, 0.0f, 1.0f, q);
+    }
+}
+
+/* The portals a goal state's chain crosses, into pf->corridor. */
+static bool any_corridor(qn_pathfinder *pf, uint32_t goal, uint32_t *count) {
+    uint32_t n = 0;
+    for (uint32_t v = pf->nodes[goal].parent; v != QN_NONE; v = pf->nodes[v].parent) {
+        const anode *a = &pf->nodes[v];
+        uint32_t e = pf->bportal[pf->bstart[a->quad] + a->sub];
+        if (n == pf->np) return false;
+        pf->corridor[n++] = e | (pf->mesh->portals[e].q[0] == a->quad ? SIDE_BIT : 0u);
+    }
+    for (uint32_t i = 0, j = n ? n - 1 : 0; i < j; i++, j--) {
+        uint32_t t = pf->corridor[i];
+        pf->corridor[i] = pf->corridor[j];
+        pf->corridor[j] = t;
+    }
+    *count = n;
+    return true;
+}
+
+/* Shortest any-angle corridor. QN_OK, QN_E_UNREACHABLE, QN_E_NOMEM, or
+** QN_E_LIMIT when the state bound is hit (the caller falls back). */
+static qn_status any_angle(query *Q, uint32_t *count) {
+    qn_pathfinder *pf = Q->pf;
+    asearch S = {Q, 4.0f * Q->m->eps, QN_OK};
+    pf->nn = pf->an = 0;
+    seed_start(&S);
+    while (S.st == QN_OK && pf->an > 0) {
+        uint32_t ni = apop(pf);
+        const anode *n = &pf->nodes[ni];
+        if (n->quad == QN_NONE) return any_corridor(pf, ni, count) ? QN_OK : QN_E_LIMIT;
+        if (n->rvid != START_ROOT && pf->vstamp[n->rvid] == pf->gen &&
+            n->g > pf->vbest[n->rvid] * (1.0f + 1e-6f))
+            continue; /* its root was reached more cheaply since */
+        expand(&S, ni);
+    }
+    return S.st != QN_OK ? S.st : QN_E_UNREACHABLE;
 }
 
 /* ---- the funnel over circles --------------------------------------------------- */
@@ -506,6 +952,28 @@ static qn_status place_ends(query *Q) {
     return QN_OK;
 }
 
+/* The corridor for the waypoints: any-angle on uniform costs, else (or when
+** the any-angle search gives up) the cost search's. *c gets the model cost
+** when asked for or needed. */
+static qn_status find_corridor(query *Q, float *cost, uint32_t *n) {
+    qn_pathfinder *pf = Q->pf;
+    bool model = cost != NULL || !pf->uniform;
+    float c = 0.0f;
+    qn_status st = model ? search(Q, &c) : QN_OK;
+    if (cost) *cost = c;
+    if (st != QN_OK) return st;
+    if (pf->uniform) {
+        st = any_angle(Q, n);
+        if (st == QN_OK || st == QN_E_NOMEM) return st;
+        if (!model) { /* fall back to the cost search's corridor */
+            st = search(Q, &c);
+            if (st != QN_OK) return st;
+        }
+    }
+    *n = build_corridor(pf);
+    return QN_OK;
+}
+
 qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius,
                        qn_vec2 *waypoints, uint32_t cap, uint32_t *count, float *cost) {
     if (count) *count = 0;
@@ -513,10 +981,6 @@ qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius
     qn_status st = check_find_args(pf, from, to, radius, waypoints, cap, count);
     if (st != QN_OK) return st;
     query Q = {pf, pf->mesh, from, to, QN_NONE, QN_NONE, radius};
-    if (pf->hversion != Q.m->version) { /* costs may have changed: rescan */
-        pf->hscale = lowest_cost(Q.m);
-        pf->hversion = Q.m->version;
-    }
     st = place_ends(&Q);
     if (st != QN_OK) return st;
     const qn_mesh *m = Q.m;
@@ -531,9 +995,11 @@ qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius
         /* Islands join quads over every portal between unblocked quads; a
         ** radius only closes more portals. */
         if (m->island[Q.qs] != m->island[Q.qg]) return QN_E_UNREACHABLE;
-        st = search(&Q, &c);
+        if (pf->hversion != m->version) scan_costs(pf);
+        new_generation(pf);
+        uint32_t n = 0;
+        st = find_corridor(&Q, cost ? &c : NULL, &n);
         if (st != QN_OK) return st;
-        uint32_t n = build_corridor(pf);
         uint32_t nv = run_funnel(&Q, n, corner_radius(m, radius));
         emit_chain(&em, pf->verts, nv, radius > 0.0f ? PI_F / 8.0f : PI_F / 2.0f);
     }

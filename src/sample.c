@@ -68,32 +68,124 @@ static qn_vec2 clamp_through(const frame *fr, qn_vec2 p, float s, qn_vec2 t) {
     return t;
 }
 
-static qn_status steer(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *target) {
+/* The edge-projection rule of the article: two portals deep. */
+static void steer_projection(const qn_field *f, uint32_t q, uint32_t ex, qn_vec2 p,
+                             qn_vec2 *target) {
+    frame fr = portal_frame(f, ex);
+    float s = along(&fr, p), sc = clampf(s, fr.lo, fr.hi);
+    *target = frame_at(&fr, sc);
+    /* Off the span: steer at the nearest crossable end, unless the unit
+    ** already stands on it (within the tolerance); then it goes on through. */
+    if (s != sc && qn__len(qn__sub(*target, p)) > reach_tolerance(f->mesh)) return;
+    qn_vec2 t;
+    if (beyond_target(f, qn__portal_other(f->mesh, ex, q), p, &t))
+        *target = clamp_through(&fr, p, s, t);
+}
+
+/* The crossable part of portal e, seen by a unit leaving quad q: its left
+** and right ends (left: positive cross product with the direction of
+** travel, in the frame where quads have positive area). */
+static void portal_sides(const qn_field *f, uint32_t e, uint32_t q, qn_vec2 *l, qn_vec2 *r) {
+    frame fr = portal_frame(f, e);
+    qn_vec2 lo = frame_at(&fr, fr.lo), hi = frame_at(&fr, fr.hi);
+    bool from_a = f->mesh->portals[e].q[0] == q; /* a is on the left of p0 -> p1 */
+    *l = from_a ? hi : lo;
+    *r = from_a ? lo : hi;
+}
+
+static float side_of(qn_vec2 apex, qn_vec2 ray, qn_vec2 x) {
+    return qn__cross(qn__sub(ray, apex), qn__sub(x, apex));
+}
+
+/*
+** Funnel over the exit chain, `depth` portals deep: the taut line from p
+** through the crossable parts of the portals ahead. Returns the first corner
+** the line bends at, or, when none is met, the goal (if the chain reached
+** it) or the middle of the funnel's far end. The straight line to the answer
+** crosses every portal it meets inside its crossable part, so it stays in
+** the quads of the chain.
+*/
+static void steer_funnel(const qn_field *f, uint32_t q, uint32_t ex, qn_vec2 p, uint32_t depth,
+                         qn_vec2 *target) {
+    const qn_mesh *m = f->mesh;
+    float tol = reach_tolerance(m);
+    qn_vec2 L, R, nl, nr;
+    portal_sides(f, ex, q, &L, &R);
+    bool at_goal_point = false;
+    for (uint32_t i = 1; i < depth; i++) {
+        uint32_t cur = qn__portal_other(m, ex, q), next = f->slots[cur].exit;
+        if (next == QN_NONE) break;
+        if (next & QN__GOAL_BIT) {
+            nl = nr = qn__nearest_goal(f, next & ~QN__GOAL_BIT, p)->at;
+            at_goal_point = true;
+        } else {
+            portal_sides(f, next, cur, &nl, &nr);
+        }
+        if (side_of(p, R, nr) >= 0.0f) { /* nr narrows the right side */
+            if (qn__len(qn__sub(R, p)) <= tol || side_of(p, L, nr) < 0.0f) R = nr;
+            else {
+                *target = L; /* right crosses over left: bend at L */
+                return;
+            }
+        }
+        if (side_of(p, L, nl) <= 0.0f) { /* nl narrows the left side */
+            if (qn__len(qn__sub(L, p)) <= tol || side_of(p, R, nl) > 0.0f) L = nl;
+            else {
+                *target = R;
+                return;
+            }
+        }
+        if (at_goal_point) {
+            *target = nl;
+            return;
+        }
+        q = cur;
+        ex = next;
+    }
+    *target = qn__scale(qn__add(L, R), 0.5f);
+}
+
+/*
+** The portal a unit at p in quad q leaves by. The edge-projection rule
+** (lookahead <= 2) uses the quad's stored exit. Otherwise the unit picks, among
+** the portals into quads with a lower cost than q (so every hop goes strictly
+** downhill and no unit can circle), the one with the least portal cost plus
+** the distance to its nearest crossable point: in a large quad with several
+** ways out, units on different sides leave by different portals.
+*/
+static uint32_t unit_exit(const qn_field *f, uint32_t q, qn_vec2 p) {
     uint32_t ex = f->slots[q].exit;
+    if ((ex & QN__GOAL_BIT) || f->lookahead <= 2) return ex; /* also QN_NONE */
+    const qn_mesh *m = f->mesh;
+    float cq = f->slots[q].cost, w = m->cost[q], best = INFINITY;
+    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+        uint32_t e = m->qp_list[k];
+        if (!(f->slots[qn__portal_other(m, e, q)].cost < cq) || !(f->pg[e] < best)) continue;
+        frame fr = portal_frame(f, e);
+        qn_vec2 x = frame_at(&fr, clampf(along(&fr, p), fr.lo, fr.hi));
+        float c = f->pg[e] + w * qn__len(qn__sub(x, p));
+        if (c < best) best = c, ex = e;
+    }
+    return ex;
+}
+
+static qn_status steer(const qn_field *f, uint32_t q, uint32_t ex, qn_vec2 p, qn_vec2 *target) {
     if (ex == QN_NONE) return QN_E_UNREACHABLE;
     if (ex & QN__GOAL_BIT) {
         *target = qn__nearest_goal(f, ex & ~QN__GOAL_BIT, p)->at;
         qn_vec2 d = qn__sub(*target, p);
         return qn__dot(d, d) <= QN_AT_GOAL_DISTANCE * QN_AT_GOAL_DISTANCE ? QN_AT_GOAL : QN_OK;
     }
-    frame fr = portal_frame(f, ex);
-    float s = along(&fr, p), sc = clampf(s, fr.lo, fr.hi);
-    *target = frame_at(&fr, sc);
-    /* Off the span: steer at the nearest crossable end, unless the unit
-    ** already stands on it (within the tolerance); then it goes on through. */
-    if (s != sc && qn__len(qn__sub(*target, p)) > reach_tolerance(f->mesh)) return QN_OK;
-    qn_vec2 t;
-    if (beyond_target(f, qn__portal_other(f->mesh, ex, q), p, &t))
-        *target = clamp_through(&fr, p, s, t);
+    if (f->lookahead <= 2) steer_projection(f, q, ex, p, target);
+    else steer_funnel(f, q, ex, p, f->lookahead, target);
     return QN_OK;
 }
 
 /* Unit direction toward target. A unit already standing on its aim point at
-** a portal (within the tolerance) steps straight out through that portal. */
-static qn_vec2 direction(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 target) {
+** a portal (within the tolerance) steps straight out through its exit ex. */
+static qn_vec2 direction(const qn_field *f, uint32_t q, uint32_t ex, qn_vec2 p, qn_vec2 target) {
     qn_vec2 d = qn__sub(target, p);
     float len = qn__len(d);
-    uint32_t ex = f->slots[q].exit;
     bool goal_quad = (ex & QN__GOAL_BIT) != 0;
     if (len > reach_tolerance(f->mesh) || (goal_quad && len > 0.0f))
         return qn__scale(d, 1.0f / len);
@@ -105,18 +197,18 @@ static qn_vec2 direction(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 targe
     return qn__v2(-pl->nx[pt->edge[side]], -pl->ny[pt->edge[side]]);
 }
 
-/* A unit standing on its quad's exit portal (within the tolerance, and inside
-** the next quad) counts as already across it. Without this, float noise can
-** keep a unit on the boundary in the quad behind it, aiming back and forth.
-** Costs fall strictly along exits, so this takes a few hops at most (a corner
-** where several portals meet). The first test (distance from the portal's
-** line, signed toward q's inside) almost always ends it. */
-static uint32_t cross_if_on_exit(const qn_field *f, uint32_t q, qn_vec2 p) {
+/* A unit standing on the portal it would leave by (within the tolerance, and
+** inside the next quad) counts as already across it. Without this, float
+** noise can keep a unit on the boundary in the quad behind it, aiming back
+** and forth. Every hop goes to a cheaper quad, so this takes a few hops at
+** most (a corner where several portals meet). The first test (distance from
+** the portal's line, signed toward q's inside) almost always ends it. Sets
+** *ex to the exit for the final quad. */
+static uint32_t cross_if_on_exit(const qn_field *f, uint32_t q, qn_vec2 p, uint32_t *ex_out) {
     const qn_mesh *m = f->mesh;
     float tol = reach_tolerance(m);
-    for (int hops = 0; hops < 4; hops++) {
-        uint32_t ex = f->slots[q].exit;
-        if (ex & QN__GOAL_BIT) break; /* also QN_NONE */
+    uint32_t ex = unit_exit(f, q, p);
+    for (int hops = 0; hops < 4 && !(ex & QN__GOAL_BIT); hops++) { /* also QN_NONE */
         const qn__portal *pt = &m->portals[ex];
         qn_vec2 d = qn__sub(p, pt->p0);
         float h = qn__cross(pt->u, d); /* > 0 inside quad q[0], < 0 inside q[1] */
@@ -126,7 +218,9 @@ static uint32_t cross_if_on_exit(const qn_field *f, uint32_t q, qn_vec2 p) {
         if (s < -tol || s > pt->width + tol) break;
         if (!qn__quad_contains(m, pt->q[1 - side], p)) break;
         q = pt->q[1 - side];
+        ex = unit_exit(f, q, p);
     }
+    *ex_out = ex;
     return q;
 }
 
@@ -154,14 +248,15 @@ static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_
     uint32_t q = (hint < m->quad_count && qn__quad_contains(m, hint, p)) ? hint
                                                                         : qn__locate(m, p, QN_NONE);
     if (q != QN_NONE && m->blocked[q]) q = open_neighbour(m, q, p);
-    if (q != QN_NONE && !m->blocked[q]) q = cross_if_on_exit(f, q, p);
+    uint32_t ex = QN_NONE;
+    if (q != QN_NONE && !m->blocked[q]) q = cross_if_on_exit(f, q, p, &ex);
     if (quad_io) *quad_io = q;
     if (q == QN_NONE) return QN_E_OUTSIDE;
     if (m->blocked[q]) return QN_E_BLOCKED;
     qn_vec2 target;
-    qn_status st = steer(f, q, p, &target);
+    qn_status st = steer(f, q, ex, p, &target);
     if (st != QN_OK) return st;
-    *dir = direction(f, q, p, target);
+    *dir = direction(f, q, ex, p, target);
     return QN_OK;
 }
 

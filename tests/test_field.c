@@ -125,7 +125,7 @@ static void test_against_bellman_ford(void **state) {
             t.blocked[g2] = 0;
             if (!qn_mesh_quad_blocked(m, g2)) goals[ng++] = rect_centre(&t, g2);
         }
-        qn_field_opts o = {0};
+        qn_field_opts o = {.midpoint_costs = true};
         o.radius = (seed % 4 == 0) ? 0.6f : 0.0f;
         qn_field *f = NULL;
         qn_error e;
@@ -144,11 +144,58 @@ static void test_against_bellman_ford(void **state) {
                          expect[q]);
         }
         check_chains(f, m);
-        assert_true(qn_field_bytes(f) <= 64 + 8 * (size_t)t.n + 16 * ng + 64);
+        /* Documented size: 8 bytes a quad, 4 a portal, 16 a goal, a header. */
+        assert_true(qn_field_bytes(f) <= 128 + 8 * (size_t)t.n +
+                                             4 * (size_t)qn_mesh_portal_count(m) + 16 * ng);
         qn_field_destroy(f);
         qn_mesh_destroy(m);
     }
     assert_true(checked_unreachable > 0);
+}
+
+static float seg_dist(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
+    qn_vec2 ab = {b.x - a.x, b.y - a.y};
+    float l2 = ab.x * ab.x + ab.y * ab.y;
+    float t = l2 > 0 ? ((p.x - a.x) * ab.x + (p.y - a.y) * ab.y) / l2 : 0;
+    t = t < 0 ? 0 : (t > 1 ? 1 : t);
+    return dist(p, (qn_vec2){a.x + t * ab.x, a.y + t * ab.y});
+}
+
+/* The default nearest-point model: never cheaper than the straight line
+** from the exit portal to the goal, different from the mid-point model (it
+** is not a bound either way: its greedy crossing points can lose on a zigzag
+** route), and its exit chains fall strictly to the goal. */
+static void test_nearest_point_model(void **state) {
+    (void)state;
+    static tm_mesh t;
+    int tighter = 0;
+    for (uint64_t seed = 1; seed <= 100; seed++) {
+        uint64_t s = seed * 4099;
+        t.n = 0;
+        tm_guillotine(&t, &s, 0, 0, 40, 30, 9, 200);
+        qn_mesh_desc d = tm_desc(&t);
+        qn_mesh *m = NULL;
+        assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+        qn_vec2 goal = rect_centre(&t, tm_rand(&s) % t.n);
+        qn_field_opts near = {0}, mid = {.midpoint_costs = true};
+        qn_field *fn = NULL, *fm = NULL;
+        assert_int_equal(qn_field_create(m, &goal, 1, &near, NULL, &fn, NULL), QN_OK);
+        assert_int_equal(qn_field_create(m, &goal, 1, &mid, NULL, &fm, NULL), QN_OK);
+        for (uint32_t q = 0; q < t.n; q++) {
+            float cn = qn_field_quad_cost(fn, q), cm = qn_field_quad_cost(fm, q);
+            assert_int_equal(isfinite(cn), isfinite(cm));
+            if (!isfinite(cn) || cn == 0) continue;
+            tighter += cn < cm * 0.999f;
+            qn_portal p;
+            qn_mesh_portal(m, qn_field_quad_exit(fn, q), &p);
+            assert_true(cn >= seg_dist(goal, p.p0, p.p1) * (1 - 1e-5f) - 1e-5f);
+        }
+        check_chains(fn, m);
+        qn_field_destroy(fn);
+        qn_field_destroy(fm);
+        qn_mesh_destroy(m);
+    }
+    assert_true(tighter > 100); /* it does shorten paths, often */
 }
 
 /* A narrow doorway closes for a wide agent. */
@@ -266,6 +313,7 @@ static void test_oom(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_bellman_ford),
+        cmocka_unit_test(test_nearest_point_model),
         cmocka_unit_test(test_radius_closes_portals),
         cmocka_unit_test(test_costs_and_cost_at),
         cmocka_unit_test(test_bad_goals),

@@ -143,7 +143,8 @@ static void test_cache_update_repairs(void **state) {
         assert_true(qn_field_is_current(f));
         qn_field *ref = NULL;
         qn_vec2 goal = centre(&t, 0);
-        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &ref, NULL), QN_OK);
+        qn_field_opts ro = {.midpoint_costs = o.repairable}; /* the model each uses */
+        assert_int_equal(qn_field_create(m, &goal, 1, &ro, NULL, &ref, NULL), QN_OK);
         for (uint32_t q = 0; q < t.n; q++) {
             float a = qn_field_quad_cost(f, q), b = qn_field_quad_cost(ref, q);
             assert_true((isinf(a) && isinf(b)) || fabsf(a - b) <= 1e-4f * fmaxf(1, b));

@@ -67,10 +67,10 @@ static void run_sequences(qn_mesh *m, const qn_vec2 *goals, uint32_t ng, uint64_
             for (int c = 0; c < changes; c++) random_change(m, &s, protect);
             assert_int_equal(qn_field_update(rep, &e), QN_OK);
             assert_true(qn_field_is_current(rep));
-            o.repairable = false;
+            /* Repairable fields use mid-point costs: rebuild in that model. */
+            qn_field_opts ro = {.radius = o.radius, .midpoint_costs = true};
             qn_field *ref = NULL;
-            qn_status st = qn_field_create(m, goals, ng, &o, NULL, &ref, &e);
-            o.repairable = true;
+            qn_status st = qn_field_create(m, goals, ng, &ro, NULL, &ref, &e);
             if (st == QN_E_BLOCKED) { /* goal quad blocked: everything unreachable */
                 for (uint32_t q = 0; q < qn_mesh_quad_count(m); q++)
                     if (qn_field_quad_cost(rep, q) != 0)
@@ -149,8 +149,8 @@ static void test_journal_overflow(void **state) {
     assert_true(qn_mesh_version(m) - v0 > 1024);
     assert_false(qn_field_is_current(f));
     assert_int_equal(qn_field_update(f, NULL), QN_OK);
-    o.repairable = false;
-    assert_int_equal(qn_field_create(m, &goal, 1, &o, NULL, &ref, NULL), QN_OK);
+    qn_field_opts ro = {.midpoint_costs = true};
+    assert_int_equal(qn_field_create(m, &goal, 1, &ro, NULL, &ref, NULL), QN_OK);
     expect_equal(f, ref, "overflow");
     /* A change to the same value is no change. */
     uint64_t v1 = qn_mesh_version(m);

@@ -150,14 +150,15 @@ static double median(double *v, int n) {
 }
 
 /* Median over `batches` of the mean microseconds of one field build. */
-static double time_builds(const qn_mesh *m, qn_vec2 goal, int batches, int per_batch) {
+static double time_builds(const qn_mesh *m, qn_vec2 goal, const qn_field_opts *o, int batches,
+                          int per_batch) {
     double t[64];
     if (batches > 64) batches = 64;
     for (int b = 0; b < batches; b++) {
         double t0 = qn_tool_now();
         for (int i = 0; i < per_batch; i++) {
             qn_field *f = NULL;
-            qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL);
+            qn_field_create(m, &goal, 1, o, NULL, &f, NULL);
             qn_field_destroy(f);
         }
         t[b] = (qn_tool_now() - t0) * 1e6 / per_batch;
@@ -173,8 +174,11 @@ static bool bench_instance(qn_bench_report *r, const qn_mesh *m, qn_vec2 goal, b
     if (qn_mesh_locate(m, goal, QN_NONE, &gq) != QN_OK || !graph_build(m, &g)) return false;
     float *gc = malloc((g.np + 1) * sizeof *gc), *qc = malloc(g.nq * sizeof *qc);
     uint32_t *ring = malloc((g.np + 1) * sizeof *ring);
+    /* The naive algorithm runs the plain graph over portal mid points: check
+    ** it against our build of that same model. */
+    qn_field_opts mid = {.midpoint_costs = true};
     qn_field *f = NULL;
-    bool ok = gc && qc && ring && qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL) == QN_OK;
+    bool ok = gc && qc && ring && qn_field_create(m, &goal, 1, &mid, NULL, &f, NULL) == QN_OK;
     if (ok) {
         naive_field(m, &g, goal, gq, gc, ring, qc);
         for (uint32_t q = 0; q < g.nq && ok; q++) {
@@ -185,7 +189,8 @@ static bool bench_instance(qn_bench_report *r, const qn_mesh *m, qn_vec2 goal, b
         }
     }
     if (ok) {
-        double ours = time_builds(m, goal, quick ? 5 : 41, quick ? 20 : 200);
+        double ours = time_builds(m, goal, NULL, quick ? 5 : 41, quick ? 20 : 200);
+        double ours_mid = time_builds(m, goal, &mid, quick ? 5 : 41, quick ? 20 : 200);
         double naive[16];
         int nb = quick ? 3 : 15;
         for (int b = 0; b < nb; b++) {
@@ -194,6 +199,8 @@ static bool bench_instance(qn_bench_report *r, const qn_mesh *m, qn_vec2 goal, b
             naive[b] = (qn_tool_now() - t0) * 1e6;
         }
         qn_bench_add(r, "instance_us_650", ours, "us", "instance build, 650 quads");
+        qn_bench_add(r, "instance_us_650_midpoint", ours_mid, "us",
+                     "  same, mid-point cost model (the naive one's model)");
         qn_bench_add(r, "naive_instance_us_650", median(naive, nb), "us",
                      "  baseline: FIFO open list + linear scan");
         qn_bench_add(r, "instance_bytes_650", (double)qn_field_bytes(f), "bytes",
@@ -287,6 +294,15 @@ static bool bench_sampling(qn_bench_report *r, const qn_mesh *m, qn_vec2 goal, u
         qn_bench_add(r, key, cold, "ns", "  same, no hints (point location each time)");
         snprintf(key, sizeof key, "scan_sample_ns_per_unit_%u", n);
         qn_bench_add(r, key, scan, "ns", "  baseline: point location by scanning all quads");
+        /* The article's two-portal edge projection, same units and hints. */
+        qn_field_opts two = {.lookahead = 2};
+        qn_field *f2 = NULL;
+        if (qn_field_create(m, &goal, 1, &two, NULL, &f2, NULL) == QN_OK) {
+            snprintf(key, sizeof key, "sample_ns_per_unit_%u_edgeproj", n);
+            qn_bench_add(r, key, time_batches(f2, &s, reps, true), "ns",
+                         "  same, two-portal edge projection (lookahead 2)");
+            qn_field_destroy(f2);
+        }
     }
     free(s.pos), free(s.dirs), free(s.hints), free(s.st), free(corners);
     qn_field_destroy(f);
@@ -311,7 +327,8 @@ static void bench_levels(qn_bench_report *r, bool quick) {
         snprintf(key, sizeof key, "instance_us_%s", names[i]);
         snprintf(label, sizeof label, "instance build, %s (%u quads)", names[i],
                  qn_mesh_quad_count(m));
-        qn_bench_add(r, key, time_builds(m, goal, quick ? 3 : 21, quick ? 10 : 100), "us", label);
+        qn_bench_add(r, key, time_builds(m, goal, NULL, quick ? 3 : 21, quick ? 10 : 100), "us",
+                     label);
         qn_level_destroy(level);
     }
 }

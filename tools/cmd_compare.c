@@ -14,7 +14,8 @@
 
 static const char compare_usage[] =
     "usage: quadnav compare LEVEL|MAP [--scen FILE] [--units N] [--seed S] [--radius R]\n"
-    "                       [--step D] [--goal X,Y|NAME] [--json]\n"
+    "                       [--step D] [--goal X,Y|NAME] [--lookahead N]\n"
+    "                       [--midpoint-costs] [--json]\n"
     "Runs the same units in three modes: quad (the level's quads, or the map's\n"
     "rectangle decomposition), grid8 (grid, 8-direction flow) and gridvec (grid,\n"
     "vector flow). A level without a grid is rasterised at cell size 1.\n"
@@ -27,7 +28,8 @@ static const char compare_usage[] =
     "               stretch is distance walked / the octile grid optimum from\n"
     "               the start cell\n"
     "Defaults: 1000 units, seed 1, step 0.2, quad radius 0.25 (on maps and levels\n"
-    "with a grid at most 0.45, as corridors may be one cell wide).\n"
+    "with a grid at most 0.45, as corridors may be one cell wide). --lookahead and\n"
+    "--midpoint-costs set the quad field's options of those names (quadnav.h).\n"
     "One instance is built per distinct goal and mode. Per mode: mean instance\n"
     "build time (build_us), bytes per instance, sampling time per sample\n"
     "(sample_ns), arrived, units, wall contacts (moves that would leave\n"
@@ -110,10 +112,11 @@ float qn_terrain_radius(const qn_terrain *t, float radius) {
 /* ---- arguments -------------------------------------------------------------- */
 
 typedef struct cmp_args {
-    const char *path, *scen, *goal;
+    const char *path, *scen, *goal, *lookahead_arg;
     uint64_t units, seed;
     float radius, step;
-    bool json;
+    uint32_t lookahead; /* 0: the library default */
+    bool json, midpoint;
 } cmp_args;
 
 typedef struct opt_slot {
@@ -124,8 +127,9 @@ typedef struct opt_slot {
 /* Returns 0 to go on, 2 on a usage error (printed), -1 after --help. */
 static int parse_words(int argc, char **argv, cmp_args *a, const char **units, const char **seed,
                        const char **radius, const char **step) {
-    const opt_slot slots[] = {{"--scen", &a->scen}, {"--units", units}, {"--seed", seed},
-                              {"--radius", radius}, {"--step", step},   {"--goal", &a->goal}};
+    const opt_slot slots[] = {{"--scen", &a->scen},     {"--units", units}, {"--seed", seed},
+                              {"--radius", radius},     {"--step", step},   {"--goal", &a->goal},
+                              {"--lookahead", &a->lookahead_arg}};
     for (int i = 1; i < argc; i++) {
         const char *s = argv[i];
         size_t k = 0;
@@ -134,6 +138,8 @@ static int parse_words(int argc, char **argv, cmp_args *a, const char **units, c
         if (!strcmp(s, "--help") || !strcmp(s, "-h")) return fputs(compare_usage, stdout), -1;
         if (!strcmp(s, "--json"))
             a->json = true;
+        else if (!strcmp(s, "--midpoint-costs"))
+            a->midpoint = true;
         else if (k < sizeof slots / sizeof slots[0]) {
             if (i + 1 >= argc) return qn_cli_error("compare: %s needs a value", s), 2;
             *slots[k].value = argv[++i];
@@ -165,6 +171,12 @@ static int parse_args(int argc, char **argv, cmp_args *a) {
         return qn_cli_error("--radius %s: not a number in [0, 10000]", radius), 2;
     if (step && !qn_cli_parse_float(step, 1e-4f, 1e4f, &a->step))
         return qn_cli_error("--step %s: not a number in [0.0001, 10000]", step), 2;
+    uint64_t la = 0;
+    if (a->lookahead_arg && (!qn_cli_parse_u64(a->lookahead_arg, QN_MAX_LOOKAHEAD, &la) || !la))
+        return qn_cli_error("--lookahead %s: not a count from 1 to %u", a->lookahead_arg,
+                            QN_MAX_LOOKAHEAD),
+               2;
+    a->lookahead = (uint32_t)la;
     return 0;
 }
 
@@ -286,14 +298,13 @@ static void instance_free(instance *in) {
 }
 
 /* Builds mode's instance at goal; *seconds gets the build time alone. */
-static bool instance_build(int mode, const qn_terrain *t, qn_vec2 goal, float radius, instance *in,
+static bool instance_build(int mode, const qn_terrain *t, qn_vec2 goal, const qn_field_opts *qo,
+                           instance *in,
                            double *seconds) {
     qn_error e;
     qn_status st;
     if (mode == MODE_QUAD) {
-        qn_field_opts fo;
-        memset(&fo, 0, sizeof fo);
-        fo.radius = radius;
+        qn_field_opts fo = *qo;
         double t0 = qn_tool_now();
         st = qn_field_create(t->mesh, &goal, 1, &fo, NULL, &in->quad, &e);
         *seconds = qn_tool_now() - t0;
@@ -322,14 +333,15 @@ static size_t instance_bytes(const instance *in) {
 /* n starts drawn uniformly over the reachable grid cells (seeded), kept when
 ** quad mode reaches them as well; the reference is the start cell's octile
 ** optimum. */
-static cmp_unit *random_units(const qn_terrain *t, qn_vec2 goal, float radius, const cmp_args *a,
+static cmp_unit *random_units(const qn_terrain *t, qn_vec2 goal, const qn_field_opts *qo,
+                              const cmp_args *a,
                               qn_sim_grid_ctx *gctx) {
     instance q = {0}, g = {0};
     g.gctx = gctx;
     double s;
     cmp_unit *u = calloc((size_t)a->units, sizeof *u);
-    if (!u || !instance_build(MODE_QUAD, t, goal, radius, &q, &s) ||
-        !instance_build(MODE_GRID8, t, goal, radius, &g, &s)) {
+    if (!u || !instance_build(MODE_QUAD, t, goal, qo, &q, &s) ||
+        !instance_build(MODE_GRID8, t, goal, qo, &g, &s)) {
         if (!u) qn_cli_error("out of memory for %llu units", (unsigned long long)a->units);
         return instance_free(&q), instance_free(&g), free(u), NULL;
     }
@@ -433,13 +445,14 @@ static bool run_unit(const instance *in, const cmp_unit *u, float step, mode_acc
 }
 
 /* Units [0, n) share one goal: one instance per mode, then every unit. */
-static bool run_group(const qn_terrain *t, const cmp_unit *u, uint32_t n, float radius, float step,
+static bool run_group(const qn_terrain *t, const cmp_unit *u, uint32_t n, const qn_field_opts *qo,
+                      float step,
                       qn_sim_grid_ctx *gctx, mode_acc *acc) {
     for (int mode = 0; mode < MODE_COUNT; mode++) {
         instance in = {0};
         in.gctx = gctx;
         double s;
-        if (!instance_build(mode, t, u[0].goal, radius, &in, &s)) return false;
+        if (!instance_build(mode, t, u[0].goal, qo, &in, &s)) return false;
         acc[mode].build_s += s;
         acc[mode].builds++;
         acc[mode].bytes += (double)instance_bytes(&in);
@@ -464,7 +477,8 @@ static bool same_goal(const cmp_unit *a, const cmp_unit *b) {
 }
 
 /* Runs every unit in every mode, grouped by goal; *goals gets their number. */
-static bool run_all(const qn_terrain *t, cmp_unit *u, uint32_t n, float radius, float step,
+static bool run_all(const qn_terrain *t, cmp_unit *u, uint32_t n, const qn_field_opts *qo,
+                    float step,
                     mode_acc *acc, uint32_t *goals) {
     qn_sim_grid_ctx *gctx = calloc(1, sizeof *gctx);
     bool ok = gctx != NULL;
@@ -478,7 +492,7 @@ static bool run_all(const qn_terrain *t, cmp_unit *u, uint32_t n, float radius, 
     for (uint32_t i = 0, j; ok && i < n; i = j) {
         for (j = i + 1; j < n && same_goal(&u[i], &u[j]); j++) {
         }
-        ok = run_group(t, u + i, j - i, radius, step, gctx, acc);
+        ok = run_group(t, u + i, j - i, qo, step, gctx, acc);
         ++*goals;
     }
     free(gctx);
@@ -578,12 +592,13 @@ static void print_table(const run_info *ri, mode_acc *acc) {
 
 /* ---- the command ------------------------------------------------------------------------ */
 
-static cmp_unit *make_units(const cmp_args *a, const qn_terrain *t, float radius, uint32_t *n) {
+static cmp_unit *make_units(const cmp_args *a, const qn_terrain *t, const qn_field_opts *qo,
+                            uint32_t *n) {
     if (a->scen) return scen_units(a->scen, t->grid, a->units, n);
     qn_vec2 goal;
     if (!pick_goal(t, a, &goal)) return NULL;
     qn_sim_grid_ctx *gctx = calloc(1, sizeof *gctx);
-    cmp_unit *u = gctx ? random_units(t, goal, radius, a, gctx) : NULL;
+    cmp_unit *u = gctx ? random_units(t, goal, qo, a, gctx) : NULL;
     if (!gctx) qn_cli_error("out of memory");
     free(gctx);
     *n = u ? (uint32_t)a->units : 0;
@@ -597,13 +612,17 @@ int qn_tool_compare(int argc, char **argv) {
     qn_terrain t;
     mode_acc acc[MODE_COUNT] = {{0}};
     run_info ri = {&a, &t, 0, 0, 0.0f};
+    qn_field_opts qo = {0};
     cmp_unit *u = NULL;
     rc = 1;
     if (qn_terrain_load(a.path, true, true, &t)) {
         ri.radius = qn_terrain_radius(&t, a.radius);
-        u = make_units(&a, &t, ri.radius, &ri.units);
+        qo.radius = ri.radius;
+        qo.lookahead = a.lookahead;
+        qo.midpoint_costs = a.midpoint;
+        u = make_units(&a, &t, &qo, &ri.units);
     }
-    if (u && run_all(&t, u, ri.units, ri.radius, a.step, acc, &ri.goals)) {
+    if (u && run_all(&t, u, ri.units, &qo, a.step, acc, &ri.goals)) {
         a.json ? print_json(&ri, acc) : print_table(&ri, acc);
         rc = 0;
     }

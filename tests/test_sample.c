@@ -17,13 +17,16 @@ typedef struct fixture {
     qn_field *f;
 } fixture;
 
-static void make(fixture *x, qn_vec2 goal, float radius) {
+static void make_la(fixture *x, qn_vec2 goal, float radius, uint32_t lookahead) {
     qn_mesh_desc d = tm_desc(&x->t);
     qn_error e;
     if (qn_mesh_create(&d, NULL, &x->m, &e) != QN_OK) fail_msg("%s", e.message);
-    qn_field_opts o = {.radius = radius};
+    qn_field_opts o = {.radius = radius, .lookahead = lookahead};
     if (qn_field_create(x->m, &goal, 1, &o, NULL, &x->f, &e) != QN_OK) fail_msg("%s", e.message);
 }
+
+/* The geometry cases below are the article's two-portal edge projection. */
+static void make(fixture *x, qn_vec2 goal, float radius) { make_la(x, goal, radius, 2); }
 
 static void unmake(fixture *x) {
     qn_field_destroy(x->f);
@@ -113,6 +116,53 @@ static void test_next_portal(void **state) {
     unmake(&x);
 }
 
+/* Around a bend made of many small quads: the two-portal rule aims at the
+** next portal; the funnel aims straight at the inner corner (inset by the
+** radius) it has to pass. */
+static void test_funnel_corner(void **state) {
+    (void)state;
+    static fixture x;
+    for (int la = 0; la < 2; la++) {
+        memset(&x, 0, sizeof x);
+        for (int i = 0; i < 10; i++) tm_add_rect(&x.t, (float)i, 0, (float)i + 1, 2); /* east */
+        for (int j = 0; j < 6; j++) tm_add_rect(&x.t, 8, 2 + (float)j, 10, 3 + (float)j); /* south */
+        make_la(&x, (qn_vec2){9, 7.5f}, 0.25f, la ? 0 : 2);
+        qn_vec2 p = {0.5f, 1.0f}, dir;
+        assert_int_equal(qn_field_sample(x.f, p, NULL, &dir), QN_OK);
+        if (la) { /* funnel: the inner corner is at (8, 2); the last east-west
+                   ** portal, x = 8, may be crossed up to y = 2 - 0.25 */
+            float dx = 8.0f - p.x, dy = 1.75f - p.y, l = hypotf(dx, dy);
+            assert_float_equal(dir.x, dx / l, 1e-3);
+            assert_float_equal(dir.y, dy / l, 1e-3);
+        } else { /* two portals: through x = 1 toward the portal at x = 2 */
+            assert_float_equal(dir.x, 1.0, 1e-3);
+        }
+        /* Either way, the straight line to the aim stays inside. */
+        qn_vec2 far = {p.x + dir.x * 7.0f, p.y + dir.y * 7.0f};
+        assert_int_equal(qn_mesh_segment_inside(x.m, p, far, QN_NONE, NULL), QN_OK);
+        unmake(&x);
+    }
+}
+
+/* A unit in a big quad with two ways out leaves by the one that is best from
+** where it stands, not by the quad's single stored exit. */
+static void test_exit_from_position(void **state) {
+    (void)state;
+    static fixture x;
+    memset(&x, 0, sizeof x);
+    tm_add_rect(&x.t, 0, 0, 20, 4);   /* 0: a wide hall */
+    tm_add_rect(&x.t, 0, 4, 2, 10);   /* 1: west shaft */
+    tm_add_rect(&x.t, 18, 4, 20, 10); /* 2: east shaft */
+    tm_add_rect(&x.t, 0, 10, 20, 12); /* 3: goal corridor */
+    make_la(&x, (qn_vec2){10, 11}, 0.25f, 0);
+    qn_vec2 dir;
+    assert_int_equal(qn_field_sample(x.f, (qn_vec2){1, 1}, NULL, &dir), QN_OK);
+    assert_true(dir.y > 0 && dir.x < 0.3f); /* down the west shaft */
+    assert_int_equal(qn_field_sample(x.f, (qn_vec2){19, 1}, NULL, &dir), QN_OK);
+    assert_true(dir.y > 0 && dir.x > -0.3f); /* down the east shaft */
+    unmake(&x);
+}
+
 static void test_statuses(void **state) {
     (void)state;
     static fixture x;
@@ -184,6 +234,8 @@ int main(void) {
         cmocka_unit_test(test_projection_outside),
         cmocka_unit_test(test_corner_clamp),
         cmocka_unit_test(test_next_portal),
+        cmocka_unit_test(test_funnel_corner),
+        cmocka_unit_test(test_exit_from_position),
         cmocka_unit_test(test_statuses),
         cmocka_unit_test(test_batch_matches_single),
     };

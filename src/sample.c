@@ -153,18 +153,27 @@ static void steer_funnel(const qn_field *f, uint32_t q, uint32_t ex, qn_vec2 p, 
 ** the distance to its nearest crossable point: in a large quad with several
 ** ways out, units on different sides leave by different portals.
 */
+/* Portal e's cost plus the weighted distance from p to its crossable part. */
+static float portal_offer(const qn_field *f, uint32_t e, qn_vec2 p, float w) {
+    frame fr = portal_frame(f, e);
+    qn_vec2 x = frame_at(&fr, clampf(along(&fr, p), fr.lo, fr.hi));
+    return f->pg[e] + w * qn__len(qn__sub(x, p));
+}
+
 static uint32_t unit_exit(const qn_field *f, uint32_t q, qn_vec2 p) {
     uint32_t ex = f->slots[q].exit;
     if ((ex & QN__GOAL_BIT) || f->lookahead <= 2) return ex; /* also QN_NONE */
     const qn_mesh *m = f->mesh;
-    float cq = f->slots[q].cost, w = m->cost[q], best = INFINITY;
+    float cq = f->slots[q].cost, w = m->cost[q];
+    /* Start from the stored exit: a portal whose own cost is already above
+    ** that total cannot win, which skips most of them without a distance. */
+    float best = portal_offer(f, ex, p, w);
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
         uint32_t e = m->qp_list[k];
-        if (!(f->slots[qn__portal_other(m, e, q)].cost < cq) || !(f->pg[e] < best)) continue;
-        frame fr = portal_frame(f, e);
-        qn_vec2 x = frame_at(&fr, clampf(along(&fr, p), fr.lo, fr.hi));
-        float c = f->pg[e] + w * qn__len(qn__sub(x, p));
-        if (c < best) best = c, ex = e;
+        if (!(f->pg[e] < best) || e == ex || !(f->slots[qn__portal_other(m, e, q)].cost < cq))
+            continue;
+        float c = portal_offer(f, e, p, w);
+        if (c < best || (c == best && e < ex)) best = c, ex = e;
     }
     return ex;
 }

@@ -22,7 +22,9 @@
 **
 ** Threads: a qn_mesh, qn_level, qn_field, qn_grid and qn_grid_field are
 ** read-only once created. Any number of threads may call the const functions
-** on the same object at the same time. Sampling never allocates.
+** on the same object at the same time. Sampling never allocates. The
+** exceptions are the dynamic changes (qn_mesh_set_quad_*, qn_grid_stamp) and
+** the updates that follow them; their comments say what may run meanwhile.
 **
 ** Coordinates: world units, x to the right, y as the level defines it. For
 ** MovingAI maps and levels made from grids, y grows downward and cell (x, y)
@@ -305,6 +307,8 @@ QN_API qn_status qn_level_spawn(const qn_level *level, uint32_t i, const char **
 /* The grid the level carries (its optional "grid" object), or NULL. Levels
 ** imported from MovingAI maps carry one, so both modes run on one level. */
 QN_API const qn_grid *qn_level_grid(const qn_level *level);
+/* The same grid, for dynamic changes (see qn_grid_stamp); NULL as above. */
+QN_API qn_grid *qn_level_grid_mut(qn_level *level);
 
 /* ------------------------------------------------------------------ */
 /* Field: one destination's instance, shared by every unit              */
@@ -410,47 +414,64 @@ QN_API qn_status qn_field_sample_batch(const qn_field *field, const qn_vec2 *pos
 /* Individual paths                                                    */
 /* ------------------------------------------------------------------ */
 
-/* A query object for point-to-point paths over one mesh. It owns all the
-** scratch a query needs (about 45 bytes per portal, allocated once at
-** create), so qn_path_find never allocates. Not thread-safe itself: use one
-** per thread; any number may share one mesh, which must outlive them. */
+/* A query object for point-to-point paths over one mesh. It owns the
+** scratch a query needs (a few hundred bytes per portal, allocated at
+** create; qn_pathfinder_bytes), so repeated queries do not allocate: only
+** the any-angle search's node pool grows, when a query needs more than any
+** before it, and keeps its size. Not thread-safe itself: use one per thread;
+** any number may share one mesh, which must outlive them. */
 typedef struct qn_pathfinder qn_pathfinder;
 
 /* Codes: QN_OK, QN_E_INVALID_ARG (NULL mesh or out), QN_E_NOMEM, QN_E_LIMIT
-** (scratch size overflows). Queries read the mesh as it is at the time, so
-** dynamic changes (qn_mesh_set_quad_cost, ..._blocked) need no new
-** pathfinder; the first query after a change rescans the quad costs once
-** for the heuristic's lower bound. */
+** (the mesh is too large for the scratch's index types). Queries read the
+** mesh as it is at the time, so dynamic changes (qn_mesh_set_quad_cost,
+** ..._blocked) need no new pathfinder; the first query after a change
+** rescans the quad costs once. */
 QN_API qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
                                       qn_pathfinder **out, qn_error *err);
 QN_API void qn_pathfinder_destroy(qn_pathfinder *pf);
 QN_API size_t qn_pathfinder_bytes(const qn_pathfinder *pf);
 
-/* The shortest path from `from` to `to` for an agent of this radius, in the
-** model of qn_field_create: A* over portal mid points (inside a quad, the
-** distance times the quad's cost; from `from` to a portal of its quad and
-** from a portal of the goal quad to `to` likewise; a portal is open when
-** both quads are unblocked and it is at least 2*radius wide). When both
-** points are in one quad the cost is that quad's cost times their distance.
-** *cost (may be NULL) gets that cost, equal to what an instance built at
-** `to` reports for `from` through its cheapest portal.
+/* The path from `from` to `to` for an agent of this radius.
 **
-** The waypoints are the corridor of portals string-pulled (funnel
-** algorithm) into the shortest polyline through it, from `from` to `to`
-** (both included). With radius > 0 the polyline goes around the portals'
-** end points at that distance (arcs drawn as a few segments just outside
-** the circle), so it keeps `radius` from the walls at every corner it turns
-** when `from` and `to` themselves do; with radius 0 it passes within a few
-** times the mesh tolerance of corners.
+** Cost: A* over portal mid points, the graph of an instance built with
+** midpoint_costs (qn_field_opts): inside a quad, the distance times the
+** quad's cost; from `from` to a portal of its quad and from a portal of the
+** goal quad to `to` likewise; a portal is open when both quads are
+** unblocked and it is at least 2*radius wide. When both points are in one
+** quad the cost is that quad's cost times their distance. *cost (may be
+** NULL) gets it; it equals what such an instance built at `to` reports for
+** `from` through its cheapest portal. The heuristic (straight distance times
+** the lowest open quad cost) is admissible, so the cost is optimal.
 **
-** Writes up to cap points to waypoints (NULL when cap is 0) and sets *count
-** to the number the path has. Returns QN_OK; QN_E_BUFFER_TOO_SMALL when cap
-** < *count (the first cap points are written; *cost is set);
+** Waypoints: when every open quad costs the same, the corridor of portals
+** comes from an exact any-angle search over the quads (through the same
+** open portals), so with radius 0 the polyline is the shortest path through
+** open space (but for the hair's-width insets at corners): on a map made
+** into quads, no longer than the optimal path through its grid. Otherwise
+** the corridor is the cost search's. Either way it
+** is string-pulled (funnel algorithm) into a polyline from `from` to `to`
+** (both included): it crosses each portal at least `radius` from an end
+** where a wall meets the portal (a hair's width, a few times the mesh
+** tolerance, for radius 0 or in open space), turns round convex wall
+** corners on arcs of that radius drawn as segments just outside the circle
+** (pieces of at most pi/8), and bends round any other corner it would pass
+** closer. So with `from` and `to` at least `radius` from every wall, the
+** path keeps that clearance wherever the corridor is wide enough (a portal
+** can be 2*radius wide while a wall beyond it comes closer; there no path
+** can keep the clearance, and this one does its best).
+** Passing cost NULL on a uniform-cost mesh skips the cost search.
+**
+** Writes up to cap points to waypoints (may be NULL when cap is 0) and sets
+** *count to the number the path has. Returns QN_OK; QN_E_BUFFER_TOO_SMALL
+** when cap < *count (the first cap points are written; *cost is set);
 ** QN_E_OUTSIDE when from or to is outside every quad; QN_E_BLOCKED when
-** either is in a blocked quad; QN_E_UNREACHABLE; QN_E_INVALID_ARG (NULL pf
-** or count, waypoints NULL with cap > 0, a non-finite point, a radius that
-** is negative or not finite). On failure *count and *cost are 0 (except for
-** QN_E_BUFFER_TOO_SMALL). Never allocates. */
+** either is in a blocked quad; QN_E_UNREACHABLE; QN_E_NOMEM when the node
+** pool cannot grow; QN_E_INVALID_ARG (NULL pf or count, waypoints NULL with
+** cap > 0, a non-finite point, a radius that is negative or not finite).
+** Points are located as qn_mesh_locate does (the lowest quad index on a
+** shared edge). On failure *count and *cost are 0 (except for
+** QN_E_BUFFER_TOO_SMALL). */
 QN_API qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius,
                               qn_vec2 *waypoints, uint32_t cap, uint32_t *count, float *cost);
 
@@ -564,6 +585,27 @@ QN_API uint8_t qn_grid_cost(const qn_grid *grid, uint32_t x, uint32_t y);
 ** QN_NONE); QN_E_INVALID_ARG for NULL arguments or a non-finite p. */
 QN_API qn_status qn_grid_locate(const qn_grid *grid, qn_vec2 p, uint32_t *x, uint32_t *y);
 
+/* ---- dynamic changes (grid mode) ----
+** Sets every cell x0 <= x < x1, y0 <= y < y1 to `cost` (1..255; QN_CELL_WALL
+** makes walls, a lower cost opens them). The rectangle must be non-empty and
+** inside the grid: x0 < x1 <= width, y0 < y1 <= height (it is not clipped).
+** A stamp that changes at least one cell is one change: the version goes up
+** by one and the journal keeps its rectangle (shrunk to the cells that
+** changed) among the last QN_GRID_JOURNAL changes; a stamp that changes
+** nothing does not count. Fields are brought up to date afterwards with
+** qn_grid_field_update (or rebuilt).
+** Concurrency contract: a stamp must not run at the same time as anything
+** else that reads this grid or any field built on it (sampling, building or
+** updating a field, qn_grid_cost, conversion to a mesh); between stamps and
+** updates, any number of threads may sample the fields at once.
+** Returns QN_OK, or QN_E_INVALID_ARG (NULL grid, cost 0, an empty rectangle
+** or one reaching outside the grid; the grid is then unchanged). */
+#define QN_GRID_JOURNAL 256u
+QN_API qn_status qn_grid_stamp(qn_grid *grid, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1,
+                               uint8_t cost);
+/* Number of effective stamps made so far (0 for NULL). */
+QN_API uint64_t qn_grid_version(const qn_grid *grid);
+
 typedef enum qn_connectivity {
     QN_CONNECT_8 = 0, /* octile: orthogonal 1, diagonal sqrt 2, no corner cutting */
     QN_CONNECT_4 = 1
@@ -599,6 +641,40 @@ QN_API qn_status qn_grid_field_create(const qn_grid *grid, const uint32_t *goal_
                                       const qn_allocator *alloc, qn_grid_field **out,
                                       qn_error *err);
 QN_API void qn_grid_field_destroy(qn_grid_field *field);
+
+/* Brings the field (values and both flow fields) up to date with the stamps
+** made to its grid since it was built or last updated. The repair is
+** incremental and touches only the affected part of the grid: cells whose
+** value is no longer made by any neighbour (their path to the goal ran
+** through a changed cell) are reset and re-seeded from their unchanged
+** surroundings, cells next to a cheaper or newly opened cell are relaxed,
+** and one Dijkstra pass settles everything that moved; flows are
+** recomputed around the cells whose values or neighbourhoods changed.
+** Afterwards the field equals a fresh build on the current grid exactly:
+** the same doubles from qn_grid_field_cost and the same 8-direction flow
+** and vectors. (A cell's flows depend only on its 3x3 neighbourhood, so the
+** ties fall the same way as in a build: the first cheapest of E, S, W, N,
+** replaced by the first of SE, SW, NW, NE that is cheaper or equal within
+** one part in 10^12, a later diagonal only when strictly cheaper.)
+** It rebuilds in place instead when more than QN_GRID_JOURNAL stamps are
+** pending (the journal overflowed), when the pending stamps cover more than
+** a quarter of the grid, and for fields built with stop_enabled (early
+** exit: rebuilt with the same stop cell).
+** Goals: a goal cell stamped to a wall stops being a goal while it is one
+** (fresh builds refuse such a goal with QN_E_BLOCKED); the other goals
+** still count, and when every goal is a wall every cell is unreachable. A
+** goal cell opened again is a goal again.
+** Concurrency: must not run while the grid is stamped or while this field is
+** read (sampled, queried); other fields of the same grid may be updated
+** from other threads at the same time. Returns QN_OK, QN_E_INVALID_ARG (NULL
+** field) or QN_E_NOMEM; after QN_E_NOMEM every cell of the field reads as
+** unreachable (sampling gives QN_E_UNREACHABLE, never a stale direction),
+** qn_grid_field_is_current is false, and the next update rebuilds. */
+QN_API qn_status qn_grid_field_update(qn_grid_field *field, qn_error *err);
+/* True when the field reflects every stamp made to its grid (false for NULL
+** and after a failed update). */
+QN_API bool qn_grid_field_is_current(const qn_grid_field *field);
+
 QN_API const qn_grid *qn_grid_field_grid(const qn_grid_field *field);
 QN_API size_t qn_grid_field_bytes(const qn_grid_field *field);
 /* Integration value of cell (x, y) in world units; INFINITY unreachable/outside. */
@@ -614,8 +690,22 @@ typedef enum qn_flow_kind {
     QN_FLOW_VECTOR = 1
 } qn_flow_kind;
 
+/* Moves of up to this many cells along a direction from qn_grid_field_sample
+** stay clear of walls (see there). */
+#define QN_GRID_SAFE_STEP 0.5f
+
 /* Same contract as qn_field_sample: the direction for a unit at world point p
-** from the chosen flow field; cell_io is a cell-index hint/result. */
+** from the chosen flow field; cell_io is a cell-index hint/result.
+** QN_FLOW_DIR8 gives the cell's 8-direction flow. QN_FLOW_VECTOR gives the
+** cell's gradient (qn_grid_field_vec) unless a straight move of
+** QN_GRID_SAFE_STEP cells along it from p would enter a wall cell, leave the
+** grid, or go from one cell to a diagonal neighbour through a blocked corner
+** (the octile field's corner rule; passing within 1e-4 of the move's length
+** of a grid vertex needs both cells beside the vertex open): then, and on
+** flat spots (zero gradient), it gives the 8-direction flow instead. So a
+** straight move of up to QN_GRID_SAFE_STEP cells (a whole cell for
+** QN_FLOW_DIR8) along any direction returned enters no wall and cuts no
+** corner: units need no sliding along walls. */
 QN_API qn_status qn_grid_field_sample(const qn_grid_field *field, qn_flow_kind kind, qn_vec2 p,
                                       uint32_t *cell_io, qn_vec2 *dir);
 QN_API qn_status qn_grid_field_sample_batch(const qn_grid_field *field, qn_flow_kind kind,

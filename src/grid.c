@@ -22,6 +22,8 @@
 */
 #include "internal.h"
 
+#include <stdlib.h>
+
 #define WALL QN_CELL_WALL
 #define RING 512u /* bucket ring size, a power of two > 360 */
 #define RING_MASK (RING - 1u)
@@ -36,6 +38,11 @@
 #define QN__INLINE inline
 #endif
 
+/* A stamped rectangle of cells, x0 <= x < x1, y0 <= y < y1. */
+typedef struct cell_rect {
+    uint32_t x0, y0, x1, y1;
+} cell_rect;
+
 struct qn_grid {
     qn_allocator alloc;
     uint32_t width, height;
@@ -44,6 +51,11 @@ struct qn_grid {
     uint8_t *costs;  /* width * height, row-major */
     uint16_t *info;  /* padded: cost | corner bits << 8, walls on the ring */
     size_t padded_n;
+    /* Dynamic changes: version counts effective stamps; journal[v %
+    ** QN_GRID_JOURNAL] is the rectangle (shrunk to the cells that changed)
+    ** of stamp number v (1-based). */
+    uint64_t version;
+    cell_rect journal[QN_GRID_JOURNAL];
 };
 
 struct qn_grid_field {
@@ -56,6 +68,13 @@ struct qn_grid_field {
     uint8_t *dir;    /* width * height, or NULL when no flow was built */
     qn_vec2 *vec;    /* width * height, or NULL */
     size_t cells;    /* width * height */
+    /* What an update needs to rebuild or repair: the goals as given, the
+    ** early-exit cell (QN_NONE: none), and the grid version reflected. */
+    uint32_t *goals;
+    uint32_t goal_count;
+    uint32_t stop; /* padded index, or QN_NONE */
+    uint64_t version;
+    bool broken; /* an update ran out of memory: every cell reads unreachable */
 };
 
 /* Unit vectors in QN_DIR_* order: E, SE, S, SW, W, NW, N, NE (y down). */
@@ -186,6 +205,49 @@ qn_status qn_grid_locate(const qn_grid *grid, qn_vec2 p, uint32_t *x, uint32_t *
     if (!grid || !x || !y || !qn__finite2(p)) return QN_E_INVALID_ARG;
     return cell_of(grid, p, x, y) ? QN_OK : QN_E_OUTSIDE;
 }
+
+/* ---- stamps ---------------------------------------------------------------- */
+
+/* Refreshes the corner bits of the cells of r grown by one cell: a wall
+** appearing or going changes which diagonal moves its neighbours have. */
+static void refresh_corners(qn_grid *g, cell_rect r) {
+    size_t ps = g->width + 2;
+    uint32_t xa = r.x0 ? r.x0 - 1 : 0, ya = r.y0 ? r.y0 - 1 : 0;
+    uint32_t xb = r.x1 < g->width ? r.x1 + 1 : g->width;
+    uint32_t yb = r.y1 < g->height ? r.y1 + 1 : g->height;
+    for (uint32_t y = ya; y < yb; y++)
+        for (size_t i = (y + 1) * ps + xa + 1; i <= (y + 1) * ps + xb; i++)
+            g->info[i] = (uint16_t)(cost_of(g->info, (ptrdiff_t)i) | corner_bits(g->info, i, ps) << 8);
+}
+
+qn_status qn_grid_stamp(qn_grid *grid, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1,
+                        uint8_t cost) {
+    if (!grid || cost == 0 || x0 >= x1 || y0 >= y1 || x1 > grid->width || y1 > grid->height)
+        return QN_E_INVALID_ARG;
+    size_t ps = grid->width + 2;
+    cell_rect ch = {x1, y1, x0, y0}; /* bounds of the cells that change */
+    bool walls = false;
+    for (uint32_t y = y0; y < y1; y++)
+        for (uint32_t x = x0; x < x1; x++) {
+            uint8_t *c = &grid->costs[(size_t)y * grid->width + x];
+            if (*c == cost) continue;
+            walls |= (*c == WALL) != (cost == WALL);
+            *c = cost;
+            uint16_t *info = &grid->info[(y + 1) * ps + x + 1];
+            *info = (uint16_t)((*info & 0xFF00u) | cost);
+            ch.x0 = x < ch.x0 ? x : ch.x0;
+            ch.y0 = y < ch.y0 ? y : ch.y0;
+            ch.x1 = x + 1 > ch.x1 ? x + 1 : ch.x1;
+            ch.y1 = y + 1 > ch.y1 ? y + 1 : ch.y1;
+        }
+    if (ch.x0 >= ch.x1) return QN_OK; /* nothing changed */
+    if (walls) refresh_corners(grid, ch);
+    grid->version++;
+    grid->journal[grid->version % QN_GRID_JOURNAL] = ch;
+    return QN_OK;
+}
+
+uint64_t qn_grid_version(const qn_grid *grid) { return grid ? grid->version : 0; }
 
 /* ---- bucket queue --------------------------------------------------------- */
 
@@ -366,6 +428,7 @@ static void free_field_arrays(qn_grid_field *f) {
     qn__free(&f->alloc, f->dist, g->padded_n * sizeof(double));
     qn__free(&f->alloc, f->dir, f->dir ? f->cells : 0);
     qn__free(&f->alloc, f->vec, f->vec ? f->cells * sizeof(qn_vec2) : 0);
+    qn__free(&f->alloc, f->goals, (size_t)f->goal_count * sizeof(uint32_t));
 }
 
 /* Walls start at -INFINITY (see the top of the file), other cells at INFINITY. */
@@ -395,7 +458,8 @@ static bool integrate(qn_grid_field *f, const uint32_t *goals, uint32_t count, u
     bool ok = true;
     for (uint32_t i = 0; i < count && ok; i++) {
         uint32_t pi = padded_index(f->grid, goals[i]);
-        if (s->dist[pi] == 0.0) continue; /* goal listed twice */
+        /* Listed twice (0), or stamped to a wall since the field was made. */
+        if (!(s->dist[pi] > 0.0)) continue;
         s->dist[pi] = 0.0;
         ok = queue_push(&s->q, 0, pi);
     }
@@ -515,7 +579,8 @@ static void build_flow(qn_grid_field *f) {
 
 /* Allocates the field's own arrays; false when out of memory. */
 static bool alloc_field_arrays(qn_grid_field *f, bool flow) {
-    f->dist = qn__alloc(&f->alloc, f->grid->padded_n * sizeof(double));
+    f->goals = qn__alloc(&f->alloc, (size_t)f->goal_count * sizeof(uint32_t));
+    f->dist = f->goals ? qn__alloc(&f->alloc, f->grid->padded_n * sizeof(double)) : NULL;
     if (!f->dist || !flow) return f->dist != NULL;
     f->dir = qn__alloc(&f->alloc, f->cells);
     f->vec = f->dir ? qn__alloc(&f->alloc, f->cells * sizeof(qn_vec2)) : NULL;
@@ -543,12 +608,15 @@ qn_status qn_grid_field_create(const qn_grid *grid, const uint32_t *goal_cells,
     const ptrdiff_t off[8] = {1, ps + 1, ps, ps - 1, -1, -ps - 1, -ps, -ps + 1};
     memcpy(f->off, off, sizeof off);
     f->cells = (size_t)grid->width * grid->height;
+    f->goal_count = goal_count;
+    f->stop = o.stop_enabled ? padded_index(grid, o.stop_cell) : QN_NONE;
+    f->version = grid->version;
     bool flow = !o.no_flow && !o.stop_enabled;
     bool ok = alloc_field_arrays(f, flow);
     if (ok) {
+        memcpy(f->goals, goal_cells, (size_t)goal_count * sizeof(uint32_t));
         init_dist(grid, f->dist);
-        ok = integrate(f, goal_cells, goal_count,
-                       o.stop_enabled ? padded_index(grid, o.stop_cell) : QN_NONE);
+        ok = integrate(f, goal_cells, goal_count, f->stop);
     }
     if (!ok) {
         qn_grid_field_destroy(f);
@@ -573,7 +641,8 @@ const qn_grid *qn_grid_field_grid(const qn_grid_field *field) {
 
 size_t qn_grid_field_bytes(const qn_grid_field *field) {
     if (!field) return 0;
-    size_t n = sizeof *field + field->grid->padded_n * sizeof(double);
+    size_t n = sizeof *field + field->grid->padded_n * sizeof(double) +
+               (size_t)field->goal_count * sizeof(uint32_t);
     if (field->dir) n += field->cells * (1 + sizeof(qn_vec2));
     return n;
 }
@@ -603,16 +672,428 @@ qn_vec2 qn_grid_field_vec(const qn_grid_field *field, uint32_t x, uint32_t y) {
     return field->vec ? field->vec[(size_t)y * field->grid->width + x] : gradient(field, pi);
 }
 
+/* ---- updates ------------------------------------------------------------------- */
+/*
+** Repair. Values are the unique fixed point of
+**     value(goal) = 0,  value(c) = min over moves n -> c of value(n) + w(n, c)
+** evaluated in doubles (w = length times the cost of n, from the same tables
+** as the build): every move costs at least 1, so a smaller solution would
+** need a cell made by a neighbour that is itself too small, down to a goal.
+** Any procedure that ends with (a) every value at least the fixed point and
+** (b) no move that lowers a value ends on that fixed point, bit for bit. The
+** repair gets there in two passes over the bucket ring:
+**  1. In increasing order of the old values, starting from the cells around
+**     the stamps: a cell no neighbour makes any more (exactly, with the new
+**     costs and corner rule) is reset to INFINITY, and the neighbours it may
+**     have made are examined in turn. What is left is made by a chain of
+**     kept cells down to a goal, so it is at least the fixed point (a).
+**  2. The reset cells take the best offer of their neighbours, and with the
+**     cells around the stamps (whose moves may have become cheaper or
+**     legal) they start a Dijkstra pass that relaxes whatever moved (b).
+** Flows are then recomputed around every cell whose value, cost or corner
+** bits may have changed.
+*/
+
+/* Above the largest single move (254 * sqrt 2): a value exceeds that of the
+** neighbour it comes from by less than this. */
+#define MAX_MOVE 360.0
+
+/* A cell to start a pass from, with the value it starts at. */
+typedef struct seed {
+    double v;
+    uint32_t cell;
+} seed;
+
+typedef struct seed_list {
+    seed *a;
+    size_t n, cap;
+} seed_list;
+
+typedef struct cell_list {
+    uint32_t *a;
+    size_t n, cap;
+} cell_list;
+
+typedef struct repair {
+    search s;          /* ring, values, cell info, move weights */
+    qn_grid_field *f;
+    int step;          /* 1: all 8 directions, 2: orthogonal ones (even QN_DIR_*) */
+    size_t pending;    /* entries in the ring, stale ones included */
+    seed_list seeds;   /* where the next pass starts */
+    cell_list reset;   /* cells reset to INFINITY (or opened from a wall) */
+    cell_list touched; /* cells whose value changed: flows around them are redone */
+    cell_list flows;   /* grid cells (not padded) whose flows are redone */
+} repair;
+
+static bool add_seed(repair *r, double v, uint32_t cell) {
+    seed_list *l = &r->seeds;
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? 2 * l->cap : 256;
+        seed *na = qn__realloc(&r->f->alloc, l->a, l->cap * sizeof *na, ncap * sizeof *na);
+        if (!na) return false;
+        l->a = na;
+        l->cap = ncap;
+    }
+    l->a[l->n].v = v;
+    l->a[l->n++].cell = cell;
+    return true;
+}
+
+static bool add_cell(repair *r, cell_list *l, uint32_t cell) {
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? 2 * l->cap : 256;
+        uint32_t *na = qn__realloc(&r->f->alloc, l->a, l->cap * sizeof *na, ncap * sizeof *na);
+        if (!na) return false;
+        l->a = na;
+        l->cap = ncap;
+    }
+    l->a[l->n++] = cell;
+    return true;
+}
+
+static bool ring_push(repair *r, double v, uint32_t cell) {
+    r->pending++;
+    return queue_push(&r->s.q, key_of(v), cell);
+}
+
+/* Weight of the move from padded cell u in direction j (odd: diagonal). */
+static inline double move_weight(const repair *r, uint32_t u, int j) {
+    unsigned c = cost_of(r->s.info, u);
+    return (j & 1) ? r->s.diag[c] : r->s.orth[c];
+}
+
+/* Does the corner rule allow the diagonal move j (odd) out of, or into,
+** padded cell n? (The rule is symmetric.) Orthogonal moves always pass. */
+static inline bool move_allowed(const repair *r, uint32_t n, int j) {
+    return !(j & 1) || ((r->s.info[n] >> 8) >> (j >> 1) & 1u);
+}
+
+static inline uint32_t neighbour(const repair *r, uint32_t n, int j) {
+    return (uint32_t)((ptrdiff_t)n + r->f->off[j]);
+}
+
+static int cmp_seed(const void *a, const void *b) {
+    double x = ((const seed *)a)->v, y = ((const seed *)b)->v;
+    return (x > y) - (x < y);
+}
+
+typedef bool (*visit_fn)(repair *r, uint32_t cell, uint64_t k);
+
+/* Runs the ring from the seeds, bucket by bucket in increasing order,
+** calling visit on each entry. Seeds enter the ring once their bucket is
+** within RING of the current one (unfed seeds lie beyond every ring entry);
+** entries pushed meanwhile lie within MAX_MOVE of it. Empties the seeds. */
+static bool drive(repair *r, visit_fn visit) {
+    seed_list *sl = &r->seeds;
+    qsort(sl->a, sl->n, sizeof *sl->a, cmp_seed);
+    size_t next = 0;
+    uint64_t k = sl->n ? key_of(sl->a[0].v) : 0;
+    for (;;) {
+        for (; next < sl->n && key_of(sl->a[next].v) < k + RING; next++)
+            if (!ring_push(r, sl->a[next].v, sl->a[next].cell)) return false;
+        if (r->pending == 0) {
+            if (next == sl->n) break;
+            k = key_of(sl->a[next].v);
+            continue;
+        }
+        k += queue_gap(&r->s.q, (uint32_t)(k & RING_MASK));
+        /* Visits push only into later buckets, never into this slot. */
+        bucket *b = &r->s.q.b[k & RING_MASK];
+        for (uint32_t i = 0; i < b->count; i++)
+            if (!visit(r, b->cells[i], k)) return false;
+        r->pending -= b->count;
+        b->count = 0;
+    }
+    sl->n = 0;
+    return true;
+}
+
+/* Is value d of padded cell n still made, exactly, by some neighbour? */
+static bool supported(const repair *r, uint32_t n, double d) {
+    for (int j = 0; j < 8; j += r->step) {
+        uint32_t u = neighbour(r, n, j);
+        double v = r->s.dist[u];
+        if (move_allowed(r, n, j) && usable(v) && v + move_weight(r, u, j) == d) return true;
+    }
+    return false;
+}
+
+/* Pass 1 (see above). A cell is examined once all cells of lower buckets
+** are decided, and the neighbour that makes it lies in a lower bucket. */
+static bool invalidate(repair *r, uint32_t n, uint64_t k) {
+    double *dist = r->s.dist, d = dist[n];
+    if (!usable(d) || d == 0.0 || key_of(d) != k || supported(r, n, d)) return true;
+    dist[n] = DINF;
+    if (!add_cell(r, &r->reset, n)) return false;
+    for (int j = 0; j < 8; j += r->step) {
+        uint32_t m = neighbour(r, n, j);
+        double v = dist[m];
+        if (usable(v) && key_of(v) > k && v <= d + MAX_MOVE && !ring_push(r, v, m)) return false;
+    }
+    return true;
+}
+
+/* Pass 2: settles cell u at bucket k and relaxes its neighbours. Cells that
+** kept their value sit in no bucket, so every lowered cell is queued. */
+static bool settle_moved(repair *r, uint32_t u, uint64_t k) {
+    double *dist = r->s.dist, d = dist[u];
+    if (!usable(d) || key_of(d) != k) return true; /* stale */
+    if (!add_cell(r, &r->touched, u)) return false;
+    for (int j = 0; j < 8; j += r->step) {
+        uint32_t n = neighbour(r, u, j);
+        double nd = d + move_weight(r, u, j);
+        if (!move_allowed(r, u, j) || !(nd < dist[n])) continue; /* walls: -INFINITY */
+        dist[n] = nd;
+        if (!ring_push(r, nd, n)) return false;
+    }
+    return true;
+}
+
+/* r grown by `by` cells on every side, within the grid. */
+static cell_rect grown(const qn_grid *g, cell_rect r, uint32_t by) {
+    cell_rect o = {r.x0 > by ? r.x0 - by : 0, r.y0 > by ? r.y0 - by : 0,
+                   r.x1 + by < g->width ? r.x1 + by : g->width,
+                   r.y1 + by < g->height ? r.y1 + by : g->height};
+    return o;
+}
+
+/* Walls follow the grid: a cell stamped to a wall holds -INFINITY; one
+** opened from a wall holds INFINITY until pass 2 reaches it. */
+static bool apply_walls(repair *r, cell_rect rc) {
+    double *dist = r->s.dist;
+    for (uint32_t y = rc.y0; y < rc.y1; y++)
+        for (uint32_t i = (y + 1) * r->f->stride + rc.x0 + 1; i <= (y + 1) * r->f->stride + rc.x1;
+             i++) {
+            bool wall = cost_of(r->s.info, i) == WALL;
+            if (wall && dist[i] != -DINF) {
+                dist[i] = -DINF;
+                if (!add_cell(r, &r->touched, i)) return false;
+            } else if (!wall && dist[i] < 0.0) {
+                dist[i] = DINF;
+                if (!add_cell(r, &r->reset, i)) return false;
+            }
+        }
+    return true;
+}
+
+/* Every reachable cell of rc as a seed at its current value. */
+static bool seed_region(repair *r, cell_rect rc) {
+    for (uint32_t y = rc.y0; y < rc.y1; y++)
+        for (uint32_t i = (y + 1) * r->f->stride + rc.x0 + 1; i <= (y + 1) * r->f->stride + rc.x1;
+             i++)
+            if (usable(r->s.dist[i]) && !add_seed(r, r->s.dist[i], i)) return false;
+    return true;
+}
+
+/* Goal cells open again (they were walls) go back to 0. */
+static bool reopen_goals(repair *r) {
+    const qn_grid_field *f = r->f;
+    for (uint32_t i = 0; i < f->goal_count; i++) {
+        uint32_t pi = padded_index(f->grid, f->goals[i]);
+        if (cost_of(r->s.info, pi) == WALL || r->s.dist[pi] == 0.0) continue;
+        r->s.dist[pi] = 0.0;
+        if (!add_seed(r, 0.0, pi)) return false;
+    }
+    return true;
+}
+
+/* Each reset cell takes the best offer of its neighbours. */
+static bool seed_reset(repair *r) {
+    double *dist = r->s.dist;
+    for (size_t i = 0; i < r->reset.n; i++) {
+        uint32_t n = r->reset.a[i];
+        double best = dist[n];
+        for (int j = 0; j < 8; j += r->step) {
+            uint32_t u = neighbour(r, n, j);
+            double v = dist[u];
+            if (move_allowed(r, n, j) && usable(v) && v + move_weight(r, u, j) < best)
+                best = v + move_weight(r, u, j);
+        }
+        if (best < dist[n]) {
+            dist[n] = best;
+            if (!add_seed(r, best, n)) return false;
+        }
+    }
+    return true;
+}
+
+/* Both flows of grid cell (x, y), as build_flow computes them. */
+static void flow_cell(qn_grid_field *f, uint32_t x, uint32_t y) {
+    size_t pi = (size_t)(y + 1) * f->stride + x + 1, i = (size_t)y * f->grid->width + x;
+    double d = f->dist[pi];
+    if (!usable(d) || d == 0.0) {
+        f->dir[i] = QN_DIR_NONE;
+        f->vec[i] = qn__v2(0, 0);
+        return;
+    }
+    f->dir[i] = best_dir_at(f->dist + pi, f->grid->info + pi, f->off,
+                            f->connectivity == QN_CONNECT_8);
+    f->vec[i] = gradient_at(f->dist + pi, d, f->off[2]);
+}
+
+/* A dir value no flow has: marks a cell listed for new flows. */
+#define FLOW_PENDING 0xFFu
+
+/* Lists the cells of padded cell pi's 3x3 block (within the grid) for new
+** flows, each once: a listed cell's dir holds FLOW_PENDING until redone. */
+static bool list_around(repair *r, uint32_t pi) {
+    qn_grid_field *f = r->f;
+    uint32_t x = pi % f->stride - 1, y = pi / f->stride - 1;
+    cell_rect one = {x, y, x + 1, y + 1}, b = grown(f->grid, one, 1);
+    for (uint32_t yy = b.y0; yy < b.y1; yy++)
+        for (uint32_t i = yy * f->grid->width + b.x0; i < yy * f->grid->width + b.x1; i++) {
+            if (f->dir[i] == FLOW_PENDING) continue;
+            f->dir[i] = FLOW_PENDING;
+            if (!add_cell(r, &r->flows, i)) return false;
+        }
+    return true;
+}
+
+/* A cell's flows read its neighbours' values and costs and its own corner
+** bits, so they are redone around every cell whose value changed (reset,
+** walled or settled in pass 2). That covers the stamps too: every reachable
+** cell within one of a stamp starts pass 2 and is settled, and a cell that
+** is not reachable has no flow either way. */
+static bool redo_flows(repair *r) {
+    for (size_t i = 0; i < r->reset.n; i++)
+        if (!list_around(r, r->reset.a[i])) return false;
+    for (size_t i = 0; i < r->touched.n; i++)
+        if (!list_around(r, r->touched.a[i])) return false;
+    uint32_t w = r->f->grid->width;
+    for (size_t i = 0; i < r->flows.n; i++) flow_cell(r->f, r->flows.a[i] % w, r->flows.a[i] / w);
+    return true;
+}
+
+static bool repair_run(repair *r, const cell_rect *rects, uint32_t nr) {
+    const qn_grid *g = r->f->grid;
+    bool ok = true;
+    for (uint32_t i = 0; i < nr && ok; i++) ok = apply_walls(r, rects[i]);
+    for (uint32_t i = 0; i < nr && ok; i++) ok = seed_region(r, grown(g, rects[i], 1));
+    ok = ok && drive(r, invalidate) && reopen_goals(r) && seed_reset(r);
+    for (uint32_t i = 0; i < nr && ok; i++) ok = seed_region(r, grown(g, rects[i], 1));
+    ok = ok && drive(r, settle_moved);
+    return ok && (!r->f->dir || redo_flows(r));
+}
+
+static bool repair_field(qn_grid_field *f, const cell_rect *rects, uint32_t nr) {
+    repair *r = qn__calloc(&f->alloc, 1, sizeof *r);
+    if (!r) return false;
+    init_search(&r->s, f);
+    r->f = f;
+    r->step = f->connectivity == QN_CONNECT_8 ? 1 : 2;
+    bool ok = repair_run(r, rects, nr);
+    queue_free(&r->s.q);
+    qn__free(&f->alloc, r->seeds.a, r->seeds.cap * sizeof(seed));
+    qn__free(&f->alloc, r->reset.a, r->reset.cap * sizeof(uint32_t));
+    qn__free(&f->alloc, r->touched.a, r->touched.cap * sizeof(uint32_t));
+    qn__free(&f->alloc, r->flows.a, r->flows.cap * sizeof(uint32_t));
+    qn__free(&f->alloc, r, sizeof *r);
+    return ok;
+}
+
+/* The stamps f has not seen, into rects; false when a rebuild is the better
+** (or only) way: the journal lost some, they cover over a quarter of the
+** grid, or the field stops early. */
+static bool pending_rects(const qn_grid_field *f, cell_rect *rects, uint32_t *nr) {
+    const qn_grid *g = f->grid;
+    *nr = 0;
+    if (f->broken || f->stop != QN_NONE || g->version - f->version > QN_GRID_JOURNAL) return false;
+    size_t area = 0;
+    for (uint64_t v = f->version + 1; v <= g->version; v++) {
+        cell_rect rc = g->journal[v % QN_GRID_JOURNAL];
+        rects[(*nr)++] = rc;
+        area += (size_t)(rc.x1 - rc.x0) * (rc.y1 - rc.y0);
+    }
+    return area <= f->cells / 4;
+}
+
+/* A fresh build in place; false when out of memory. */
+static bool rebuild(qn_grid_field *f) {
+    init_dist(f->grid, f->dist);
+    if (!integrate(f, f->goals, f->goal_count, f->stop)) return false;
+    if (f->dir) build_flow(f);
+    return true;
+}
+
+/* After a failed update: every cell unreachable, no directions. */
+static void wipe(qn_grid_field *f) {
+    init_dist(f->grid, f->dist);
+    if (!f->dir) return;
+    memset(f->dir, QN_DIR_NONE, f->cells);
+    memset(f->vec, 0, f->cells * sizeof(qn_vec2));
+}
+
+qn_status qn_grid_field_update(qn_grid_field *field, qn_error *err) {
+    qn__error_clear(err);
+    if (!field) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL grid field");
+    if (qn_grid_field_is_current(field)) return QN_OK;
+    cell_rect rects[QN_GRID_JOURNAL];
+    uint32_t nr;
+    bool ok = pending_rects(field, rects, &nr) ? repair_field(field, rects, nr) : rebuild(field);
+    if (!ok) {
+        wipe(field);
+        field->broken = true;
+        return qn__fail(err, QN_E_NOMEM, QN_NONE,
+                        "out of memory updating a %ux%u field; every cell reads unreachable",
+                        field->grid->width, field->grid->height);
+    }
+    field->broken = false;
+    field->version = field->grid->version;
+    return QN_OK;
+}
+
+bool qn_grid_field_is_current(const qn_grid_field *field) {
+    return field && !field->broken && field->version == field->grid->version;
+}
+
 /* ---- sampling ------------------------------------------------------------------ */
 
-/* Direction of cell (x, y) for a unit that is neither at the goal nor stuck:
-** the gradient when asked and not flat, else the 8-direction flow. */
-static qn_vec2 flow_at(const qn_grid_field *f, qn_flow_kind kind, uint32_t x, uint32_t y) {
-    if (kind == QN_FLOW_VECTOR) {
-        qn_vec2 v = qn_grid_field_vec(f, x, y);
-        if (v.x != 0.0f || v.y != 0.0f) return v;
-    }
-    return qn_dir_vector(qn_grid_field_dir(f, x, y));
+/* Is cell (x, y) inside the grid and not a wall? */
+static bool open_cell(const qn_grid *g, int64_t x, int64_t y) {
+    return x >= 0 && y >= 0 && x < (int64_t)g->width && y < (int64_t)g->height &&
+           g->costs[(size_t)y * g->width + (size_t)x] != WALL;
+}
+
+/* Crossings of a vertical and a horizontal grid line closer than this (in
+** cells along the move) count as a pass through the vertex between them. */
+#define VERTEX_EPS 1e-4
+
+/* Does the straight move from (px, py) by (dx, dy), in cells (|dx|, |dy| <=
+** 1, starting in an open cell), stay in open cells, going from a cell to a
+** diagonal neighbour only through an open orthogonal one, and past both of
+** them when it passes (nearly) through their common vertex? The same rule
+** as the octile field's corner rule. */
+static bool move_clear(const qn_grid *g, double px, double py, double dx, double dy) {
+    int64_t cx = (int64_t)floor(px), cy = (int64_t)floor(py);
+    int64_t nx = (int64_t)floor(px + dx), ny = (int64_t)floor(py + dy);
+    if (nx == cx || ny == cy) return open_cell(g, nx, ny);
+    if (!open_cell(g, nx, ny)) return false;
+    double tx = ((double)(dx > 0.0 ? cx + 1 : cx) - px) / dx;
+    double ty = ((double)(dy > 0.0 ? cy + 1 : cy) - py) / dy;
+    if (fabs(tx - ty) < VERTEX_EPS) return open_cell(g, nx, cy) && open_cell(g, cx, ny);
+    return tx < ty ? open_cell(g, nx, cy) : open_cell(g, cx, ny);
+}
+
+/* Is a move of QN_GRID_SAFE_STEP cells along unit vector v from world
+** point p clear (see move_clear)? */
+static bool dir_clear(const qn_grid *g, qn_vec2 p, qn_vec2 v) {
+    double px = ((double)p.x - (double)g->origin.x) / (double)g->cell_size;
+    double py = ((double)p.y - (double)g->origin.y) / (double)g->cell_size;
+    double r = (double)QN_GRID_SAFE_STEP;
+    return move_clear(g, px, py, r * (double)v.x, r * (double)v.y);
+}
+
+/* The gradient of cell (x, y) for a unit at p, made safe: as it is when a
+** move of QN_GRID_SAFE_STEP along it is clear, else the 8-direction flow,
+** which always is (the cells it may enter within one cell are open by the
+** corner rule). Sliding along the wall instead (the vector's clear axis
+** component) was tried: on the MovingAI maps it changed no unit's walk,
+** because when the flow is diagonal its three cells are open and a vector
+** in the same quadrant is already clear. */
+static qn_vec2 vector_at(const qn_grid_field *f, qn_vec2 p, uint32_t x, uint32_t y) {
+    qn_vec2 v = qn_grid_field_vec(f, x, y);
+    if ((v.x != 0.0f || v.y != 0.0f) && dir_clear(f->grid, p, v)) return v;
+    return qn_dir_vector(qn_grid_field_dir(f, x, y)); /* also on flat spots */
 }
 
 qn_status qn_grid_field_sample(const qn_grid_field *field, qn_flow_kind kind, qn_vec2 p,
@@ -630,7 +1111,8 @@ qn_status qn_grid_field_sample(const qn_grid_field *field, qn_flow_kind kind, qn
     if (d < 0.0) return QN_E_BLOCKED;
     if (d == DINF) return QN_E_UNREACHABLE;
     if (d == 0.0) return QN_AT_GOAL;
-    *dir = flow_at(field, kind, x, y);
+    *dir = kind == QN_FLOW_VECTOR ? vector_at(field, p, x, y)
+                                  : qn_dir_vector(qn_grid_field_dir(field, x, y));
     return QN_OK;
 }
 

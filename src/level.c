@@ -963,6 +963,7 @@ uint32_t qn_level_goal_count(const qn_level *level) { return level ? level->goal
 uint32_t qn_level_spawn_count(const qn_level *level) { return level ? level->spawn_count : 0; }
 
 const qn_grid *qn_level_grid(const qn_level *level) { return level ? level->grid : NULL; }
+qn_grid *qn_level_grid_mut(qn_level *level) { return level ? level->grid : NULL; }
 
 static qn_status get_point_at(const level_point *pts, uint32_t count, uint32_t i, const char **name,
                               qn_vec2 *at) {

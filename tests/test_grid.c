@@ -12,6 +12,7 @@
 
 #include "failalloc.h"
 #include "internal.h"
+#include "sim.h"
 
 #define SQRT2 1.41421356237309504880
 #define DINF ((double)INFINITY)
@@ -38,7 +39,7 @@ static tgrid random_grid(uint64_t *rng, uint32_t w, uint32_t h, uint32_t wall_pc
     assert_non_null(t.c);
     for (size_t i = 0; i < (size_t)w * h; i++) {
         bool wall = rng_next(rng) % 100 < wall_pct;
-        t.c[i] = wall ? 255 : (uint8_t)(1 + rng_next(rng) % max_cost);
+        t.c[i] = (uint8_t)(wall ? 255u : 1u + rng_next(rng) % max_cost);
     }
     return t;
 }
@@ -590,6 +591,90 @@ static void test_sampling_statuses(void **state) {
     qn_grid_destroy(g);
 }
 
+/* Vector sampling never sends a unit into a wall or across a blocked
+** corner: a straight move of QN_GRID_SAFE_STEP cells along what it returns
+** is clear by the quality harness's own exact test, and so is a whole cell
+** along the 8-direction flow. The direction is the cell's gradient whenever
+** that move is clear, else its 8-direction flow. Random grids with walls,
+** costs and both connectivities, cell size 2 and an offset origin; points
+** anywhere in the cells, on their edges and at their corners. */
+static void test_vector_sample_clear(void **state) {
+    (void)state;
+    uint64_t rng = 41;
+    uint32_t samples = 0, gradient = 0, fallback_clear = 0;
+    for (int round = 0; round < 40; round++) {
+        tgrid t = random_grid(&rng, 24, 20, 10 + (uint32_t)round % 30, round % 3 ? 1 : 9);
+        qn_grid_desc d = {t.w, t.h, t.c, 2.0f, {-7.0f, 3.0f}};
+        qn_grid *g;
+        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
+        uint32_t goal = random_open_cell(&rng, &t);
+        qn_grid_field *f = make_field(g, &goal, 1, round % 4 == 3 ? QN_CONNECT_4 : QN_CONNECT_8);
+        for (int i = 0; i < 3000; i++) {
+            uint32_t cx = rng_next(&rng) % t.w, cy = rng_next(&rng) % t.h;
+            double u = (rng_next(&rng) % 8 == 0) ? 0.0 : (double)(rng_next(&rng) % 1000) / 1000.0;
+            double v = (rng_next(&rng) % 8 == 0) ? 0.0 : (double)(rng_next(&rng) % 1000) / 1000.0;
+            qn_vec2 p = qn_sim_grid_point(g, cx, cy, u, v), dir, d8;
+            if (qn_grid_field_sample(f, QN_FLOW_VECTOR, p, NULL, &dir) != QN_OK) continue;
+            assert_int_equal(qn_grid_field_sample(f, QN_FLOW_DIR8, p, NULL, &d8), QN_OK);
+            samples++;
+            qn_vec2 grad = qn_grid_field_vec(f, cx, cy);
+            float reach = QN_GRID_SAFE_STEP * 2.0f;
+            qn_vec2 end = qn__add(p, qn__scale(dir, reach));
+            if (!qn_sim_grid_move_ok(g, p, end, NULL))
+                fail_msg("round %d: vector move from (%.9g, %.9g) along (%g, %g) hits a wall",
+                         round, (double)p.x, (double)p.y, (double)dir.x, (double)dir.y);
+            assert_true(qn_sim_grid_move_ok(g, p, qn__add(p, qn__scale(d8, 1.98f)), NULL));
+            if (dir.x == grad.x && dir.y == grad.y) {
+                gradient++;
+                continue;
+            }
+            assert_true(dir.x == d8.x && dir.y == d8.y); /* else: the 8-direction flow */
+            /* The gradient was refused: its move is not clear (or passes
+            ** within a hair of a grid vertex, which is refused to be safe). */
+            bool grad_zero = grad.x == 0.0f && grad.y == 0.0f;
+            if (!grad_zero && qn_sim_grid_move_ok(g, p, qn__add(p, qn__scale(grad, reach)), NULL))
+                fallback_clear++;
+        }
+        qn_grid_field_destroy(f);
+        qn_grid_destroy(g);
+        free(t.c);
+    }
+    assert_true(samples > 50000);
+    assert_true(gradient > samples / 2);       /* the gradient is what units mostly follow */
+    assert_true(fallback_clear < samples / 1000); /* near-vertex refusals only */
+}
+
+/* Units stepping a fifth of a cell along vector samples on walled grids all
+** arrive, never touch a wall and never get stuck. */
+static void test_vector_walk_arrives(void **state) {
+    (void)state;
+    uint64_t rng = 43;
+    qn_sim_grid_ctx *ctx = calloc(1, sizeof *ctx);
+    assert_non_null(ctx);
+    for (int round = 0; round < 12; round++) {
+        tgrid t = random_grid(&rng, 40, 30, 25, round % 2 ? 1 : 6);
+        qn_grid *g = make_grid(&t);
+        uint32_t goal = random_open_cell(&rng, &t);
+        qn_grid_field *f = make_field(g, &goal, 1, QN_CONNECT_8);
+        qn_sim_world w;
+        qn_sim_world_grid(&w, ctx, f, QN_FLOW_VECTOR,
+                          qn__v2((float)(goal % t.w) + 0.5f, (float)(goal / t.w) + 0.5f));
+        qn_sim_opts o;
+        memset(&o, 0, sizeof o);
+        o.units = 300;
+        o.seed = (uint64_t)round;
+        qn_sim_result r;
+        assert_int_equal(qn_sim_run(&w, &o, &r), QN_OK);
+        assert_int_equal(r.wall_contacts, 0);
+        assert_int_equal(r.stuck, 0);
+        assert_int_equal(r.arrived, 300);
+        qn_grid_field_destroy(f);
+        qn_grid_destroy(g);
+        free(t.c);
+    }
+    free(ctx);
+}
+
 /* Fields built without flow arrays answer the same directions. */
 static void test_no_flow_same_directions(void **state) {
     (void)state;
@@ -678,6 +763,8 @@ int main(void) {
         cmocka_unit_test(test_vector_flow),
         cmocka_unit_test(test_local_optimum_falls_back),
         cmocka_unit_test(test_sampling_statuses),
+        cmocka_unit_test(test_vector_sample_clear),
+        cmocka_unit_test(test_vector_walk_arrives),
         cmocka_unit_test(test_no_flow_same_directions),
         cmocka_unit_test(test_failing_allocator),
     };

@@ -282,6 +282,72 @@ static int bench_open(qn_bench_report *r, uint32_t n, const char *tag, int naive
     return ok;
 }
 
+/* Do two fields hold the same values, bit for bit? */
+static int same_fields(const qn_grid_field *a, const qn_grid_field *b, uint32_t n) {
+    for (uint32_t i = 0; i < n * n; i++) {
+        double x = qn_grid_field_cost(a, i % n, i / n), y = qn_grid_field_cost(b, i % n, i / n);
+        if (memcmp(&x, &y, sizeof x) != 0 ||
+            qn_grid_field_dir(a, i % n, i / n) != qn_grid_field_dir(b, i % n, i / n)) {
+            qn_cli_error("bench: repair and rebuild differ at cell (%u, %u)", i % n, i / n);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Stamps the 4x4 block in the middle of an n x n grid (n >= 8). */
+static int stamp_block(qn_grid *g, uint32_t n, uint8_t cost) {
+    return qn_grid_stamp(g, n / 2 - 2, n / 2 - 2, n / 2 + 2, n / 2 + 2, cost) == QN_OK;
+}
+
+/* One round: the block goes up, the field is repaired (timed), a fresh
+** field is built on the same grid (timed) and compared, the block comes
+** down again and the field is repaired back (untimed). */
+static int repair_round(qn_grid *g, qn_grid_field *f, uint32_t n, uint32_t goal, double *rep,
+                        double *reb) {
+    if (!stamp_block(g, n, QN_CELL_WALL)) return 0;
+    double t0 = qn_tool_now();
+    qn_status st = qn_grid_field_update(f, NULL);
+    *rep = (qn_tool_now() - t0) * 1e3;
+    qn_grid_field *fresh = NULL;
+    t0 = qn_tool_now();
+    if (st == QN_OK) st = qn_grid_field_create(g, &goal, 1, NULL, NULL, &fresh, NULL);
+    *reb = (qn_tool_now() - t0) * 1e3;
+    int ok = st == QN_OK && same_fields(f, fresh, n);
+    qn_grid_field_destroy(fresh);
+    return ok && stamp_block(g, n, 1) && qn_grid_field_update(f, NULL) == QN_OK;
+}
+
+/* Repair against rebuild on an open n x n grid, both with flows: a 4x4 wall
+** block stamped in the middle, the goal a quarter of the way in. */
+static int bench_repair(qn_bench_report *r, uint32_t n, int quick) {
+    uint8_t *c = NULL;
+    qn_grid *g = open_grid(n, &c);
+    uint32_t goal = (n / 4) * n + n / 4;
+    qn_grid_field *f = NULL;
+    int ok = g && qn_grid_field_create(g, &goal, 1, NULL, NULL, &f, NULL) == QN_OK;
+    double rep[32], reb[32];
+    int reps = quick ? 3 : 15;
+    for (int i = 0; i < reps && ok; i++) ok = repair_round(g, f, n, goal, &rep[i], &reb[i]);
+    if (ok) {
+        char key[64], label[96];
+        double mrep = median(rep, reps), mreb = median(reb, reps);
+        snprintf(key, sizeof key, "grid_repair_ms_%u", n);
+        snprintf(label, sizeof label, "grid repair, open %ux%u, 4x4 wall block stamped", n, n);
+        qn_bench_add(r, key, mrep, "ms", label);
+        snprintf(key, sizeof key, "grid_rebuild_ms_%u", n);
+        qn_bench_add(r, key, mreb, "ms", "  baseline: full build of the same field (flows too)");
+        snprintf(key, sizeof key, "grid_repair_ratio_%u", n);
+        qn_bench_add(r, key, mreb / mrep, "x", "  rebuild time / repair time");
+    } else {
+        qn_cli_error("bench: grid repair failed");
+    }
+    qn_grid_field_destroy(f);
+    qn_grid_destroy(g);
+    free(c);
+    return ok;
+}
+
 /* The passable cell nearest the map's centre (a fixed, fair goal). */
 static uint32_t centre_cell(const qn_grid *g) {
     uint32_t w = qn_grid_width(g), h = qn_grid_height(g), best = UINT32_MAX;
@@ -399,6 +465,7 @@ static int bench_maps(qn_bench_report *r, int quick) {
 
 int qn_tool_bench_grid(qn_bench_report *r, int quick) {
     if (!bench_open(r, 1024, "open1024", 0, quick)) return 1;
+    if (!bench_repair(r, 1024, quick)) return 1;
     /* The naive list is quadratic: a full 512x512 run takes seconds. */
     if (!bench_open(r, quick ? 128 : 512, "open512", 1, quick)) return 1;
     return bench_maps(r, quick) ? 0 : 1;

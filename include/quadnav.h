@@ -430,6 +430,7 @@ typedef struct qn_pathfinder qn_pathfinder;
 QN_API qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
                                       qn_pathfinder **out, qn_error *err);
 QN_API void qn_pathfinder_destroy(qn_pathfinder *pf);
+/* Bytes the pathfinder owns now (its node pool included); 0 for NULL. */
 QN_API size_t qn_pathfinder_bytes(const qn_pathfinder *pf);
 
 /* The path from `from` to `to` for an agent of this radius.
@@ -449,9 +450,9 @@ QN_API size_t qn_pathfinder_bytes(const qn_pathfinder *pf);
 ** open portals), so with radius 0 the polyline is the shortest path through
 ** open space (but for the hair's-width insets at corners): on a map made
 ** into quads, no longer than the optimal path through its grid. Otherwise
-** the corridor is the cost search's. Either way it
-** is string-pulled (funnel algorithm) into a polyline from `from` to `to`
-** (both included): it crosses each portal at least `radius` from an end
+** the corridor is the cost search's. Either way it is string-pulled (funnel
+** algorithm) into a polyline from `from` to `to` (both included): it
+** crosses each portal at least `radius` from an end
 ** where a wall meets the portal (a hair's width, a few times the mesh
 ** tolerance, for radius 0 or in open space), turns round convex wall
 ** corners on arcs of that radius drawn as segments just outside the circle

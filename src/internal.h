@@ -65,8 +65,6 @@ static inline float qn__cross(qn_vec2 a, qn_vec2 b) { return a.x * b.y - a.y * b
 static inline float qn__len(qn_vec2 a) { return sqrtf(a.x * a.x + a.y * a.y); }
 static inline bool qn__finite2(qn_vec2 a) { return isfinite(a.x) && isfinite(a.y); }
 
-#endif
-
 /* ---- mesh internals (mesh.c) ----------------------------------------- */
 
 /* Inward edge planes of a convex quad: inside when nx*x + ny*y >= c for all 4. */
@@ -201,3 +199,5 @@ static inline bool qn__portal_open(const qn_mesh *m, uint32_t e, float radius) {
 /* Nearest goal point to p among the goals of one goal quad, whose first
 ** (sorted) goal index is `first` (field.c). */
 const qn__goal *qn__nearest_goal(const qn_field *f, uint32_t first, qn_vec2 p);
+
+#endif /* QN_INTERNAL_H */

@@ -212,20 +212,22 @@ static float exit_param(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 d, int 
     return best;
 }
 
-/* Portal of quad q on edge `edge` (or any edge, when edge < 0) whose segment
-** holds x, leading into an unblocked quad other than `from`; QN_NONE if none. */
+/* The portal of quad q nearest to x (within the tolerance) that leads into
+** an unblocked quad other than `from`; QN_NONE if none. Nearest, not first:
+** at a T-junction two portals meet, and x lies on one of them. */
 static uint32_t portal_at(const qn_mesh *m, uint32_t q, qn_vec2 x, uint32_t from) {
-    float tol = 4.0f * m->eps;
+    float tol = 4.0f * m->eps, best = tol * tol;
+    uint32_t pick = QN_NONE;
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
         uint32_t e = m->qp_list[k];
         const qn__portal *p = &m->portals[e];
         uint32_t other = qn__portal_other(m, e, q);
         if (other == from || m->blocked[other]) continue;
-        qn_vec2 c = closest_on_segment(x, p->p0, p->p1);
-        qn_vec2 diff = qn__sub(x, c);
-        if (qn__dot(diff, diff) <= tol * tol) return e;
+        qn_vec2 diff = qn__sub(x, closest_on_segment(x, p->p0, p->p1));
+        float d2 = qn__dot(diff, diff);
+        if (d2 <= best) best = d2, pick = e;
     }
-    return QN_NONE;
+    return pick;
 }
 
 qn_status qn_mesh_segment_inside(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b, uint32_t hint,
@@ -238,13 +240,16 @@ qn_status qn_mesh_segment_inside(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b, uint
     if (m->blocked[q]) return QN_E_BLOCKED;
     qn_vec2 d = qn__sub(b, a);
     uint32_t from = QN_NONE;
+    float t_in = 0.0f; /* where the walk entered the current quad */
     /* Each step enters a new quad; a convex quad is left once, so the walk
     ** ends within quad_count steps unless the geometry is degenerate. */
     for (uint32_t steps = 0; steps <= m->quad_count + 1; steps++) {
         int edge;
         float t = exit_param(m, q, a, d, &edge);
         if (t >= 1.0f) return QN_OK;
-        qn_vec2 x = qn__add(a, qn__scale(d, t < 0.0f ? 0.0f : t));
+        t = t < t_in ? t_in : t; /* never step back along the segment */
+        t_in = t;
+        qn_vec2 x = qn__add(a, qn__scale(d, t));
         uint32_t e = portal_at(m, q, x, from);
         if (e == QN_NONE) {
             if (hit) *hit = x;

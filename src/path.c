@@ -23,13 +23,15 @@
 ** ends a shortest path. With differing costs the cost search's corridor is
 ** used.
 **
-** Waypoints. The corridor is string-pulled with the funnel algorithm. Each
-** portal end point is a circle of the agent's radius (a hair's width for a
-** point agent) that the path keeps on one side: the funnel compares the
-** directions of tangent lines instead of rays, and the polyline goes round
-** each corner it bends at with a few segments just outside that circle. So
-** the crossing of every portal stays `radius` away from its end points, as
-** the sampler's inset does, and corners are not cut closer than the radius.
+** Waypoints. The corridor is string-pulled with the funnel algorithm over
+** inset portal ends: an end that a wall touches is moved `radius` along the
+** portal (a hair's width for a point agent, and in open space), as the
+** sampler's inset does. A bend at a convex wall corner is then drawn round a
+** circle of that radius: tangent lines between consecutive bends, the arc
+** as a few segments just outside the circle, touch points kept where the
+** corner itself is the nearest wall. A convex corner of the corridor's
+** quads that a straight stretch still passes closer than the radius (the
+** stretch crosses its portal at a slant) is made a bend too.
 **
 ** All scratch lives in the qn_pathfinder and is reset per query by
 ** generation stamps, so a query touches only what it explores. Only the
@@ -45,12 +47,16 @@
 #define PI_F 3.14159265358979f
 #define START_ROOT (QN_NONE - 1u) /* root id of the start point */
 
-/* A funnel vertex: a circle of radius r around k that the path keeps on its
-** left (side +1) or right (side -1), or a plain point (side 0, r 0). */
+/* A funnel vertex: a circle of radius r around corner k that the path keeps
+** on its left (side +1) or right (side -1), or a plain point (side 0, r 0);
+** p is k moved r along its portal (the inset end the funnel aims at), idx
+** its place in the corridor (0: the start, n + 1: the goal). */
 typedef struct fvert {
-    qn_vec2 k;
+    qn_vec2 k, p;
     float r;
     float side;
+    uint32_t idx;
+    uint32_t vid; /* the corner's vertex id, QN_NONE for a plain point */
 } fvert;
 
 /* An any-angle search state: root r sees the interval from R (right) to L
@@ -60,7 +66,15 @@ typedef struct anode {
     qn_vec2 r, L, R;
     float g, f;
     uint32_t parent, quad, sub, rvid;
+    bool on; /* the root lies on the interval: it sees all of the quad */
 } anode;
+
+/* An open-list entry: the keys beside the node index, so sifting stays in
+** the heap's own memory. */
+typedef struct akey {
+    float f, g;
+    uint32_t node;
+} akey;
 
 struct qn_pathfinder {
     qn_allocator alloc;
@@ -76,7 +90,7 @@ struct qn_pathfinder {
     uint32_t *parent, *pos, *stamp, *heap;
     uint8_t *via;       /* side of the portal's quad it was reached through */
     uint32_t *corridor; /* portal | SIDE_BIT when entered from its q[1] */
-    fvert *verts;       /* the funnel's output: np + 2 */
+    fvert *verts;       /* the funnel's output: 2 * np + 4 */
     /* Each quad's boundary as a cycle of vertices (corners and portal end
     ** points); sub-edge j runs from vertex j to j + 1 and is a portal or a
     ** wall (QN_NONE). Equal points share a vertex id. */
@@ -84,16 +98,29 @@ struct qn_pathfinder {
     qn_vec2 *bv;
     uint32_t *bportal, *bvid;
     uint32_t *psub; /* 2 per portal: its sub-edge in q[0] and in q[1] */
-    uint32_t nb;    /* boundary vertices */
-    float *vbest;   /* per vertex id: best cost as a root this query */
+    /* Per vertex id: does a wall without portal touch it, and (CSR) the
+    ** boundary vertices at that point, whose quads' angles there and whose
+    ** sub-edges tell whether it is a corner a path can bend round. */
+    uint8_t *vwall;
+    uint32_t *vpstart, *vplist;
+    /* vertex_kind's answers (0: not asked yet) for the mesh version and
+    ** radius in cver and crad. */
+    uint8_t *vcorner;
+    uint64_t cver;
+    float crad;
+    uint32_t *bquad; /* per boundary vertex: its quad */
+    float *bangle;   /* per boundary vertex: the quad's interior angle there */
+    uint32_t nb;     /* boundary vertices */
+    float *vbest;    /* per vertex id: best cost as a root this query */
     uint32_t *vstamp;
     uint32_t *qstamp, *qvid; /* per quad: entered from root qvid on its edge */
     float *qg;               /* ... at that cost */
+    uint32_t *cstamp, *cpos; /* per quad: place in the corridor being cut */
     void *block;
     size_t block_bytes;
     /* the any-angle search's node pool and open list (they grow) */
     anode *nodes;
-    uint32_t *aheap;
+    struct akey *aheap;
     uint32_t ncap, hcap, nn, an, nmax;
 };
 
@@ -107,7 +134,7 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
         if (base) pf->field = (void *)(base + off);                         \
         off += (uint64_t)(count) * sizeof *pf->field;                       \
     } while (0)
-    TAKE(verts, (uint64_t)pf->np + 2);
+    TAKE(verts, 2 * (uint64_t)pf->np + 4);
     TAKE(bv, nbmax);
     TAKE(g, nodes);
     TAKE(f, nodes);
@@ -125,7 +152,15 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
     TAKE(vstamp, nbmax);
     TAKE(qstamp, pf->nq);
     TAKE(qvid, pf->nq);
+    TAKE(vpstart, nbmax + 1);
+    TAKE(vplist, nbmax);
+    TAKE(bquad, nbmax);
+    TAKE(bangle, nbmax);
+    TAKE(cstamp, pf->nq);
+    TAKE(cpos, pf->nq);
     TAKE(via, nodes);
+    TAKE(vwall, nbmax);
+    TAKE(vcorner, nbmax);
 #undef TAKE
     return off;
 }
@@ -200,6 +235,94 @@ static int cmp_vkey(const void *a, const void *b) {
     return (p->y > q->y) - (p->y < q->y);
 }
 
+/* Per boundary vertex: its quad and the quad's interior angle there (pi
+** on a straight edge). */
+static void vertex_angles(qn_pathfinder *pf) {
+    for (uint32_t q = 0; q < pf->nq; q++) {
+        uint32_t base = pf->bstart[q], k = pf->bstart[q + 1] - base;
+        for (uint32_t s = 0; s < k; s++) {
+            qn_vec2 v = pf->bv[base + s];
+            qn_vec2 a = qn__sub(pf->bv[base + (s + k - 1) % k], v), b = qn__sub(pf->bv[base + (s + 1) % k], v);
+            pf->bquad[base + s] = q;
+            /* Counter-clockwise boundary: from b round to a is inside. */
+            pf->bangle[base + s] = atan2f(qn__cross(b, a), qn__dot(b, a));
+            if (pf->bangle[base + s] < 0.0f) pf->bangle[base + s] += 2.0f * PI_F;
+        }
+    }
+}
+
+/* For each vertex id: whether a wall sub-edge (no portal) ends there, and
+** the boundary vertices at that point (CSR over vertex ids, all < nb). */
+static void vertex_incidence(qn_pathfinder *pf) {
+    vertex_angles(pf);
+    memset(pf->vwall, 0, pf->nb);
+    memset(pf->vpstart, 0, ((size_t)pf->nb + 1) * sizeof(uint32_t));
+    for (uint32_t q = 0; q < pf->nq; q++) {
+        uint32_t base = pf->bstart[q], k = pf->bstart[q + 1] - base;
+        for (uint32_t s = 0; s < k; s++) {
+            if (pf->bportal[base + s] == QN_NONE)
+                pf->vwall[pf->bvid[base + s]] = pf->vwall[pf->bvid[base + (s + 1) % k]] = 1;
+            pf->vpstart[pf->bvid[base + s] + 1]++;
+        }
+    }
+    for (uint32_t v = 0; v < pf->nb; v++) pf->vpstart[v + 1] += pf->vpstart[v];
+    for (uint32_t i = 0; i < pf->nb; i++) pf->vplist[pf->vpstart[pf->bvid[i]]++] = i;
+    /* Filling advanced each start to the next one's: shift back. */
+    for (uint32_t v = pf->nb; v > 0; v--) pf->vpstart[v] = pf->vpstart[v - 1];
+    pf->vpstart[0] = 0;
+}
+
+/* Does some wall, or portal closed for this radius, end at vertex id v?
+** Sets *open to the angle the open quads round it fill. */
+static bool touches_wall(const qn_pathfinder *pf, uint32_t v, float radius, float *open_angle) {
+    const qn_mesh *m = pf->mesh;
+    bool wall = pf->vwall[v] != 0;
+    float open = 0.0f;
+    for (uint32_t i = pf->vpstart[v]; i < pf->vpstart[v + 1]; i++) {
+        uint32_t b = pf->vplist[i], q = pf->bquad[b];
+        uint32_t k = pf->bstart[q + 1] - pf->bstart[q], s = b - pf->bstart[q];
+        uint32_t prev = pf->bportal[pf->bstart[q] + (s + k - 1) % k], next = pf->bportal[b];
+        if (m->blocked[q]) continue;
+        open += pf->bangle[b];
+        wall = wall || (prev != QN_NONE && !qn__portal_open(m, prev, radius)) ||
+               (next != QN_NONE && !qn__portal_open(m, next, radius));
+    }
+    *open_angle = open;
+    return wall;
+}
+
+/* Can a shortest path bend at vertex id v? Only round an obstacle's convex
+** corner: a wall touches it and the open quads round it fill more than a
+** half turn (a wall's tip: a full turn). A point on a straight wall or in
+** open space is no corner. */
+#define KIND_KNOWN 1u
+#define KIND_WALL 2u   /* a wall (or closed portal) ends there */
+#define KIND_CORNER 4u /* ... and it is a convex corner */
+
+/* What vertex id v is for this radius (KIND_* bits), cached per mesh
+** version and radius: the cache is the pathfinder's, one thread's. */
+static unsigned vertex_kind(const qn_pathfinder *pf, uint32_t v, float radius) {
+    if (pf->vcorner[v]) return pf->vcorner[v];
+    float open;
+    bool wall = touches_wall(pf, v, radius, &open);
+    unsigned kind = KIND_KNOWN | (wall ? KIND_WALL : 0u) |
+                    (wall && open > PI_F + 1e-3f ? KIND_CORNER : 0u);
+    pf->vcorner[v] = (uint8_t)kind;
+    return kind;
+}
+
+static bool is_corner(const qn_pathfinder *pf, uint32_t v, float radius) {
+    return (vertex_kind(pf, v, radius) & KIND_CORNER) != 0;
+}
+
+/* Forgets cached corners when the mesh or the radius changed. */
+static void corner_cache_for(qn_pathfinder *pf, float radius) {
+    if (pf->cver == pf->mesh->version && pf->crad == radius) return;
+    memset(pf->vcorner, 0, pf->nb);
+    pf->cver = pf->mesh->version;
+    pf->crad = radius;
+}
+
 /* Boundaries of every quad and vertex ids; temporary memory from the
 ** pathfinder's allocator. */
 static qn_status build_boundaries(qn_pathfinder *pf, qn_error *err) {
@@ -224,6 +347,7 @@ static qn_status build_boundaries(qn_pathfinder *pf, qn_error *err) {
             if (i > 0 && cmp_vkey(&keys[i - 1], &keys[i]) != 0) id++;
             pf->bvid[keys[i].i] = id;
         }
+        vertex_incidence(pf);
     }
     qn__free(&pf->alloc, tmp, tbytes);
     qn__free(&pf->alloc, keys, kbytes);
@@ -242,8 +366,8 @@ static qn_status grow_nodes(qn_pathfinder *pf) {
         pf->ncap = want;
     }
     if (pf->hcap < want) {
-        uint32_t *h = qn__realloc(&pf->alloc, pf->aheap, (size_t)pf->hcap * sizeof(uint32_t),
-                                  (size_t)want * sizeof(uint32_t));
+        akey *h = qn__realloc(&pf->alloc, pf->aheap, (size_t)pf->hcap * sizeof(akey),
+                              (size_t)want * sizeof(akey));
         if (!h) return QN_E_NOMEM;
         pf->aheap = h;
         pf->hcap = want;
@@ -270,7 +394,7 @@ void qn_pathfinder_destroy(qn_pathfinder *pf) {
     qn_allocator a = pf->alloc;
     qn__free(&a, pf->block, pf->block_bytes);
     qn__free(&a, pf->nodes, (size_t)pf->ncap * sizeof(anode));
-    qn__free(&a, pf->aheap, (size_t)pf->hcap * sizeof(uint32_t));
+    qn__free(&a, pf->aheap, (size_t)pf->hcap * sizeof(akey));
     qn__free(&a, pf, sizeof *pf);
 }
 
@@ -292,6 +416,7 @@ static qn_status alloc_block(qn_pathfinder *pf, qn_error *err) {
     memset(pf->stamp, 0, ((size_t)pf->np + 1) * sizeof(uint32_t));
     memset(pf->vstamp, 0, (size_t)nbmax_ * sizeof(uint32_t));
     memset(pf->qstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
+    memset(pf->cstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
     return QN_OK;
 }
 
@@ -319,6 +444,7 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
         return st;
     }
     scan_costs(pf);
+    pf->cver = UINT64_MAX; /* no corner cached yet */
     *out = pf;
     return QN_OK;
 }
@@ -326,7 +452,7 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
 size_t qn_pathfinder_bytes(const qn_pathfinder *pf) {
     if (!pf) return 0;
     return sizeof *pf + pf->block_bytes + (size_t)pf->ncap * sizeof(anode) +
-           (size_t)pf->hcap * sizeof(uint32_t);
+           (size_t)pf->hcap * sizeof(akey);
 }
 
 /* ---- the open list: a 4-ary heap on f, ties to the larger g ---------------- */
@@ -427,6 +553,7 @@ static void new_generation(qn_pathfinder *pf) {
         memset(pf->stamp, 0, ((size_t)pf->np + 1) * sizeof(uint32_t));
         memset(pf->vstamp, 0, (size_t)pf->nb * sizeof(uint32_t));
         memset(pf->qstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
+        memset(pf->cstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
         pf->gen = 1;
     }
 }
@@ -484,10 +611,7 @@ typedef struct asearch {
     qn_status st;
 } asearch;
 
-static inline bool abefore(const qn_pathfinder *pf, uint32_t a, uint32_t b) {
-    const anode *x = &pf->nodes[a], *y = &pf->nodes[b];
-    return x->f < y->f || (x->f == y->f && x->g > y->g);
-}
+static inline bool abefore(akey a, akey b) { return a.f < b.f || (a.f == b.f && a.g > b.g); }
 
 static void apush(asearch *S, const anode *n) {
     qn_pathfinder *pf = S->Q->pf;
@@ -496,22 +620,24 @@ static void apush(asearch *S, const anode *n) {
         S->st = grow_nodes(pf);
         if (S->st != QN_OK) return;
     }
-    uint32_t v = pf->nn++, i = pf->an++;
-    pf->nodes[v] = *n;
-    while (i > 0 && abefore(pf, v, pf->aheap[(i - 1) / 2])) {
+    uint32_t i = pf->an++;
+    akey key = {n->f, n->g, pf->nn};
+    pf->nodes[pf->nn++] = *n;
+    while (i > 0 && abefore(key, pf->aheap[(i - 1) / 2])) {
         pf->aheap[i] = pf->aheap[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    pf->aheap[i] = v;
+    pf->aheap[i] = key;
 }
 
 static uint32_t apop(qn_pathfinder *pf) {
-    uint32_t top = pf->aheap[0], v = pf->aheap[--pf->an], i = 0, n = pf->an;
+    uint32_t top = pf->aheap[0].node, i = 0, n = --pf->an;
+    akey v = pf->aheap[n];
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= n) break;
-        if (c + 1 < n && abefore(pf, pf->aheap[c + 1], pf->aheap[c])) c++;
-        if (!abefore(pf, pf->aheap[c], v)) break;
+        if (c + 1 < n && abefore(pf->aheap[c + 1], pf->aheap[c])) c++;
+        if (!abefore(pf->aheap[c], v)) break;
         pf->aheap[i] = pf->aheap[c];
         i = c;
     }
@@ -576,7 +702,7 @@ static bool add_piece(asearch *S, uint32_t parent, qn_vec2 rt, uint32_t rv, floa
         qn_vec2 xn = near0 ? x0 : x1;
         g += qn__len(qn__sub(xn, rt));
         rv = tn == 0.0f ? se->va : se->vb;
-        if (!root_better(pf, rv, g)) return false;
+        if (!root_better(pf, rv, g) || !is_corner(pf, rv, S->Q->radius)) return false;
         root_record(pf, rv, g);
         rt = xn;
     }
@@ -587,13 +713,13 @@ static bool add_piece(asearch *S, uint32_t parent, qn_vec2 rt, uint32_t rv, floa
         pf->qg[nq] = g;
     }
     float h = through_interval(rt, x1, x0, S->Q->to, on);
-    anode n = {rt, x1, x0, g, g + h, parent, nq, pf->psub[2 * se->e + side_in(m, se->e, nq)], rv};
+    anode n = {rt, x1, x0, g, g + h, parent, nq, pf->psub[2 * se->e + side_in(m, se->e, nq)], rv, on};
     apush(S, &n);
     return true;
 }
 
 /* Parameters in [0, 1] where fa + (fb - fa) t >= 0; false when none. */
-static bool clip_nonneg(float fa, float fb, float *t0, float *t1) {
+static inline bool clip_nonneg(float fa, float fb, float *t0, float *t1) {
     if (fa >= 0.0f && fb >= 0.0f) return true;
     if (fa < 0.0f && fb < 0.0f) return false;
     float t = fa / (fa - fb);
@@ -614,9 +740,11 @@ typedef struct bend {
 
 static bend bend_at(const asearch *S, const anode *n, qn_vec2 end, uint32_t bi, bool on) {
     const qn_pathfinder *pf = S->Q->pf;
-    bend b = {false, end, pf->bvid[bi], n->g + qn__len(qn__sub(end, n->r)), 0};
+    bend b = {false, end, pf->bvid[bi], 0.0f, 0};
     qn_vec2 d = qn__sub(end, pf->bv[bi]);
-    b.on = !on && qn__dot(d, d) <= S->tol * S->tol && root_better(pf, b.vid, b.g);
+    if (on || qn__dot(d, d) > S->tol * S->tol) return b;
+    b.g = n->g + qn__len(qn__sub(end, n->r));
+    b.on = root_better(pf, b.vid, b.g) && is_corner(pf, b.vid, S->Q->radius);
     if (b.on) b.at = pf->bv[bi];
     return b;
 }
@@ -653,20 +781,23 @@ static void expand(asearch *S, uint32_t ni) {
     qn_pathfinder *pf = S->Q->pf;
     const qn_mesh *m = S->Q->m;
     anode n = pf->nodes[ni]; /* a copy: pushing may move the pool */
-    bool on = point_segment_dist(n.r, n.R, n.L) <= S->tol;
+    bool on = n.on;
     if (n.quad == S->Q->qg) {
         float gt = n.g + through_interval(n.r, n.L, n.R, S->Q->to, on);
-        anode goal = {n.r, n.L, n.R, gt, gt, ni, QN_NONE, 0, n.rvid};
+        anode goal = {n.r, n.L, n.R, gt, gt, ni, QN_NONE, 0, n.rvid, on};
         apush(S, &goal);
         return;
     }
     uint32_t base = pf->bstart[n.quad], k = pf->bstart[n.quad + 1] - base, j = n.sub;
     bend br = bend_at(S, &n, n.R, base + (j + 1) % k, on);
     bend bl = bend_at(S, &n, n.L, base + j, on);
-    for (uint32_t step = 1; step < k; step++) {
-        sub_edge se = sub_edge_at(pf, base, k, (j + step) % k);
-        if (se.e == QN_NONE || !qn__portal_open(m, se.e, S->Q->radius)) continue;
-        through_sub_edge(S, ni, &n, on, &br, &bl, &se);
+    for (uint32_t s = j + 1 == k ? 0 : j + 1; s != j;) {
+        uint32_t e = pf->bportal[base + s], s1 = s + 1 == k ? 0 : s + 1;
+        if (e != QN_NONE && qn__portal_open(m, e, S->Q->radius)) {
+            sub_edge se = {pf->bv[base + s], pf->bv[base + s1], pf->bvid[base + s], pf->bvid[base + s1], e};
+            through_sub_edge(S, ni, &n, on, &br, &bl, &se);
+        }
+        s = s1;
     }
     if (br.pushed) root_record(pf, br.vid, br.g);
     if (bl.pushed) root_record(pf, bl.vid, bl.g);
@@ -683,19 +814,41 @@ static void seed_start(asearch *S) {
     }
 }
 
-/* The portals a goal state's chain crosses, into pf->corridor. */
-static bool any_corridor(qn_pathfinder *pf, uint32_t goal, uint32_t *count) {
-    uint32_t n = 0;
-    for (uint32_t v = pf->nodes[goal].parent; v != QN_NONE; v = pf->nodes[v].parent) {
-        const anode *a = &pf->nodes[v];
-        uint32_t e = pf->bportal[pf->bstart[a->quad] + a->sub];
-        if (n == pf->np) return false;
-        pf->corridor[n++] = e | (pf->mesh->portals[e].q[0] == a->quad ? SIDE_BIT : 0u);
+/* Appends portal c (with its side bit) entering quad q to the corridor of
+** length *n, cutting any loop: a quad entered twice means the stretch
+** between is a turn round a shared corner (at no length), and inside the
+** convex quad the path can go straight anyway. */
+static void corridor_step(qn_pathfinder *pf, uint32_t c, uint32_t q, uint32_t *n) {
+    if (pf->cstamp[q] == pf->gen) {
+        uint32_t keep = pf->cpos[q];
+        for (uint32_t i = keep; i < *n; i++) {
+            const qn__portal *p = &pf->mesh->portals[pf->corridor[i] & ~SIDE_BIT];
+            pf->cstamp[p->q[(pf->corridor[i] & SIDE_BIT) ? 0 : 1]] = 0;
+        }
+        *n = keep;
+        pf->cstamp[q] = pf->gen;
+        return;
     }
-    for (uint32_t i = 0, j = n ? n - 1 : 0; i < j; i++, j--) {
-        uint32_t t = pf->corridor[i];
-        pf->corridor[i] = pf->corridor[j];
-        pf->corridor[j] = t;
+    pf->corridor[(*n)++] = c;
+    pf->cstamp[q] = pf->gen;
+    pf->cpos[q] = *n;
+}
+
+/* The portals a goal state's chain crosses, into pf->corridor, loops cut. */
+static bool any_corridor(qn_pathfinder *pf, uint32_t goal, uint32_t qs, uint32_t *count) {
+    uint32_t len = 0, n = 0;
+    for (uint32_t v = pf->nodes[goal].parent; v != QN_NONE; v = pf->nodes[v].parent) len++;
+    if (len > pf->np) return false;
+    /* The chain runs goal to start: lay it out at the end, then walk it. */
+    uint32_t *chain = pf->pos; /* the cost search's positions are free now */
+    uint32_t i = len;
+    for (uint32_t v = pf->nodes[goal].parent; v != QN_NONE; v = pf->nodes[v].parent) chain[--i] = v;
+    pf->cstamp[qs] = pf->gen;
+    pf->cpos[qs] = 0;
+    for (i = 0; i < len; i++) {
+        const anode *a = &pf->nodes[chain[i]];
+        uint32_t e = pf->bportal[pf->bstart[a->quad] + a->sub];
+        corridor_step(pf, e | (pf->mesh->portals[e].q[0] == a->quad ? SIDE_BIT : 0u), a->quad, &n);
     }
     *count = n;
     return true;
@@ -711,7 +864,7 @@ static qn_status any_angle(query *Q, uint32_t *count) {
     while (S.st == QN_OK && pf->an > 0) {
         uint32_t ni = apop(pf);
         const anode *n = &pf->nodes[ni];
-        if (n->quad == QN_NONE) return any_corridor(pf, ni, count) ? QN_OK : QN_E_LIMIT;
+        if (n->quad == QN_NONE) return any_corridor(pf, ni, Q->qs, count) ? QN_OK : QN_E_LIMIT;
         if (n->rvid != START_ROOT && pf->vstamp[n->rvid] == pf->gen &&
             n->g > pf->vbest[n->rvid] * (1.0f + 1e-6f))
             continue; /* its root was reached more cheaply since */
@@ -720,43 +873,124 @@ static qn_status any_angle(query *Q, uint32_t *count) {
     return S.st != QN_OK ? S.st : QN_E_UNREACHABLE;
 }
 
-/* ---- the funnel over circles --------------------------------------------------- */
+/* ---- the funnel ------------------------------------------------------------------- */
 
-static fvert point_vert(qn_vec2 p) {
-    fvert v = {p, 0.0f, 0.0f};
+static fvert point_vert(qn_vec2 p, uint32_t idx) {
+    fvert v = {p, p, 0.0f, 0.0f, idx, QN_NONE};
     return v;
 }
 
-static bool same_vert(const fvert *a, const fvert *b) {
-    return a->side == b->side && a->k.x == b->k.x && a->k.y == b->k.y;
-}
-
-/* Radius of the circles at portal ends: the agent's, or for a point agent a
-** few times the mesh tolerance, so no segment runs exactly through a wall's
-** end point (where float noise could put it outside). Smaller than the
-** sampler's inset: here it adds to the length of every bend. */
+/* Radius of the circles at obstacle corners: the agent's, or for a point
+** agent a few times the mesh tolerance, so no segment runs exactly through a
+** wall's end point (where float noise could put it outside). Smaller than
+** the sampler's inset: here it adds to the length of every bend. */
 static float corner_radius(const qn_mesh *m, float radius) {
     float tiny = 4.0f * m->eps;
     return radius > tiny ? radius : tiny;
 }
 
-/* End points of corridor portal i (1-based; i = n + 1 is the goal) as seen
-** when crossing it: left and right of the direction of travel. Crossing from
-** q[0] (on the left of p0->p1) to q[1], p1 is on the left. */
+/* Vertex id of end point p0 (end 0) or p1 of portal e. In q[0]'s boundary
+** the portal's sub-edge runs from p0 to p1. */
+static uint32_t end_vid(const qn_pathfinder *pf, uint32_t e, int end) {
+    uint32_t q = pf->mesh->portals[e].q[0], base = pf->bstart[q], k = pf->bstart[q + 1] - base;
+    return pf->bvid[base + (pf->psub[2 * e] + (uint32_t)end) % k];
+}
+
+/* End `end` of portal e, on `side` of the path. The funnel aims at its
+** inset point: rc along the portal where a wall touches the end, a hair's
+** width in open space. The path rounds a convex obstacle corner on a circle
+** of that radius; elsewhere (a point on a straight wall, or in open space)
+** the inset point itself is the vertex, since a circle there would let a
+** tangent come closer to the wall than the radius. */
+static fvert end_vert(const query *Q, uint32_t e, int end, float side, float rc, uint32_t idx) {
+    const qn__portal *p = &Q->m->portals[e];
+    uint32_t vid = end_vid(Q->pf, e, end);
+    unsigned kind = vertex_kind(Q->pf, vid, Q->radius);
+    float r = (kind & KIND_WALL) ? rc : 4.0f * Q->m->eps;
+    r = r < 0.5f * p->width ? r : 0.5f * p->width;
+    fvert v;
+    v.k = end ? p->p1 : p->p0;
+    v.p = qn__add(v.k, qn__scale(p->u, end ? -r : r));
+    v.r = r;
+    v.side = side;
+    v.idx = idx;
+    v.vid = vid;
+    if (!(kind & KIND_CORNER)) {
+        v.k = v.p;
+        v.r = 0.0f;
+        v.vid = QN_NONE;
+    }
+    return v;
+}
+
+/* Corridor portal i (1-based; i = n + 1 is the goal) as seen when crossing
+** it: crossing from q[0] (on the left of p0->p1) to q[1], p1 is on the left. */
 static void portal_verts(const query *Q, uint32_t n, uint32_t i, float rc, fvert *l, fvert *r) {
     if (i > n) {
-        *l = *r = point_vert(Q->to);
+        *l = *r = point_vert(Q->to, i);
         return;
     }
-    uint32_t c = Q->pf->corridor[i - 1];
-    const qn__portal *p = &Q->m->portals[c & ~SIDE_BIT];
-    bool from_q1 = (c & SIDE_BIT) != 0;
-    float rad = rc < 0.5f * p->width ? rc : 0.5f * p->width;
-    l->k = from_q1 ? p->p0 : p->p1;
-    r->k = from_q1 ? p->p1 : p->p0;
-    l->r = r->r = rad;
-    l->side = 1.0f;
-    r->side = -1.0f;
+    uint32_t c = Q->pf->corridor[i - 1], e = c & ~SIDE_BIT;
+    int left_end = (c & SIDE_BIT) ? 0 : 1;
+    *l = end_vert(Q, e, left_end, 1.0f, rc, i);
+    *r = end_vert(Q, e, 1 - left_end, -1.0f, rc, i);
+}
+
+/* > 0 when c is left of the line a->b. */
+static float tri(qn_vec2 a, qn_vec2 b, qn_vec2 c) {
+    return qn__cross(qn__sub(b, a), qn__sub(c, a));
+}
+
+static bool veq(qn_vec2 a, qn_vec2 b) { return a.x == b.x && a.y == b.y; }
+
+typedef struct funnel {
+    fvert apex, left, right;
+    uint32_t n; /* vertices written to out */
+} funnel;
+
+static void push_apex(funnel *fn, fvert *out, fvert v) {
+    if (!veq(out[fn->n - 1].p, v.p)) out[fn->n++] = v;
+    fn->apex = fn->left = fn->right = v;
+}
+
+/* One portal of the simple funnel over inset end points; true when the
+** apex moved (the scan restarts after it). */
+static bool funnel_step(funnel *fn, fvert *out, const fvert *l, const fvert *r) {
+    qn_vec2 a = fn->apex.p;
+    if (tri(a, fn->right.p, r->p) >= 0.0f) {
+        if (veq(a, fn->right.p) || tri(a, fn->left.p, r->p) < 0.0f) {
+            fn->right = *r;
+        } else {
+            push_apex(fn, out, fn->left);
+            return true;
+        }
+    }
+    if (tri(a, fn->left.p, l->p) <= 0.0f) {
+        if (veq(a, fn->left.p) || tri(a, fn->right.p, l->p) > 0.0f) {
+            fn->left = *l;
+        } else {
+            push_apex(fn, out, fn->right);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The string-pulled vertex chain through a corridor of n portals: from,
+** the corners it bends at, to. Returns the number of vertices. */
+static uint32_t run_funnel(const query *Q, uint32_t n, float rc) {
+    fvert *out = Q->pf->verts;
+    funnel fn;
+    out[0] = point_vert(Q->from, 0);
+    fn.n = 1;
+    fn.apex = fn.left = fn.right = out[0];
+    for (uint32_t i = 1; i <= n + 1; i++) {
+        fvert l, r;
+        portal_verts(Q, n, i, rc, &l, &r);
+        if (funnel_step(&fn, out, &l, &r)) i = fn.apex.idx;
+    }
+    out[fn.n++] = point_vert(Q->to, n + 1);
+    return fn.n;
 }
 
 static inline qn_vec2 left_normal(qn_vec2 d) { return qn__v2(-d.y, d.x); }
@@ -782,87 +1016,199 @@ static bool tangent(const fvert *a, const fvert *b, qn_vec2 *d) {
     return true;
 }
 
-/* Sign of the turn from the tangent toward a to the tangent toward b, both
-** leaving apex: > 0 when b is to the left of a. 0 when either is undefined. */
-static float turn(const fvert *apex, const fvert *a, const fvert *b) {
-    qn_vec2 da, db;
-    if (same_vert(apex, a) || same_vert(apex, b)) return 0.0f;
-    if (!tangent(apex, a, &da) || !tangent(apex, b, &db)) return 0.0f;
-    return qn__cross(da, db);
+/* Where a path along direction d touches vertex v's circle. */
+static qn_vec2 touch(const fvert *v, qn_vec2 d) {
+    return qn__sub(v->k, qn__scale(left_normal(d), v->side * v->r));
 }
 
-typedef struct funnel {
-    fvert apex, left, right;
-    uint32_t apex_i, left_i, right_i;
-    uint32_t n; /* vertices written to out */
-} funnel;
-
-static void push_apex(funnel *fn, fvert *out, const fvert *v, uint32_t idx) {
-    if (!same_vert(&out[fn->n - 1], v)) out[fn->n++] = *v;
-    fn->apex = fn->left = fn->right = *v;
-    fn->apex_i = fn->left_i = fn->right_i = idx;
+/* Corridor quad i: the one entered by portal i (the start quad for 0). */
+static uint32_t corridor_quad(const query *Q, uint32_t n, uint32_t i) {
+    if (i == 0) return Q->qs;
+    if (i > n) return Q->qg;
+    uint32_t c = Q->pf->corridor[i - 1];
+    return Q->m->portals[c & ~SIDE_BIT].q[(c & SIDE_BIT) ? 0 : 1];
 }
 
-/* One step of the simple funnel on the right side; true when the apex moved
-** (the scan restarts after it). A side still at the apex has no ray: a new
-** vertex on the other side is not checked against it. A new vertex at the
-** apex itself (portals fanning around the apex corner) keeps that side at
-** the apex. */
-static bool step_right(funnel *fn, fvert *out, const fvert *r, uint32_t i) {
-    bool at_r = same_vert(&fn->apex, &fn->right), at_l = same_vert(&fn->apex, &fn->left);
-    if (!same_vert(&fn->apex, r)) {
-        if (!at_r && turn(&fn->apex, &fn->right, r) < 0.0f) return false; /* wider */
-        if (!at_l && turn(&fn->apex, &fn->left, r) >= 0.0f) {
-            fvert l = fn->left; /* crosses the left side: bend there */
-            push_apex(fn, out, &l, fn->left_i);
-            return true;
+/* Bucket of the mesh grid holding (x, y), clamped to the grid. */
+static size_t bucket_index(const qn_mesh *m, float x, float y, uint32_t *cx, uint32_t *cy) {
+    float fx = (x - m->grid_origin.x) * m->grid_inv_cell;
+    float fy = (y - m->grid_origin.y) * m->grid_inv_cell;
+    *cx = fx > 0.0f ? (fx >= (float)m->grid_w ? m->grid_w - 1 : (uint32_t)fx) : 0;
+    *cy = fy > 0.0f ? (fy >= (float)m->grid_h ? m->grid_h - 1 : (uint32_t)fy) : 0;
+    return (size_t)*cy * m->grid_w + *cx;
+}
+
+typedef struct near_corner {
+    const query *Q;
+    uint32_t n; /* corridor portals */
+    const fvert *a, *b;
+    qn_vec2 pa, pb;
+    float rc, worst;
+    fvert found;
+    /* Corners this near the start (goal) are left alone: rc when that end
+    ** is clear of walls, 2 rc when not (no clearance to keep there). */
+    float keep_from, keep_to;
+} near_corner;
+
+/* Sub-edge of corridor quad q that portal i (1..n) lies on. */
+static uint32_t portal_sub(const query *Q, uint32_t i, uint32_t q) {
+    uint32_t e = Q->pf->corridor[i - 1] & ~SIDE_BIT;
+    return Q->pf->psub[2 * e + side_in(Q->m, e, q)];
+}
+
+/* Side of the path the boundary vertex t of corridor quad i (between
+** portals i and i + 1) is on. Going through the quad, its boundary from the
+** entry's right end round to the exit's right end is on the right, the
+** rest on the left. In the start (goal) quad only the ends of the exit
+** (entry) are fixed so. */
+static float chain_side(const near_corner *nc, uint32_t i, uint32_t q, uint32_t t, uint32_t k) {
+    const query *Q = nc->Q;
+    qn_vec2 c = Q->pf->bv[Q->pf->bstart[q] + t];
+    if (nc->n == 0) return tri(nc->pa, nc->pb, c) >= 0.0f ? 1.0f : -1.0f;
+    if (i == 0 || i == nc->n) {
+        uint32_t j = i == 0 ? portal_sub(Q, 1, q) : portal_sub(Q, nc->n, q);
+        if (t == j) return i == 0 ? -1.0f : 1.0f;
+        if (t == (j + 1) % k) return i == 0 ? 1.0f : -1.0f;
+        /* Inside the convex start (goal) quad the path runs straight to the
+        ** exit (from the entry): it is on the right side of every other
+        ** corner of that quad already. */
+        return tri(nc->pa, nc->pb, c) >= 0.0f ? 1.0f : -1.0f;
+    }
+    uint32_t in = portal_sub(Q, i, q), out = portal_sub(Q, i + 1, q);
+    uint32_t from = (in + 1) % k;
+    return (t + k - from) % k <= (out + k - from) % k ? -1.0f : 1.0f;
+}
+
+/* The side of the path corner c (vertex id v) goes on. If a corridor quad
+** (marked in cstamp/cpos) has it, that quad's boundary says; else it lies
+** beyond an open portal the path does not cross, on the side it is seen. */
+static float corner_side(const near_corner *nc, uint32_t v, qn_vec2 c) {
+    const qn_pathfinder *pf = nc->Q->pf;
+    for (uint32_t i = pf->vpstart[v]; i < pf->vpstart[v + 1]; i++) {
+        uint32_t b = pf->vplist[i], q = pf->bquad[b];
+        if (pf->cstamp[q] == pf->gen)
+            return chain_side(nc, pf->cpos[q], q, b - pf->bstart[q], pf->bstart[q + 1] - pf->bstart[q]);
+    }
+    return tri(nc->pa, nc->pb, c) >= 0.0f ? 1.0f : -1.0f;
+}
+
+/* Looks at the convex obstacle corners on quad q's boundary as circles of
+** radius rc. */
+static void corners_of(near_corner *nc, uint32_t q) {
+    const qn_pathfinder *pf = nc->Q->pf;
+    uint32_t base = pf->bstart[q], k = pf->bstart[q + 1] - base;
+    float tol = fminf(4.0f * nc->Q->m->eps, 0.25f * nc->rc);
+    qn_vec2 ab = qn__sub(nc->pb, nc->pa);
+    float ab2 = qn__dot(ab, ab), len = sqrtf(ab2);
+    for (uint32_t t = 0; t < k; t++) {
+        qn_vec2 c = pf->bv[base + t];
+        if (veq(c, nc->a->k) || veq(c, nc->b->k)) continue;
+        float dist = point_segment_dist(c, nc->pa, nc->pb);
+        /* Rounding moves a stretch at most about rc off the funnel's line,
+        ** so a corner passed on its wrong side is this near too. */
+        if (dist >= 2.0f * nc->rc || !is_corner(pf, pf->bvid[base + t], nc->Q->radius)) continue;
+        /* Within the radius of the start or goal no path clears it. */
+        if (qn__len(qn__sub(c, nc->Q->from)) < nc->keep_from ||
+            qn__len(qn__sub(c, nc->Q->to)) < nc->keep_to)
+            continue;
+        float side = corner_side(nc, pf->bvid[base + t], c), depth = nc->rc - tol - dist;
+        float along = ab2 > 0.0f ? qn__dot(qn__sub(c, nc->pa), ab) / ab2 : 0.0f;
+        float off = len > 0.0f ? tri(nc->pa, nc->pb, c) / len : 0.0f;
+        if (along > 0.0f && along < 1.0f && side * off < 0.0f)
+            depth = nc->rc + fabsf(off); /* the stretch runs through the obstacle */
+        if (depth <= nc->worst) continue;
+        nc->worst = depth;
+        nc->found.k = nc->found.p = c;
+        nc->found.r = nc->rc;
+        nc->found.side = side;
+        nc->found.idx = nc->a->idx;
+        nc->found.vid = pf->bvid[base + t];
+    }
+}
+
+/* Do the boxes of quad q and of segment a-b grown by pad overlap? */
+static bool near_box(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 b, float pad) {
+    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    float x0 = fminf(fminf(k[0].x, k[1].x), fminf(k[2].x, k[3].x));
+    float x1 = fmaxf(fmaxf(k[0].x, k[1].x), fmaxf(k[2].x, k[3].x));
+    float y0 = fminf(fminf(k[0].y, k[1].y), fminf(k[2].y, k[3].y));
+    float y1 = fmaxf(fmaxf(k[0].y, k[1].y), fmaxf(k[2].y, k[3].y));
+    return !(fminf(a.x, b.x) - pad > x1 || fmaxf(a.x, b.x) + pad < x0 ||
+             fminf(a.y, b.y) - pad > y1 || fmaxf(a.y, b.y) + pad < y0);
+}
+
+/* The obstacle corner that the tangent from a to b passes deepest inside
+** its circle, or false. Every corner within rc of the stretch lies in the
+** box of a quad listed in the mesh bucket holding it, so the buckets round
+** each bucket-long piece of the stretch cover them all. */
+static bool worst_corner(const query *Q, uint32_t n, float rc, const fvert *a, const fvert *b,
+                         fvert *out, bool from_clear, bool to_clear) {
+    const qn_mesh *m = Q->m;
+    qn_vec2 d;
+    if (!tangent(a, b, &d)) return false;
+    near_corner nc = {Q, n, a, b, touch(a, d), touch(b, d), rc, 0.0f, *a,
+                      from_clear ? rc : 2.0f * rc, to_clear ? rc : 2.0f * rc};
+    qn_vec2 ab = qn__sub(nc.pb, nc.pa);
+    float pad = rc + 2.0f * m->eps;
+    uint32_t pieces = (uint32_t)fminf(ceilf(qn__len(ab) / m->grid_cell), 1e6f);
+    for (uint32_t i = 0; i < (pieces ? pieces : 1); i++) {
+        qn_vec2 p0 = qn__add(nc.pa, qn__scale(ab, (float)i / (float)(pieces ? pieces : 1)));
+        qn_vec2 p1 = i + 1 >= pieces ? nc.pb : qn__add(nc.pa, qn__scale(ab, (float)(i + 1) / (float)pieces));
+        uint32_t x0, y0, x1, y1;
+        bucket_index(m, fminf(p0.x, p1.x) - pad, fminf(p0.y, p1.y) - pad, &x0, &y0);
+        bucket_index(m, fmaxf(p0.x, p1.x) + pad, fmaxf(p0.y, p1.y) + pad, &x1, &y1);
+        for (uint32_t y = y0; y <= y1; y++)
+            for (uint32_t x = x0; x <= x1; x++) {
+                size_t cell = (size_t)y * m->grid_w + x;
+                for (uint32_t j = m->cell_start[cell]; j < m->cell_start[cell + 1]; j++) {
+                    uint32_t q = m->cell_list[j];
+                    if (!m->blocked[q] && near_box(m, q, p0, p1, pad)) corners_of(&nc, q);
+                }
+            }
+    }
+    *out = nc.found;
+    return nc.worst > 0.0f;
+}
+
+/* Marks the corridor's quads with their place in it (cstamp/cpos). */
+static void mark_corridor(const query *Q, uint32_t n) {
+    qn_pathfinder *pf = Q->pf;
+    for (uint32_t i = 0; i <= n; i++) {
+        uint32_t q = corridor_quad(Q, n, i);
+        pf->cstamp[q] = pf->gen;
+        pf->cpos[q] = i;
+    }
+}
+
+static void shrink_at_ends(fvert *v, uint32_t n);
+static bool clear_of_walls(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float radius);
+
+/* The funnel decides bends from inset points, which keep every portal
+** crossing `radius` from the corners; a straight stretch crossing a portal
+** at a slant can still pass a corner closer than that, and so can the
+** tangent between two rounded bends on either side of a row of corners in
+** line. Such a corner is made a bend too, until every stretch clears every
+** corner it passes. */
+static uint32_t clear_corners(const query *Q, uint32_t n, float rc, uint32_t m) {
+    fvert *v = Q->pf->verts;
+    mark_corridor(Q, n);
+    shrink_at_ends(v, m);
+    /* An end within the radius of a wall has no clearance to keep: bending
+    ** round corners near it would only pull the path into the obstacle. */
+    bool from_clear = clear_of_walls(Q->m, Q->from, Q->from, Q->radius);
+    bool to_clear = clear_of_walls(Q->m, Q->to, Q->to, Q->radius);
+    uint32_t cap = 2 * Q->pf->np + 4;
+    for (uint32_t j = 0; j + 1 < m && m < cap;) {
+        fvert c;
+        if (!worst_corner(Q, n, rc, &v[j], &v[j + 1], &c, from_clear, to_clear)) {
+            j++;
+            continue;
         }
+        memmove(&v[j + 2], &v[j + 1], (m - j - 1) * sizeof *v);
+        v[j + 1] = c;
+        m++;
     }
-    fn->right = *r;
-    fn->right_i = i;
-    return false;
-}
-
-static bool step_left(funnel *fn, fvert *out, const fvert *l, uint32_t i) {
-    bool at_r = same_vert(&fn->apex, &fn->right), at_l = same_vert(&fn->apex, &fn->left);
-    if (!same_vert(&fn->apex, l)) {
-        if (!at_l && turn(&fn->apex, &fn->left, l) > 0.0f) return false;
-        if (!at_r && turn(&fn->apex, &fn->right, l) <= 0.0f) {
-            fvert r = fn->right;
-            push_apex(fn, out, &r, fn->right_i);
-            return true;
-        }
-    }
-    fn->left = *l;
-    fn->left_i = i;
-    return false;
-}
-
-/* The string-pulled vertex chain for a corridor of n portals: from, the
-** corners it bends around, to. Returns the number of vertices. */
-static uint32_t run_funnel(const query *Q, uint32_t n, float rc) {
-    fvert *out = Q->pf->verts;
-    funnel fn;
-    out[0] = point_vert(Q->from);
-    fn.n = 1;
-    fn.apex = fn.left = fn.right = out[0];
-    fn.apex_i = fn.left_i = fn.right_i = 0;
-    for (uint32_t i = 1; i <= n + 1; i++) {
-        fvert l, r;
-        portal_verts(Q, n, i, rc, &l, &r);
-        /* Seen at a grazing angle, a portal's two circles can overlap in
-        ** direction (no straight line passes between them): the path must
-        ** first bend round the nearer one. Taking the nearer end first lets
-        ** the usual crossing rule choose it. */
-        qn_vec2 dl = qn__sub(l.k, fn.apex.k), dr = qn__sub(r.k, fn.apex.k);
-        bool moved = qn__dot(dl, dl) < qn__dot(dr, dr)
-                         ? step_left(&fn, out, &l, i) || step_right(&fn, out, &r, i)
-                         : step_right(&fn, out, &r, i) || step_left(&fn, out, &l, i);
-        if (moved) i = fn.apex_i;
-    }
-    fvert end = point_vert(Q->to);
-    if (!same_vert(&out[fn.n - 1], &end)) out[fn.n++] = end;
-    return fn.n;
+    return m;
 }
 
 /* ---- from the vertex chain to waypoints ------------------------------------------ */
@@ -885,16 +1231,53 @@ static qn_vec2 rotate(qn_vec2 v, float a) {
     return qn__v2(v.x * c - v.y * s, v.x * s + v.y * c);
 }
 
-/* The bend around vertex v, coming in along d_in and leaving along d_out:
+/* Where on vertex v's circle a path may touch it: only where the corner is
+** the nearest obstacle point. Direction m (unit, from the corner) pointing
+** along a wall that ends there is turned square to that wall, so the touch
+** point keeps the radius from the wall too. */
+static qn_vec2 clamp_to_free(const qn_pathfinder *pf, const fvert *v, float radius, qn_vec2 m) {
+    if (v->vid == QN_NONE) return m;
+    const qn_mesh *mesh = pf->mesh;
+    for (uint32_t i = pf->vpstart[v->vid]; i < pf->vpstart[v->vid + 1]; i++) {
+        uint32_t b = pf->vplist[i], q = pf->bquad[b], base = pf->bstart[q];
+        uint32_t k = pf->bstart[q + 1] - base, s = b - base, sp = (s + k - 1) % k;
+        if (mesh->blocked[q]) continue;
+        uint32_t ends[2] = {base + (s + 1) % k, base + sp}, subs[2] = {b, base + sp};
+        for (int t = 0; t < 2; t++) {
+            uint32_t e = pf->bportal[subs[t]];
+            if (e != QN_NONE && qn__portal_open(mesh, e, radius)) continue;
+            qn_vec2 w = qn__sub(pf->bv[ends[t]], pf->bv[b]);
+            float len = qn__len(w), along;
+            if (!(len > 0.0f) || (along = qn__dot(m, w) / len) <= 0.0f) continue;
+            qn_vec2 perp = qn__sub(m, qn__scale(w, along / len));
+            float pl = qn__len(perp);
+            if (pl > 0.0f) m = qn__scale(perp, 1.0f / pl);
+        }
+    }
+    return m;
+}
+
+/* The bend round vertex v, coming in along d_in and leaving along d_out:
 ** points of the polygon circumscribed about v's circle, each piece turning
-** at most max_step, so every segment stays at least v->r from the corner. A
-** turn of more than 3/2 pi the wrong way round is float noise or a pinch:
-** then the single tangent point is used. */
-static void emit_bend(emitter *em, const fvert *v, qn_vec2 d_in, qn_vec2 d_out, float max_step) {
-    qn_vec2 m_in = qn__scale(left_normal(d_in), -v->side);
-    float a = atan2f(v->side * qn__cross(d_in, d_out), qn__dot(d_in, d_out));
+** at most pi/8 (pi/2 round a hair's-width circle), so every segment stays
+** at least v->r from the corner. Touch points are first kept where the
+** corner is the nearest obstacle (clamp_to_free); one moved that way is a
+** point of the path itself. A turn of more than 3/2 pi the wrong way round
+** is float noise or a pinch: then the path goes straight between the two
+** touch points. */
+static void emit_bend(emitter *em, const query *Q, const fvert *v, qn_vec2 d_in, qn_vec2 d_out,
+                      float tiny) {
+    float max_step = v->r <= tiny ? PI_F / 2.0f : PI_F / 8.0f;
+    qn_vec2 m_in0 = qn__scale(left_normal(d_in), -v->side), m_out0 = qn__scale(left_normal(d_out), -v->side);
+    qn_vec2 m_in = clamp_to_free(Q->pf, v, Q->radius, m_in0);
+    qn_vec2 m_out = clamp_to_free(Q->pf, v, Q->radius, m_out0);
+    float a = atan2f(v->side * qn__cross(m_in, m_out), qn__dot(m_in, m_out));
     if (a < 0.0f) a += 2.0f * PI_F;
-    if (a > 1.5f * PI_F) a = 0.0f;
+    if (!veq(m_in, m_in0) || a > 1.5f * PI_F) emit(em, qn__add(v->k, qn__scale(m_in, v->r)));
+    if (a > 1.5f * PI_F) {
+        emit(em, qn__add(v->k, qn__scale(m_out, v->r)));
+        return;
+    }
     uint32_t pieces = (uint32_t)ceilf(a / max_step);
     if (pieces == 0) pieces = 1;
     float half = a / (2.0f * (float)pieces), dist = v->r / cosf(half);
@@ -902,19 +1285,27 @@ static void emit_bend(emitter *em, const fvert *v, qn_vec2 d_in, qn_vec2 d_out, 
         float phi = v->side * (float)(2 * i + 1) * half;
         emit(em, qn__add(v->k, qn__scale(rotate(m_in, phi), dist)));
     }
+    if (!veq(m_out, m_out0)) emit(em, qn__add(v->k, qn__scale(m_out, v->r)));
 }
 
-/* A start or end point closer to its neighbouring corner than the radius
-** shrinks that corner's circle to pass through it, rather than stepping
-** back first. */
+/* A start or goal closer to its neighbouring corner than the radius leaves
+** no room to round that corner: the path bends at the corner's inset point
+** instead, where the funnel aimed. */
 static void shrink_at_ends(fvert *v, uint32_t n) {
     if (n < 3) return;
-    float d0 = qn__len(qn__sub(v[1].k, v[0].k)), d1 = qn__len(qn__sub(v[n - 2].k, v[n - 1].k));
-    if (d0 < v[1].r) v[1].r = d0;
-    if (d1 < v[n - 2].r) v[n - 2].r = d1;
+    for (int end = 0; end < 2; end++) {
+        fvert *c = &v[end ? n - 2 : 1];
+        qn_vec2 p = v[end ? n - 1 : 0].k;
+        if (c->vid != QN_NONE && qn__len(qn__sub(c->k, p)) < c->r) {
+            c->k = c->p;
+            c->r = 0.0f;
+            c->vid = QN_NONE;
+        }
+    }
 }
 
-static void emit_chain(emitter *em, fvert *v, uint32_t n, float max_step) {
+/* The polyline: from, each bend's arc, to; straight tangents between. */
+static void emit_chain(emitter *em, const query *Q, fvert *v, uint32_t n, float tiny) {
     shrink_at_ends(v, n);
     emit(em, v[0].k);
     qn_vec2 d_in = qn__v2(1.0f, 0.0f);
@@ -924,7 +1315,7 @@ static void emit_chain(emitter *em, fvert *v, uint32_t n, float max_step) {
         bool have_out = tangent(&v[j], &v[j + 1], &d_out);
         if (!have_in) d_in = d_out;
         if (!have_out) d_out = d_in;
-        emit_bend(em, &v[j], d_in, d_out, max_step);
+        emit_bend(em, Q, &v[j], d_in, d_out, tiny);
         d_in = d_out;
         have_in = have_out || have_in;
     }
@@ -984,25 +1375,22 @@ qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius
     st = place_ends(&Q);
     if (st != QN_OK) return st;
     const qn_mesh *m = Q.m;
-    emitter em = {waypoints, cap, 0, {0.0f, 0.0f}};
-    float c = 0.0f;
-    if (Q.qs == Q.qg) {
-        c = m->cost[Q.qs] * qn__len(qn__sub(to, from));
-        em.count = 2;
-        if (cap > 0) waypoints[0] = from;
-        if (cap > 1) waypoints[1] = to;
-    } else {
-        /* Islands join quads over every portal between unblocked quads; a
-        ** radius only closes more portals. */
-        if (m->island[Q.qs] != m->island[Q.qg]) return QN_E_UNREACHABLE;
-        if (pf->hversion != m->version) scan_costs(pf);
-        new_generation(pf);
-        uint32_t n = 0;
+    /* Islands join quads over every portal between unblocked quads; a
+    ** radius only closes more portals. */
+    if (m->island[Q.qs] != m->island[Q.qg]) return QN_E_UNREACHABLE;
+    if (pf->hversion != m->version) scan_costs(pf);
+    corner_cache_for(pf, radius);
+    new_generation(pf);
+    uint32_t n = 0;
+    float c = m->cost[Q.qs] * qn__len(qn__sub(to, from));
+    if (Q.qs != Q.qg) {
         st = find_corridor(&Q, cost ? &c : NULL, &n);
         if (st != QN_OK) return st;
-        uint32_t nv = run_funnel(&Q, n, corner_radius(m, radius));
-        emit_chain(&em, pf->verts, nv, radius > 0.0f ? PI_F / 8.0f : PI_F / 2.0f);
     }
+    float rc = corner_radius(m, radius);
+    uint32_t nv = clear_corners(&Q, n, rc, run_funnel(&Q, n, rc));
+    emitter em = {waypoints, cap, 0, {0.0f, 0.0f}};
+    emit_chain(&em, &Q, pf->verts, nv, 4.0f * m->eps);
     *count = em.count;
     if (cost) *cost = c;
     return em.count > cap ? QN_E_BUFFER_TOO_SMALL : QN_OK;
@@ -1040,13 +1428,6 @@ static qn_vec2 closest_on_segment(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
     return qn__add(a, qn__scale(ab, t));
 }
 
-static size_t bucket_index(const qn_mesh *m, float x, float y, uint32_t *cx, uint32_t *cy) {
-    float fx = (x - m->grid_origin.x) * m->grid_inv_cell;
-    float fy = (y - m->grid_origin.y) * m->grid_inv_cell;
-    *cx = fx > 0.0f ? (fx >= (float)m->grid_w ? m->grid_w - 1 : (uint32_t)fx) : 0;
-    *cy = fy > 0.0f ? (fy >= (float)m->grid_h ? m->grid_h - 1 : (uint32_t)fy) : 0;
-    return (size_t)*cy * m->grid_w + *cx;
-}
 
 /* The quad to start the walk in: of the unblocked quads holding a (the hint
 ** among them), the one the segment stays in longest, so a start on a shared

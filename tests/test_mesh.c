@@ -428,6 +428,25 @@ static void test_segment_inside(void **state) {
     qn_mesh_destroy(m);
 }
 
+/* A segment that crosses a T-junction a hair's breadth from the point where
+** two portals meet is still inside (it once picked the wrong portal). */
+static void test_segment_grazes_t_junction(void **state) {
+    (void)state;
+    tm_mesh t = {0};
+    tm_add_rect(&t, 14, 44, 26, 60);
+    tm_add_rect(&t, 26, 52, 30, 56);
+    tm_add_rect(&t, 26, 56, 36, 60);
+    qn_mesh *m = build(&t);
+    qn_vec2 hit;
+    assert_int_equal(qn_mesh_segment_inside(m, (qn_vec2){16.7394f, 52.2548f},
+                                            (qn_vec2){29.6379f, 57.4716f}, QN_NONE, &hit),
+                     QN_OK);
+    assert_int_equal(qn_mesh_segment_inside(m, (qn_vec2){16.7394f, 52.2548f},
+                                            (qn_vec2){29.6379f, 55.9f}, QN_NONE, &hit),
+                     QN_OK);
+    qn_mesh_destroy(m);
+}
+
 /* ---- out of memory --------------------------------------------------------- */
 
 static void test_oom(void **state) {
@@ -471,6 +490,7 @@ int main(void) {
         cmocka_unit_test(test_locate),
         cmocka_unit_test(test_nearest_random),
         cmocka_unit_test(test_segment_inside),
+        cmocka_unit_test(test_segment_grazes_t_junction),
         cmocka_unit_test(test_oom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

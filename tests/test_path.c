@@ -3,20 +3,22 @@
 ** Costs: the A* cost from a point p is checked against a brute-force
 ** Bellman-Ford over the documented portal graph: min over the open portals
 ** P of p's quad of w*|p - mid P| + g(P) (w*|p - goal| in the goal quad).
-** Against an instance: for every quad Q with an exit portal E, the A* cost
-** from mid(E) equals qn_field_quad_cost(Q) exactly in the model (E is a
-** portal of the quad mid(E) is located in, at distance 0, and no other
-** portal of that quad does better since g is a shortest-path cost). The one
-** exception, skipped: when mid(E) is located in the goal quad, where a
-** point's cost is its straight distance to the goal by definition.
+** Against an instance built with midpoint_costs (the same graph model): for
+** every quad Q with an exit portal E, the A* cost from mid(E) equals
+** qn_field_quad_cost(Q) exactly in the model (E is a portal of the quad
+** mid(E) is located in, at distance 0, and no other portal of that quad
+** does better since g is a shortest-path cost). The one exception, skipped:
+** when mid(E) is located in the goal quad, where a point's cost is its
+** straight distance to the goal by definition.
 **
-** Geometry: every funnel segment stays inside (qn_mesh_segment_inside);
-** with a radius, and start and goal clear of walls by that radius, every
-** segment has line of sight for slightly less than it; with unit costs and
-** radius 0 the path is never longer than the A* cost (string pulling only
-** shortens the path through portal mid points). On the bundled MovingAI
-** maps (imported to quads) the radius-0 path is never longer than the
-** scenario's octile optimum: any-angle paths are at most as long. */
+** Geometry: every funnel segment stays inside (qn_mesh_segment_inside and
+** qn_mesh_line_of_sight at radius 0); with a radius, and start and goal
+** clear of walls by it, every segment has line of sight for slightly less;
+** with unit costs and radius 0 the path is never longer than the A* cost
+** (the path through portal mid points is one of those the search weighs).
+** On the bundled MovingAI maps (imported to quads) the radius-0 path is
+** never longer than the scenario's octile optimum: the shortest any-angle
+** path is at most as long. */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
 #include <stdarg.h>
@@ -67,7 +69,7 @@ static void bellman_ford(const qn_mesh *m, qn_vec2 goal, float radius, double *g
     assert_int_equal(qn_mesh_locate(m, goal, QN_NONE, &gq), QN_OK);
     for (uint32_t i = 0; i < np; i++) {
         qn_mesh_portal(m, i, &ps[i]);
-        g[i] = INFINITY;
+        g[i] = (double)INFINITY;
         if ((ps[i].a == gq || ps[i].b == gq) && portal_open(m, &ps[i], radius))
             g[i] = (double)qn_mesh_quad_cost(m, gq) * dist(mid(&ps[i]), goal);
     }
@@ -100,7 +102,7 @@ static double expected_cost(const qn_mesh *m, const double *g, qn_vec2 p, qn_vec
     if (q == gq) return w * dist(p, goal);
     uint32_t ids[256], n;
     assert_int_equal(qn_mesh_quad_portals(m, q, ids, 256, &n), QN_OK);
-    double best = INFINITY;
+    double best = (double)INFINITY;
     for (uint32_t i = 0; i < n; i++) {
         qn_portal pt;
         qn_mesh_portal(m, ids[i], &pt);
@@ -146,6 +148,7 @@ static void check_against_field(const qn_mesh *m, qn_pathfinder *pf, qn_vec2 goa
     qn_field_opts o;
     memset(&o, 0, sizeof o);
     o.radius = radius;
+    o.midpoint_costs = true; /* the graph model the A* cost follows */
     qn_field *f = NULL;
     assert_int_equal(qn_field_create(m, &goal, 1, &o, NULL, &f, NULL), QN_OK);
     uint32_t gq;
@@ -234,7 +237,9 @@ static bool clear_point(const qn_mesh *m, qn_vec2 p, float r) {
 }
 
 /* Unit costs: the path is never longer than the A* cost; with a radius and
-** ends clear of walls, every segment has line of sight for 0.98 of it. */
+** ends clear of walls, every segment has line of sight for 0.98 of it. The
+** meshes have integer coordinates, so distinct wall features are at least
+** 1 apart and radii below 0.5 always leave room for such a path. */
 static void test_funnel_geometry(void **state) {
     (void)state;
     static tm_mesh t;
@@ -322,7 +327,8 @@ static void test_l_corner(void **state) {
     assert_true(too_close); /* it hugs the corner, not wider */
     double len = qn_path_length(pts, n);
     assert_true(len > dist(a, (qn_vec2){8, 2}) + dist((qn_vec2){8, 2}, b));
-    assert_true(len < dist(a, (qn_vec2){8, 2}) + dist((qn_vec2){8, 2}, b) + 0.5);
+    /* Rounding a corner of radius r through a turn of angle t adds about r*t. */
+    assert_true(len < dist(a, (qn_vec2){8, 2}) + dist((qn_vec2){8, 2}, b) + 0.5 * 3.14159265 / 2 + 0.05);
     qn_pathfinder_destroy(pf);
     qn_mesh_destroy(m);
 }
@@ -567,6 +573,132 @@ static void test_oom(void **state) {
     qn_mesh_destroy(m);
 }
 
+/* The cost search's corridor can go round the wrong side: a long portal's
+** mid point is far from where a path crosses it. Q0 = [2,6]x[0,50] meets
+** Q1 = [0,2]x[1,41] along x = 2, y in [1,41] (mid point y = 21); a small
+** Q2 = [1,2]x[41,42] joins them at the top. From (2.5,40) to (1.5,40.5) the
+** model's cheapest way is through Q2, while the straight line crosses the
+** long portal. With uniform costs the waypoints follow the any-angle
+** corridor (straight); with differing costs, the cost search's. */
+static void test_corridor_choice(void **state) {
+    (void)state;
+    tm_mesh t = {0};
+    tm_add_rect(&t, 2, 0, 6, 50);
+    tm_add_rect(&t, 0, 1, 2, 41);
+    tm_add_rect(&t, 1, 41, 2, 42);
+    tm_add_rect(&t, 6, 0, 8, 2); /* far away; its cost decides uniformity */
+    qn_vec2 a = {2.5f, 40}, b = {1.5f, 40.5f}, pts[64], pts2[64];
+    double model = dist(a, (qn_vec2){2, 41.5f}) + dist((qn_vec2){2, 41.5f}, (qn_vec2){1.5f, 41}) + 0.5;
+    for (int weighted = 0; weighted < 2; weighted++) {
+        t.costs[3] = weighted ? 2.0f : 1.0f;
+        qn_mesh *m = make_mesh(&t);
+        qn_pathfinder *pf = NULL;
+        assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
+        uint32_t n, n2;
+        float c;
+        assert_int_equal(qn_path_find(pf, a, b, 0, pts, 64, &n, &c), QN_OK);
+        assert_near(c, model, 1e-4);
+        check_inside(m, pts, n);
+        if (!weighted) {
+            assert_int_equal(n, 2);
+            assert_near(qn_path_length(pts, n), dist(a, b), 1e-6);
+            /* Without the cost, the same waypoints (the cost search is skipped). */
+            assert_int_equal(qn_path_find(pf, a, b, 0, pts2, 64, &n2, NULL), QN_OK);
+            assert_int_equal(n2, n);
+            assert_memory_equal(pts2, pts, n * sizeof *pts);
+        } else {
+            /* Up through Q2 and back down: round (2,41), then (1,41)... */
+            double len = qn_path_length(pts, n);
+            assert_true(len > dist(a, (qn_vec2){2, 41}) + dist((qn_vec2){2, 41}, b) - 1e-3);
+            assert_true(len < (double)c);
+        }
+        qn_pathfinder_destroy(pf);
+        qn_mesh_destroy(m);
+    }
+}
+
+/* The any-angle search's node pool grows with the allocator: a failure
+** there is QN_E_NOMEM, leaves nothing behind, and the next query with room
+** to grow succeeds. */
+static void test_oom_pool_growth(void **state) {
+    (void)state;
+    static tm_mesh t;
+    static qn_vec2 pts[MAXPTS];
+    uint64_t s = 5;
+    /* A serpentine: 20 rows of 20 unit cells, joined at alternate ends, so a
+    ** query crosses hundreds of quads. */
+    t.n = 0;
+    for (int r = 0; r < 20; r++) {
+        for (int x = 0; x < 20; x++) tm_add_rect(&t, (float)x, (float)(2 * r), (float)x + 1, (float)(2 * r + 1));
+        float cx = r % 2 ? 0.0f : 19.0f;
+        if (r < 19) tm_add_rect(&t, cx, (float)(2 * r + 1), cx + 1, (float)(2 * r + 2));
+    }
+    qn_mesh *m = make_mesh(&t);
+    failalloc fa;
+    qn_allocator al = failalloc_init(&fa, UINT64_MAX);
+    qn_pathfinder *pf = NULL;
+    assert_int_equal(qn_pathfinder_create(m, &al, &pf, NULL), QN_OK);
+    size_t before = qn_pathfinder_bytes(pf);
+    fa.fail_at = fa.calls; /* no more memory */
+    int nomem = 0, ok = 0;
+    qn_vec2 a0 = {0, 0}, b0 = {0, 0};
+    for (int k = 0; k < 60; k++) {
+        /* Short hops fit the first pool; end to end does not. */
+        uint32_t qa = tm_rand(&s) % t.n, qb = k % 2 ? (qa + 1) % t.n : t.n - 1 - qa % 20;
+        qn_vec2 a = random_point_in(&t, qa, &s);
+        qn_vec2 b = random_point_in(&t, qb, &s);
+        uint32_t n = 1;
+        qn_status st = qn_path_find(pf, a, b, 0, pts, MAXPTS, &n, NULL);
+        if (st == QN_E_NOMEM) {
+            assert_int_equal(n, 0);
+            if (!nomem++) a0 = a, b0 = b;
+        } else {
+            ok += st == QN_OK;
+        }
+    }
+    assert_true(nomem > 0 && ok > 0);
+    assert_int_equal(qn_pathfinder_bytes(pf), before); /* nothing grew */
+    fa.fail_at = UINT64_MAX;
+    uint32_t n;
+    assert_int_equal(qn_path_find(pf, a0, b0, 0, pts, MAXPTS, &n, NULL), QN_OK);
+    assert_true(qn_pathfinder_bytes(pf) > before);
+    qn_pathfinder_destroy(pf);
+    assert_int_equal(fa.live, 0);
+    qn_mesh_destroy(m);
+}
+
+/* Queries read the mesh as it is: blocking, unblocking and cost changes
+** need no new pathfinder. */
+static void test_dynamic_changes(void **state) {
+    (void)state;
+    tm_mesh t = {0};
+    tm_add_rect(&t, 0, 0, 4, 4);
+    tm_add_rect(&t, 4, 0, 8, 4);
+    tm_add_rect(&t, 8, 0, 12, 4);
+    qn_mesh *m = make_mesh(&t);
+    qn_pathfinder *pf = NULL;
+    assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
+    qn_vec2 a = {1, 2}, b = {11, 2}, pts[16];
+    uint32_t n;
+    float c;
+    assert_int_equal(qn_path_find(pf, a, b, 0, pts, 16, &n, &c), QN_OK);
+    assert_near(c, 10, 1e-5);
+    assert_int_equal(qn_mesh_set_quad_blocked(m, 1, true), QN_OK);
+    assert_int_equal(qn_path_find(pf, a, b, 0, pts, 16, &n, &c), QN_E_UNREACHABLE);
+    assert_int_equal(qn_path_find(pf, a, (qn_vec2){6, 2}, 0, pts, 16, &n, &c), QN_E_BLOCKED);
+    assert_int_equal(qn_mesh_set_quad_blocked(m, 1, false), QN_OK);
+    assert_int_equal(qn_mesh_set_quad_cost(m, 1, 3.0f), QN_OK);
+    /* (1,2) to (4,2): 3; across the middle quad at cost 3: 12; then 3. */
+    assert_int_equal(qn_path_find(pf, a, b, 0, pts, 16, &n, &c), QN_OK);
+    assert_near(c, 3 + 12 + 3, 1e-4);
+    assert_near(qn_path_length(pts, n), 10, 1e-3);
+    for (uint32_t q = 0; q < 3; q++) assert_int_equal(qn_mesh_set_quad_cost(m, q, 2.0f), QN_OK);
+    assert_int_equal(qn_path_find(pf, a, b, 0, pts, 16, &n, &c), QN_OK);
+    assert_near(c, 20, 1e-4);
+    qn_pathfinder_destroy(pf);
+    qn_mesh_destroy(m);
+}
+
 /* ---- MovingAI maps: never longer than the octile optimum ------------------------ */
 
 static int check_map(const char *map_path, const char *scen_path) {
@@ -645,6 +777,9 @@ int main(void) {
         cmocka_unit_test(test_buffer_too_small),
         cmocka_unit_test(test_statuses),
         cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_corridor_choice),
+        cmocka_unit_test(test_oom_pool_growth),
+        cmocka_unit_test(test_dynamic_changes),
         cmocka_unit_test(test_movingai_octile_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

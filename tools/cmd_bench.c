@@ -385,6 +385,7 @@ int qn_tool_bench(int argc, char **argv) {
     bench_levels(&r, quick);
     if (grid && qn_tool_bench_grid(&r, quick) != 0) return qn_cli_error("bench: grid part failed");
     if (live && qn_tool_bench_live(&r, quick) != 0) return qn_cli_error("bench: live part failed");
+    if (live && qn_tool_bench_path(&r, quick) != 0) return qn_cli_error("bench: path part failed");
     print_report(&r, json);
     return 0;
 }

@@ -548,6 +548,7 @@ static const command commands[] = {
     {"import-map", qn_tool_import_map, "MovingAI map to a quad level (keeps the grid)"},
     {"compare", qn_tool_compare, "quad vs grid modes on the same starts and goals"},
     {"render", qn_tool_render, "SVG of a field: costs, portals, flow, unit trails"},
+    {"path", qn_tool_path, "one unit's own path: A* plus string pulling"},
 };
 
 static void usage(FILE *f) {

@@ -68,5 +68,11 @@ int qn_tool_render(int argc, char **argv);
 int qn_tool_bench_grid(qn_bench_report *r, int quick);
 /* Living-world figures (repair, cache, threads) for `quadnav bench`. */
 int qn_tool_bench_live(qn_bench_report *r, int quick);
+/* `quadnav path`: one unit's own path (A* plus funnel) on a level or map. */
+int qn_tool_path(int argc, char **argv);
+/* Individual paths for `quadnav bench`: 1,000 units' own paths against one
+** shared instance plus sampling, on the largest map at hand; appends path_*
+** items. Returns 0, or non-zero on failure. */
+int qn_tool_bench_path(qn_bench_report *r, int quick);
 
 #endif

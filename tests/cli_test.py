@@ -39,7 +39,8 @@ def one_json(name, out):
 
 rc, out, _ = run(["--help"])
 check("--help", rc == 0 and "sim" in out, out)
-for cmd in ("info", "field", "sample", "sim", "demo", "bench", "scen"):
+for cmd in ("info", "field", "sample", "sim", "demo", "bench", "scen", "import-map", "compare",
+            "render", "path"):
     rc, out, _ = run([cmd, "--help"])
     check(cmd + " --help", rc == 0 and "usage" in out, out)
 rc, _, err = run(["nonsense"])
@@ -87,6 +88,36 @@ if len(lines) == 4:
     check("sample invalid", lines[3].split()[2] == "invalid", lines[3])
 rc, out, err = run(["field", LEVELS[0], "--goal", "-900,-900"])
 check("goal outside", rc == 1 and "QN_E_OUTSIDE" in err, err)
+
+# sim with threads and scripted changes: same answers on 1 and 2 threads.
+rc, out1, _ = run(["sim", LEVELS[0], "--units", "200", "--json", "--threads", "1"])
+rc2, out2, _ = run(["sim", LEVELS[0], "--units", "200", "--json", "--threads", "2"])
+j1, j2 = one_json("sim t1", out1), one_json("sim t2", out2)
+for k in ("arrived", "stuck", "wall_contacts", "stretch_mean", "stretch_p95", "steps"):
+    check("sim threads same " + k, rc == 0 and rc2 == 0 and j1.get(k) == j2.get(k), out1 + out2)
+rc, out, _ = run(["sim", LEVELS[0], "--units", "300", "--json", "--block", "40@60",
+                  "--cost", "10=5@20"])
+j = one_json("sim changes", out)
+check("sim changes", rc == 0 and j.get("changes") == 2 and j.get("arrived") == 300, out)
+rc, _, err = run(["sim", LEVELS[0], "--block", "9999@3"])
+check("sim bad change", rc == 1 and "9999" in err, err)
+rc, _, err = run(["sim", LEVELS[0], "--block", "x@3"])
+check("sim malformed change", rc == 2, err)
+
+# path: waypoints from start to end, length at least the straight line.
+rc, out, _ = run(["path", LEVELS[0], "--from", "10,10", "--to", "60,45", "--json"])
+j = one_json("path", out)
+wp = j.get("waypoints", [])
+check("path", rc == 0 and len(wp) >= 2 and wp[0] == [10, 10] and wp[-1] == [60, 45]
+      and j.get("length", 0) >= ((50 ** 2 + 35 ** 2) ** 0.5) - 1e-3, out)
+MAP = os.path.join(DATA, "maps", "arena.map")
+rc, out, _ = run(["path", MAP, "--from", "3,3", "--to", "40,40", "--json"])
+j = one_json("path map", out)
+wp = j.get("waypoints", [])
+check("path map cell centres", rc == 0 and wp and wp[0] == [3.5, 3.5] and wp[-1] == [40.5, 40.5],
+      out)
+rc, _, err = run(["path", LEVELS[0], "--from", "-5,-5", "--to", "60,45"])
+check("path outside", rc == 1 and err.count("\n") == 1, err)
 
 rc, out, _ = run(["demo", "--json"])
 j = one_json("demo", out)

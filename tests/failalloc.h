@@ -1,8 +1,8 @@
 /*
 ** failalloc.h: a counting allocator for out-of-memory tests. It fails the
 ** allocation numbered `fail_at` (0-based; UINT64_MAX never fails) and every
-** later one while `sticky` is set, and tracks live bytes so a test can assert
-** that nothing leaked after a failure.
+** later one, and tracks live bytes so a test can assert that nothing leaked
+** after a failure.
 */
 #ifndef QN_TEST_FAILALLOC_H
 #define QN_TEST_FAILALLOC_H

@@ -310,8 +310,12 @@ static bool instance_build(int mode, const qn_terrain *t, qn_vec2 goal, const qn
         *seconds = qn_tool_now() - t0;
         if (st == QN_OK) qn_sim_world_quad(&in->w, &in->qctx, in->quad, goal);
     } else {
-        uint32_t x, y, cell = QN_NONE;
-        if (qn_grid_locate(t->grid, goal, &x, &y) == QN_OK) cell = y * qn_grid_width(t->grid) + x;
+        uint32_t x, y, cell;
+        if (qn_grid_locate(t->grid, goal, &x, &y) != QN_OK) {
+            qn_cli_error("goal %g,%g is outside the level's grid", (double)goal.x, (double)goal.y);
+            return false;
+        }
+        cell = y * qn_grid_width(t->grid) + x;
         double t0 = qn_tool_now();
         st = qn_grid_field_create(t->grid, &cell, 1, NULL, NULL, &in->grid, &e);
         *seconds = qn_tool_now() - t0;

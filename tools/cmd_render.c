@@ -201,9 +201,13 @@ static bool build_field(scene *s) {
         st = qn_field_create(s->t.mesh, &s->goal, 1, &fo, NULL, &s->quad, &e);
         if (st == QN_OK) qn_sim_world_quad(&s->w, &s->qctx, s->quad, s->goal);
     } else {
-        uint32_t x, y, cell = QN_NONE;
-        if (qn_grid_locate(s->t.grid, s->goal, &x, &y) == QN_OK)
-            cell = y * qn_grid_width(s->t.grid) + x;
+        uint32_t x, y;
+        if (qn_grid_locate(s->t.grid, s->goal, &x, &y) != QN_OK) {
+            qn_cli_error("goal %g,%g is outside the level's grid", (double)s->goal.x,
+                         (double)s->goal.y);
+            return false;
+        }
+        uint32_t cell = y * qn_grid_width(s->t.grid) + x;
         st = qn_grid_field_create(s->t.grid, &cell, 1, NULL, NULL, &s->grid, &e);
         qn_flow_kind k = s->a->mode == MODE_GRID8 ? QN_FLOW_DIR8 : QN_FLOW_VECTOR;
         if (st == QN_OK) qn_sim_world_grid(&s->w, s->gctx, s->grid, k, s->goal);

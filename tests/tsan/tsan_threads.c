@@ -1,0 +1,346 @@
+/*
+** tsan_threads.c: the library's thread-safety promises, exercised at once
+** from several threads in a build with the thread sanitizer (the 'tsan'
+** suite). Every answer computed concurrently must equal the one computed on
+** one thread, bit for bit:
+**  - one field sampled by 4 threads on disjoint ranges (qn_field_sample_batch)
+**    while 2 more threads run qn_field_sample_parallel on the same field;
+**  - 4 quad fields and 4 grid fields built at the same time on one mesh and
+**    one grid;
+**  - 4 pathfinders querying one mesh at the same time;
+**  - the simulation harness stepping units on 4 threads.
+** Exit status 0 when every answer agrees; the sanitizer itself makes the
+** run fail on a data race (run with TSAN_OPTIONS=halt_on_error=1).
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quadnav.h"
+#include "sim.h"
+
+#define THREADS 4u
+#define UNITS 20000u
+
+static int failures;
+
+static void fail(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("FAIL: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    failures++;
+}
+
+static void *must(void *p, const char *what) {
+    if (!p) {
+        fprintf(stderr, "%s: out of memory\n", what);
+        exit(2);
+    }
+    return p;
+}
+
+static void spawn_all(pthread_t *ids, uint32_t n, void *(*fn)(void *), void *args,
+                      size_t arg_size) {
+    for (uint32_t i = 0; i < n; i++)
+        if (pthread_create(&ids[i], NULL, fn, (char *)args + i * arg_size) != 0) {
+            fprintf(stderr, "cannot start thread %u\n", i);
+            exit(2);
+        }
+}
+
+static void join_all(pthread_t *ids, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) pthread_join(ids[i], NULL);
+}
+
+static uint64_t rng_state = 42;
+
+static float rand_unit(void) {
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (float)(rng_state >> 40) / 16777216.0f;
+}
+
+static const char *data_dir(void) {
+    const char *d = getenv("QN_DATA_DIR");
+    return d && *d ? d : "data";
+}
+
+/* ---- sampling ------------------------------------------------------------ */
+
+typedef struct samples {
+    qn_vec2 *dirs;
+    uint8_t *status;
+    uint32_t *quads;
+} samples;
+
+static samples samples_new(void) {
+    samples s = {must(calloc(UNITS, sizeof(qn_vec2)), "dirs"),
+                 must(calloc(UNITS, 1), "status"), must(calloc(UNITS, sizeof(uint32_t)), "quads")};
+    for (uint32_t i = 0; i < UNITS; i++) s.quads[i] = QN_NONE;
+    return s;
+}
+
+static void samples_free(samples *s) {
+    free(s->dirs);
+    free(s->status);
+    free(s->quads);
+}
+
+static void compare_samples(const samples *a, const samples *b, const char *what) {
+    if (memcmp(a->dirs, b->dirs, UNITS * sizeof(qn_vec2)) || memcmp(a->status, b->status, UNITS) ||
+        memcmp(a->quads, b->quads, UNITS * sizeof(uint32_t)))
+        fail("%s: concurrent sampling differs from one thread", what);
+}
+
+typedef struct sample_job {
+    const qn_field *field;
+    const qn_vec2 *pos;
+    samples out;
+    size_t begin, end;
+    uint32_t threads; /* 0: qn_field_sample_batch on [begin, end) */
+    qn_status st;
+} sample_job;
+
+static void *sample_main(void *arg) {
+    sample_job *j = arg;
+    size_t n = j->end - j->begin;
+    if (j->threads == 0)
+        j->st = qn_field_sample_batch(j->field, j->pos + j->begin, j->out.dirs + j->begin,
+                                      j->out.status + j->begin, j->out.quads + j->begin, n);
+    else
+        j->st = qn_field_sample_parallel(j->field, j->pos, j->out.dirs, j->out.status,
+                                         j->out.quads, UNITS, j->threads);
+    return NULL;
+}
+
+static void check_sampling(const qn_field *f, const qn_vec2 *pos) {
+    samples ref = samples_new(), mine = samples_new(), par[2] = {samples_new(), samples_new()};
+    if (qn_field_sample_batch(f, pos, ref.dirs, ref.status, ref.quads, UNITS) != QN_OK)
+        fail("reference sampling failed");
+    /* 4 batch threads on disjoint ranges of one output, 2 parallel samplers
+    ** (4 threads each) on outputs of their own: all reading one field. */
+    sample_job jobs[THREADS + 2];
+    for (uint32_t i = 0; i < THREADS + 2; i++) {
+        bool batch = i < THREADS;
+        jobs[i] = (sample_job){f, pos, batch ? mine : par[i - THREADS],
+                               batch ? UNITS * i / THREADS : 0,
+                               batch ? UNITS * (i + 1) / THREADS : UNITS, batch ? 0u : THREADS,
+                               QN_OK};
+    }
+    pthread_t ids[THREADS + 2];
+    spawn_all(ids, THREADS + 2, sample_main, jobs, sizeof jobs[0]);
+    join_all(ids, THREADS + 2);
+    for (uint32_t i = 0; i < THREADS + 2; i++)
+        if (jobs[i].st != QN_OK) fail("sampling job %u: %s", i, qn_status_name(jobs[i].st));
+    compare_samples(&ref, &mine, "qn_field_sample_batch on 4 ranges");
+    compare_samples(&ref, &par[0], "qn_field_sample_parallel (first caller)");
+    compare_samples(&ref, &par[1], "qn_field_sample_parallel (second caller)");
+    uint32_t ok = 0;
+    for (uint32_t i = 0; i < UNITS; i++) ok += ref.status[i] == QN_OK;
+    if (ok < UNITS / 4) fail("only %u of %u units sampled QN_OK", ok, UNITS);
+    samples_free(&ref);
+    samples_free(&mine);
+    samples_free(&par[0]);
+    samples_free(&par[1]);
+}
+
+/* ---- building fields at once ----------------------------------------------- */
+
+typedef struct build_job {
+    const qn_mesh *mesh;
+    const qn_grid *grid;
+    qn_vec2 goal;
+    uint32_t cell;
+    qn_field *field;
+    qn_grid_field *gfield;
+    qn_status st, gst;
+} build_job;
+
+static void *build_main(void *arg) {
+    build_job *j = arg;
+    qn_field_opts o = {.radius = 0.25f};
+    j->st = qn_field_create(j->mesh, &j->goal, 1, &o, NULL, &j->field, NULL);
+    j->gst = qn_grid_field_create(j->grid, &j->cell, 1, NULL, NULL, &j->gfield, NULL);
+    return NULL;
+}
+
+static void compare_fields(const build_job *a, const build_job *b, uint32_t i) {
+    uint32_t nq = qn_mesh_quad_count(a->mesh);
+    for (uint32_t q = 0; q < nq; q++) {
+        float ca = qn_field_quad_cost(a->field, q), cb = qn_field_quad_cost(b->field, q);
+        if (memcmp(&ca, &cb, sizeof ca) || qn_field_quad_exit(a->field, q) != qn_field_quad_exit(b->field, q)) {
+            fail("field %u: quad %u differs when built concurrently", i, q);
+            return;
+        }
+    }
+    uint32_t w = qn_grid_width(a->grid), h = qn_grid_height(a->grid);
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            double ca = qn_grid_field_cost(a->gfield, x, y), cb = qn_grid_field_cost(b->gfield, x, y);
+            qn_vec2 va = qn_grid_field_vec(a->gfield, x, y), vb = qn_grid_field_vec(b->gfield, x, y);
+            if (memcmp(&ca, &cb, sizeof ca) || memcmp(&va, &vb, sizeof va) ||
+                qn_grid_field_dir(a->gfield, x, y) != qn_grid_field_dir(b->gfield, x, y)) {
+                fail("grid field %u: cell %u,%u differs when built concurrently", i, x, y);
+                return;
+            }
+        }
+}
+
+static void free_builds(build_job *jobs, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++) {
+        qn_field_destroy(jobs[i].field);
+        qn_grid_field_destroy(jobs[i].gfield);
+    }
+}
+
+/* Goals at the centres of quads spread over the mesh; grid goals at the
+** cells under them. */
+static void check_builds(const qn_mesh *m, const qn_grid *g) {
+    build_job one[THREADS], many[THREADS];
+    uint32_t nq = qn_mesh_quad_count(m);
+    for (uint32_t i = 0; i < THREADS; i++) {
+        qn_vec2 c[4];
+        qn_mesh_quad_corners(m, (nq - 1) * i / THREADS, c);
+        qn_vec2 goal = {(c[0].x + c[2].x) * 0.5f, (c[0].y + c[2].y) * 0.5f};
+        uint32_t x, y;
+        if (qn_grid_locate(g, goal, &x, &y) != QN_OK) fail("goal %u outside the grid", i);
+        one[i] = (build_job){m, g, goal, y * qn_grid_width(g) + x, NULL, NULL, QN_OK, QN_OK};
+        many[i] = one[i];
+        build_main(&one[i]);
+    }
+    pthread_t ids[THREADS];
+    spawn_all(ids, THREADS, build_main, many, sizeof many[0]);
+    join_all(ids, THREADS);
+    for (uint32_t i = 0; i < THREADS; i++) {
+        if (one[i].st || many[i].st || one[i].gst || many[i].gst)
+            fail("build %u: %s / %s", i, qn_status_name(many[i].st), qn_status_name(many[i].gst));
+        else
+            compare_fields(&one[i], &many[i], i);
+    }
+    free_builds(one, THREADS);
+    free_builds(many, THREADS);
+}
+
+/* ---- pathfinders on one mesh ------------------------------------------------ */
+
+#define QUERIES 200u
+#define MAX_POINTS 512u
+
+typedef struct path_job {
+    const qn_mesh *mesh;
+    const qn_vec2 *ends; /* 2 * QUERIES points */
+    float cost[QUERIES];
+    uint32_t count[QUERIES];
+    qn_status st[QUERIES];
+} path_job;
+
+static void *path_main(void *arg) {
+    path_job *j = arg;
+    qn_pathfinder *pf = NULL;
+    if (qn_pathfinder_create(j->mesh, NULL, &pf, NULL) != QN_OK) {
+        for (uint32_t q = 0; q < QUERIES; q++) j->st[q] = QN_E_NOMEM;
+        return NULL;
+    }
+    qn_vec2 *pts = must(malloc(MAX_POINTS * sizeof *pts), "path points");
+    for (uint32_t q = 0; q < QUERIES; q++)
+        j->st[q] = qn_path_find(pf, j->ends[2 * q], j->ends[2 * q + 1], 0.25f, pts, MAX_POINTS,
+                                &j->count[q], &j->cost[q]);
+    free(pts);
+    qn_pathfinder_destroy(pf);
+    return NULL;
+}
+
+static void check_paths(const qn_mesh *m, const qn_vec2 *pos) {
+    static path_job ref, jobs[THREADS];
+    /* End points inside open quads. */
+    static qn_vec2 ends[2 * QUERIES];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < UNITS && n < 2 * QUERIES; i++) {
+        uint32_t q;
+        if (qn_mesh_locate(m, pos[i], QN_NONE, &q) == QN_OK && !qn_mesh_quad_blocked(m, q))
+            ends[n++] = pos[i];
+    }
+    if (n < 2 * QUERIES) fail("only %u path end points inside the mesh", n);
+    ref.mesh = m;
+    ref.ends = ends;
+    path_main(&ref);
+    for (uint32_t i = 0; i < THREADS; i++) jobs[i] = ref;
+    pthread_t ids[THREADS];
+    spawn_all(ids, THREADS, path_main, jobs, sizeof jobs[0]);
+    join_all(ids, THREADS);
+    uint32_t found = 0;
+    for (uint32_t q = 0; q < QUERIES; q++) found += ref.st[q] == QN_OK;
+    if (found < QUERIES / 2) fail("only %u of %u paths found", found, QUERIES);
+    for (uint32_t i = 0; i < THREADS; i++)
+        if (memcmp(ref.st, jobs[i].st, sizeof ref.st) || memcmp(ref.cost, jobs[i].cost, sizeof ref.cost) ||
+            memcmp(ref.count, jobs[i].count, sizeof ref.count))
+            fail("pathfinder %u: answers differ from one thread", i);
+}
+
+/* ---- the simulation harness on threads ------------------------------------------ */
+
+static void check_sim(const qn_field *f, qn_vec2 goal) {
+    qn_sim_world w;
+    qn_sim_quad_ctx ctx;
+    qn_sim_world_quad(&w, &ctx, f, goal);
+    qn_sim_result r[2];
+    for (uint32_t k = 0; k < 2; k++) {
+        qn_sim_opts o = {0};
+        o.units = 200;
+        o.seed = 3;
+        o.threads = k ? THREADS : 1;
+        if (qn_sim_run(&w, &o, &r[k]) != QN_OK) fail("sim with %u threads failed", o.threads);
+    }
+    if (r[0].arrived != r[1].arrived || r[0].samples != r[1].samples ||
+        r[0].wall_contacts != r[1].wall_contacts || r[0].stretch_mean != r[1].stretch_mean)
+        fail("sim: 4 threads give another outcome than 1");
+    if (r[0].arrived == 0) fail("sim: no unit arrived");
+}
+
+int main(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/levels/town.json", data_dir());
+    qn_level *lv = NULL;
+    qn_error e;
+    if (qn_level_load_file(path, NULL, &lv, &e) != QN_OK) {
+        fprintf(stderr, "%s: %s\n", path, e.message);
+        return 2;
+    }
+    const qn_mesh *m = qn_level_mesh(lv);
+    qn_grid *g = NULL;
+    if (qn_grid_from_mesh(m, 1.0f, NULL, &g, &e) != QN_OK) {
+        fprintf(stderr, "grid: %s\n", e.message);
+        return 2;
+    }
+    qn_vec2 goal;
+    const char *name;
+    qn_level_goal(lv, 0, &name, &goal);
+    qn_field_opts o = {.radius = 0.25f};
+    qn_field *f = NULL;
+    if (qn_field_create(m, &goal, 1, &o, NULL, &f, &e) != QN_OK) {
+        fprintf(stderr, "field: %s\n", e.message);
+        return 2;
+    }
+    qn_rect r = qn_mesh_bounds(m);
+    qn_vec2 *pos = must(malloc(UNITS * sizeof *pos), "positions");
+    for (uint32_t i = 0; i < UNITS; i++)
+        pos[i] = (qn_vec2){r.min.x + (r.max.x - r.min.x) * rand_unit(),
+                           r.min.y + (r.max.y - r.min.y) * rand_unit()};
+
+    check_sampling(f, pos);
+    check_builds(m, g);
+    check_paths(m, pos);
+    check_sim(f, goal);
+
+    free(pos);
+    qn_field_destroy(f);
+    qn_grid_destroy(g);
+    qn_level_destroy(lv);
+    printf("%s\n", failures ? "concurrent answers differ" : "all concurrent answers agree");
+    return failures ? 1 : 0;
+}

@@ -208,6 +208,7 @@ QN_API qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *al
                                 qn_mesh **out, qn_error *err);
 QN_API void qn_mesh_destroy(qn_mesh *mesh);
 
+/* Accessors: 0 (an empty rect) for a NULL mesh. */
 QN_API uint32_t qn_mesh_quad_count(const qn_mesh *mesh);
 QN_API uint32_t qn_mesh_portal_count(const qn_mesh *mesh);
 QN_API qn_rect qn_mesh_bounds(const qn_mesh *mesh);
@@ -349,13 +350,17 @@ typedef struct qn_field_opts {
 } qn_field_opts;
 
 /* Builds the instance for one or more goal points (at least 1, at most
-** QN_MAX_GOALS). Dijkstra over portal mid points: inside a quad, moving from
-** one portal (or goal point) to another costs the distance times the quad's
-** cost. Every quad gets the cheapest of its portals' costs and leaves by that
-** portal (ties: the lowest portal index). Goal points outside the mesh or in blocked quads are QN_E_OUTSIDE
-** or QN_E_BLOCKED (err->index names the goal). The field keeps a pointer to
-** the mesh, which must outlive it. Memory: 8 bytes per quad plus 16 bytes per
-** goal plus a fixed header (qn_field_bytes). */
+** QN_MAX_GOALS): Dijkstra over the portals from the goals. Inside a quad,
+** going from one portal (or goal point) to another costs the distance between
+** the crossing points times the quad's cost (see midpoint_costs for where a
+** portal is crossed). Every portal gets its cost to the goal; every quad gets
+** the cheapest of its portals' costs and leaves by that portal (ties: the
+** lowest portal index). Goal points outside the mesh or in blocked quads are
+** QN_E_OUTSIDE or QN_E_BLOCKED (err->index names the goal); bad options are
+** QN_E_INVALID_ARG. The field keeps a pointer to the mesh, which must
+** outlive it. Memory (qn_field_bytes): 8 bytes per quad, 4 per portal, 16 per
+** goal and a fixed header; a repairable field 37 per portal instead of 4.
+** Building allocates its search scratch and frees it before returning. */
 QN_API qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t goal_count,
                                  const qn_field_opts *opts, const qn_allocator *alloc,
                                  qn_field **out, qn_error *err);
@@ -376,16 +381,18 @@ QN_API bool qn_field_is_current(const qn_field *field);
 
 QN_API const qn_mesh *qn_field_mesh(const qn_field *field);
 QN_API size_t qn_field_bytes(const qn_field *field);
-/* Cost from the quad (measured at its exit portal's mid point, 0 for a goal
-** quad) to the goal; INFINITY when unreachable or blocked or out of range. */
+/* Cost from the quad to the goal: the cost of its exit portal (0 for a goal
+** quad); INFINITY when unreachable or blocked or out of range. */
 QN_API float qn_field_quad_cost(const qn_field *field, uint32_t quad);
 /* The portal the quad leaves by; QN_NONE for goal quads and unreachable ones. */
 QN_API uint32_t qn_field_quad_exit(const qn_field *field, uint32_t quad);
 /* The quad on the other side of the exit portal; QN_NONE as above. */
 QN_API uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad);
-/* Cost to the goal from point p: straight to the exit portal's mid point
-** (times the quad's cost) plus that portal's cost; straight to the goal in a
-** goal quad. INFINITY when outside, blocked or unreachable. */
+/* Cost to the goal from point p: the least, over the portals of p's quad,
+** of the portal's cost plus the distance from p to its crossable part times
+** the quad's cost (the estimate the sampler picks exits by); in a goal quad,
+** the distance to the nearest goal point times the quad's cost. INFINITY when
+** outside, blocked or unreachable. */
 QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
 
 /* ------------------------------------------------------------------ */

@@ -646,7 +646,18 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
         const qn__goal *g = qn__nearest_goal(field, s.exit & ~QN__GOAL_BIT, p);
         return m->cost[q] * qn__len(qn__sub(g->at, p));
     }
-    return s.cost + m->cost[q] * qn__len(qn__sub(m->portals[s.exit].mid, p));
+    float best = INFINITY;
+    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+        uint32_t e = m->qp_list[k];
+        if (!(field->pg[e] < best)) continue;
+        const qn__portal *pt = &m->portals[e];
+        float r = field->radius < 0.5f * pt->width ? field->radius : 0.5f * pt->width;
+        float t = qn__dot(qn__sub(p, pt->p0), pt->u);
+        t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
+        float c = field->pg[e] + m->cost[q] * qn__len(qn__sub(qn__add(pt->p0, qn__scale(pt->u, t)), p));
+        best = c < best ? c : best;
+    }
+    return best;
 }
 
 static bool keep_reachable(const void *ctx, uint32_t q) {

@@ -785,7 +785,7 @@ typedef bool (*visit_fn)(repair *r, uint32_t cell, uint64_t k);
 ** entries pushed meanwhile lie within MAX_MOVE of it. Empties the seeds. */
 static bool drive(repair *r, visit_fn visit) {
     seed_list *sl = &r->seeds;
-    qsort(sl->a, sl->n, sizeof *sl->a, cmp_seed);
+    if (sl->n > 1) qsort(sl->a, sl->n, sizeof *sl->a, cmp_seed);
     size_t next = 0;
     uint64_t k = sl->n ? key_of(sl->a[0].v) : 0;
     for (;;) {

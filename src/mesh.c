@@ -206,19 +206,33 @@ static qn_status build_quads(qn_mesh *m, const qn_mesh_desc *d, qn_error *err) {
 
 /* ---- bucket grid ----------------------------------------------------- */
 
+/* The box of every point the tolerant inside test accepts for quad q: the
+** quad with each edge pushed out by eps. At a sharp corner that reaches
+** eps / sin(angle / 2) past the vertex, further than eps. */
 static qn_rect quad_box(const qn_mesh *m, uint32_t q) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    const qn__planes *pl = &m->planes[q];
+    double eps = (double)m->eps;
     qn_rect r = {c[0], c[0]};
-    for (int k = 1; k < 4; k++) {
-        r.min.x = fminf(r.min.x, c[k].x);
-        r.min.y = fminf(r.min.y, c[k].y);
-        r.max.x = fmaxf(r.max.x, c[k].x);
-        r.max.y = fmaxf(r.max.y, c[k].y);
+    for (int k = 0; k < 4; k++) {
+        /* Outward normals of the edges before and after corner k. */
+        int a = (k + 3) & 3, b = k;
+        double ax = -(double)pl->nx[a], ay = -(double)pl->ny[a];
+        double bx = -(double)pl->nx[b], by = -(double)pl->ny[b];
+        double det = ax * by - ay * bx, ox, oy;
+        if (fabs(det) < 1e-6) { /* straight through the corner */
+            ox = ax * eps;
+            oy = ay * eps;
+        } else { /* o . a = eps and o . b = eps */
+            ox = eps * (by - ay) / det;
+            oy = eps * (ax - bx) / det;
+        }
+        double x = (double)c[k].x, y = (double)c[k].y;
+        r.min.x = fminf(r.min.x, (float)(x + fmin(ox, -eps)));
+        r.min.y = fminf(r.min.y, (float)(y + fmin(oy, -eps)));
+        r.max.x = fmaxf(r.max.x, (float)(x + fmax(ox, eps)));
+        r.max.y = fmaxf(r.max.y, (float)(y + fmax(oy, eps)));
     }
-    r.min.x -= m->eps;
-    r.min.y -= m->eps;
-    r.max.x += m->eps;
-    r.max.y += m->eps;
     return r;
 }
 

@@ -84,9 +84,9 @@ static size_t bucket_of(const qn_mesh *m, qn_vec2 p, uint32_t *cx, uint32_t *cy)
 */
 uint32_t qn__locate(const qn_mesh *m, qn_vec2 p, uint32_t hint) {
     if (hint < m->quad_count && qn__quad_contains(m, hint, p)) return hint;
-    if (!(p.x >= m->bounds.min.x - m->eps && p.x <= m->bounds.max.x + m->eps &&
-          p.y >= m->bounds.min.y - m->eps && p.y <= m->bounds.max.y + m->eps))
-        return QN_NONE;
+    /* No early test against the mesh bounds: the tolerant inside test reaches
+    ** past them at sharp corners. Points beyond the grid fall in its border
+    ** buckets, whose quads' boxes include that reach. */
     size_t cell = bucket_of(m, p, NULL, NULL);
     for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++)
         if (qn__quad_contains(m, m->cell_list[i], p)) return m->cell_list[i];

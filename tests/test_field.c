@@ -35,9 +35,9 @@ static void bellman_ford(const qn_mesh *m, const qn_vec2 *goals, uint32_t ng, fl
     double *g = malloc(np * sizeof *g);
     for (uint32_t i = 0; i < np; i++) {
         qn_mesh_portal(m, i, &ps[i]);
-        g[i] = INFINITY;
+        g[i] = (double)INFINITY;
     }
-    for (uint32_t q = 0; q < nq; q++) quad_cost[q] = INFINITY;
+    for (uint32_t q = 0; q < nq; q++) quad_cost[q] = (double)INFINITY;
     for (uint32_t k = 0; k < ng; k++) {
         uint32_t q;
         assert_int_equal(qn_mesh_locate(m, goals[k], QN_NONE, &q), QN_OK);

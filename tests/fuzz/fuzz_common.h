@@ -81,6 +81,24 @@ static inline void fz_check_error(qn_status st, const qn_error *e) {
              "message \"%s\" does not start with its path \"%s\"", e->message, e->path);
 }
 
+/* The line and column an error names lie within the input. */
+static inline void fz_check_position(const uint8_t *data, size_t size, const qn_error *e) {
+    uint32_t lines = 1;
+    size_t start = 0;
+    for (size_t i = 0; i < size; i++)
+        if (data[i] == '\n') {
+            lines++;
+            if (lines == e->line) start = i + 1;
+        }
+    FZ_CHECK(e->line <= lines, "error on line %u of %u", e->line, lines);
+    if (e->line == 0 || e->column == 0) return;
+    size_t len = 0;
+    while (start + len < size && data[start + len] != '\n')
+        len++;
+    FZ_CHECK(e->column <= len + 1, "error at line %u column %u, the line has %zu bytes", e->line,
+             e->column, len);
+}
+
 /* The input with every LF turned into CR LF, or NULL when it already holds
 ** a CR (then the two spellings could differ on purpose). Free with free(). */
 static inline char *fz_crlf(const uint8_t *data, size_t size, size_t *out_size) {

@@ -11,7 +11,9 @@
 ** location, nearest quad and segment tests agree with brute force at points
 ** derived from the input, a field to the first goal (or the centre of quad
 ** 0) has the shape of a shortest-path tree, samples agree with where the
-** points are, and the level's grid (if any) gets an exact integration field.
+** points are, a path is well-formed, the level's grid (if any) gets an
+** exact integration field, and the mesh rasterised to a grid and the
+** level's grid cut into rectangles both match their source cell by cell.
 */
 #include "fuzz_checks.h"
 

@@ -9,32 +9,16 @@
 ** field from a passable cell satisfies the Bellman conditions; and a quad
 ** field to the same cell reaches exactly the cells the grid field reaches
 ** (8-connected moves without corner cutting connect what 4-connected ones
-** do, and so do the rectangles' shared edges). Then the same again with an
-** allocator that fails at call N (N from a hash of the input): no leak, and
-** every status either the first run's or QN_E_NOMEM.
+** do, and so do the rectangles' shared edges). On failure, the error's
+** line and column lie in the input; CR LF line breaks read like LF. Then
+** the same again with an allocator that fails at call N (N from a hash of
+** the input): no leak, and every status either the first run's or
+** QN_E_NOMEM.
 */
 #include "fuzz_checks.h"
 
 /* Above this many cells, skip the per-cell checks. */
 #define BIG_GRID (1u << 16)
-
-/* Line and column of an error lie within the input. */
-static void check_position(const uint8_t *data, size_t size, const qn_error *e) {
-    uint32_t lines = 1;
-    size_t start = 0;
-    for (size_t i = 0; i < size; i++)
-        if (data[i] == '\n') {
-            lines++;
-            if (lines == e->line) start = i + 1;
-        }
-    FZ_CHECK(e->line <= lines, "error on line %u of %u", e->line, lines);
-    if (e->line == 0 || e->column == 0) return;
-    size_t len = 0;
-    while (start + len < size && data[start + len] != '\n')
-        len++;
-    FZ_CHECK(e->column <= len + 1, "error at line %u column %u, the line has %zu bytes", e->line,
-             e->column, len);
-}
 
 /* The quad field reaches the cells the grid field reaches. */
 static void check_same_reach(const qn_grid *g, const qn_grid_field *gf, const qn_field *f) {
@@ -113,7 +97,7 @@ static void run(const uint8_t *data, size_t size, const qn_allocator *a, bool fa
              qn_status_name(r->st[LOAD]));
     if (r->st[LOAD] != QN_OK) {
         fz_check_error(r->st[LOAD], &e);
-        check_position(data, size, &e);
+        fz_check_position(data, size, &e);
         return;
     }
     uint32_t w = qn_grid_width(g), h = qn_grid_height(g);

@@ -10,13 +10,17 @@
 ** or not), destroy one, change a quad's cost or blocked flag (bad values
 ** included), update every field and the cache, sample (one by one, as a
 ** batch, and over threads), acquire and release cached fields, find paths,
-** test lines of sight. A missing byte reads as 0, so every input is a run.
+** test lines of sight; and on the mesh rasterised to a grid (cell size 1),
+** build grid fields (any goals, connectivity, early stop, no flow), stamp
+** rectangles of cells, update, sample. A missing byte reads as 0, so every
+** input is a run.
 **
 ** After every update, each field must equal a fresh build of the changed
 ** mesh: bit for bit for one rebuilt in place, and for a repairable one,
 ** costs within 1e-4 relative and the same exits as a fresh build with
-** mid-point costs (repairable fields use that model). Every current field
-** also passes the shape checks of fuzz_checks.h. At the end nothing leaks.
+** mid-point costs (repairable fields use that model); a grid field equals a
+** fresh build bit for bit (values and both flows). Every current field also
+** passes the shape checks of fuzz_checks.h. At the end nothing leaks.
 */
 #include "fuzz_checks.h"
 #include "testmesh.h"

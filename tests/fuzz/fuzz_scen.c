@@ -5,28 +5,12 @@
 ** states, that size is within the grid limits, the optimal length is finite
 ** and not negative, its tolerance is positive and small, and row access
 ** past the end gives NULL. On failure: a filled error whose line and column
-** lie inside the input. Then the same input with an allocator failing at
+** lie inside the input. The same text with CR LF line breaks reads the
+** same. Then the input again with an allocator failing at
 ** call N (from a hash of the input): no leak, and the same status or
 ** QN_E_NOMEM.
 */
 #include "fuzz_common.h"
-
-static void check_position(const uint8_t *data, size_t size, const qn_error *e) {
-    uint32_t lines = 1;
-    size_t start = 0;
-    for (size_t i = 0; i < size; i++)
-        if (data[i] == '\n') {
-            lines++;
-            if (lines == e->line) start = i + 1;
-        }
-    FZ_CHECK(e->line <= lines, "error on line %u of %u", e->line, lines);
-    if (e->line == 0 || e->column == 0) return;
-    size_t len = 0;
-    while (start + len < size && data[start + len] != '\n')
-        len++;
-    FZ_CHECK(e->column <= len + 1, "error at line %u column %u, the line has %zu bytes", e->line,
-             e->column, len);
-}
 
 static void check_row(const qn_scen_row *r, uint32_t i) {
     FZ_CHECK(r->map_width >= 1 && r->map_height >= 1 && r->map_width <= QN_MAX_GRID_SIDE &&
@@ -50,7 +34,7 @@ static qn_status run(const uint8_t *data, size_t size, const qn_allocator *a, ui
     FZ_CHECK((st == QN_OK) == (s != NULL), "scen %p with %s", (void *)s, qn_status_name(st));
     if (st != QN_OK) {
         fz_check_error(st, &e);
-        check_position(data, size, &e);
+        fz_check_position(data, size, &e);
         return st;
     }
     uint32_t n = qn_scen_row_count(s);

@@ -13,62 +13,31 @@
 
 #include "failalloc.h"
 #include "quadnav.h"
+#include "brute.h"
 #include "testmesh.h"
 
 static float dist(qn_vec2 a, qn_vec2 b) { return hypotf(a.x - b.x, a.y - b.y); }
 
-static qn_vec2 mid(const qn_portal *p) {
-    return (qn_vec2){(p->p0.x + p->p1.x) / 2, (p->p0.y + p->p1.y) / 2};
-}
-
-static bool portal_open(const qn_mesh *m, const qn_portal *p, float radius) {
-    return !qn_mesh_quad_blocked(m, p->a) && !qn_mesh_quad_blocked(m, p->b) &&
-           dist(p->p0, p->p1) + 1e-5f >= 2 * radius;
-}
-
-/* Expected per-quad costs by Bellman-Ford on the portal graph of the field's
-** documented model, using only the public API. */
+/* Expected per-quad costs of the mid-point model: the cheapest open portal
+** of each quad by brute force (0 in goal quads). */
 static void bellman_ford(const qn_mesh *m, const qn_vec2 *goals, uint32_t ng, float radius,
                          double *quad_cost) {
     uint32_t np = qn_mesh_portal_count(m), nq = qn_mesh_quad_count(m);
-    qn_portal *ps = calloc(np, sizeof *ps);
-    double *g = malloc(np * sizeof *g);
-    for (uint32_t i = 0; i < np; i++) {
-        qn_mesh_portal(m, i, &ps[i]);
-        g[i] = (double)INFINITY;
-    }
+    double *g = malloc((np + 1) * sizeof *g);
+    assert_true(bf_portal_costs(m, goals, ng, radius, g));
     for (uint32_t q = 0; q < nq; q++) quad_cost[q] = (double)INFINITY;
     for (uint32_t k = 0; k < ng; k++) {
-        uint32_t q;
-        assert_int_equal(qn_mesh_locate(m, goals[k], QN_NONE, &q), QN_OK);
-        quad_cost[q] = 0;
-        for (uint32_t i = 0; i < np; i++)
-            if ((ps[i].a == q || ps[i].b == q) && portal_open(m, &ps[i], radius))
-                g[i] = fmin(g[i], (double)qn_mesh_quad_cost(m, q) * (double)dist(mid(&ps[i]), goals[k]));
-    }
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (uint32_t u = 0; u < np; u++) {
-            if (!isfinite(g[u])) continue;
-            for (uint32_t v = 0; v < np; v++) {
-                if (v == u || !portal_open(m, &ps[v], radius)) continue;
-                const uint32_t sides[2] = {ps[u].a, ps[u].b};
-                for (int k = 0; k < 2; k++) {
-                    uint32_t q = sides[k];
-                    if (ps[v].a != q && ps[v].b != q) continue;
-                    double alt = g[u] + (double)qn_mesh_quad_cost(m, q) *
-                                            (double)dist(mid(&ps[u]), mid(&ps[v]));
-                    if (alt < g[v] - 1e-9) g[v] = alt, changed = true;
-                }
-            }
-        }
+        uint32_t gq;
+        qn_mesh_locate(m, goals[k], QN_NONE, &gq);
+        quad_cost[gq] = 0;
     }
     for (uint32_t i = 0; i < np; i++) {
-        if (!portal_open(m, &ps[i], radius)) continue;
-        if (quad_cost[ps[i].a] != 0) quad_cost[ps[i].a] = fmin(quad_cost[ps[i].a], g[i]);
-        if (quad_cost[ps[i].b] != 0) quad_cost[ps[i].b] = fmin(quad_cost[ps[i].b], g[i]);
+        qn_portal p;
+        qn_mesh_portal(m, i, &p);
+        if (!bf_portal_open(m, &p, radius)) continue;
+        if (quad_cost[p.a] != 0) quad_cost[p.a] = fmin(quad_cost[p.a], g[i]);
+        if (quad_cost[p.b] != 0) quad_cost[p.b] = fmin(quad_cost[p.b], g[i]);
     }
-    free(ps);
     free(g);
 }
 

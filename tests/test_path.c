@@ -34,6 +34,7 @@
 
 #include "failalloc.h"
 #include "quadnav.h"
+#include "brute.h"
 #include "testmesh.h"
 
 #define MAXPTS 4096
@@ -64,32 +65,7 @@ static qn_mesh *make_mesh(const tm_mesh *t) {
 /* ---- brute force: g(P) = cost from portal P to the goal ---------------- */
 
 static void bellman_ford(const qn_mesh *m, qn_vec2 goal, float radius, double *g) {
-    uint32_t np = qn_mesh_portal_count(m), gq;
-    qn_portal *ps = calloc(np + 1, sizeof *ps);
-    assert_int_equal(qn_mesh_locate(m, goal, QN_NONE, &gq), QN_OK);
-    for (uint32_t i = 0; i < np; i++) {
-        qn_mesh_portal(m, i, &ps[i]);
-        g[i] = (double)INFINITY;
-        if ((ps[i].a == gq || ps[i].b == gq) && portal_open(m, &ps[i], radius))
-            g[i] = (double)qn_mesh_quad_cost(m, gq) * dist(mid(&ps[i]), goal);
-    }
-    for (bool changed = true; changed;) {
-        changed = false;
-        for (uint32_t u = 0; u < np; u++) {
-            if (!isfinite(g[u])) continue;
-            for (uint32_t v = 0; v < np; v++) {
-                if (v == u || !portal_open(m, &ps[v], radius)) continue;
-                const uint32_t sides[2] = {ps[u].a, ps[u].b};
-                for (int k = 0; k < 2; k++) {
-                    uint32_t q = sides[k];
-                    if (ps[v].a != q && ps[v].b != q) continue;
-                    double alt = g[u] + (double)qn_mesh_quad_cost(m, q) * dist(mid(&ps[u]), mid(&ps[v]));
-                    if (alt < g[v] - 1e-9) g[v] = alt, changed = true;
-                }
-            }
-        }
-    }
-    free(ps);
+    assert_true(bf_portal_costs(m, &goal, 1, radius, g));
 }
 
 /* Expected A* cost from p (INFINITY when unreachable). */

@@ -676,7 +676,8 @@ QN_API void qn_grid_field_destroy(qn_grid_field *field);
 ** read (sampled, queried); other fields of the same grid may be updated
 ** from other threads at the same time. Returns QN_OK, QN_E_INVALID_ARG (NULL
 ** field) or QN_E_NOMEM; after QN_E_NOMEM every cell of the field reads as
-** unreachable (sampling gives QN_E_UNREACHABLE, never a stale direction),
+** unreachable (sampling gives QN_E_UNREACHABLE, or QN_E_BLOCKED in a wall
+** cell; never a stale direction),
 ** qn_grid_field_is_current is false, and the next update rebuilds. */
 QN_API qn_status qn_grid_field_update(qn_grid_field *field, qn_error *err);
 /* True when the field reflects every stamp made to its grid (false for NULL

@@ -222,7 +222,7 @@ static uint32_t portal_at(const qn_mesh *m, uint32_t q, qn_vec2 x, uint32_t from
         uint32_t e = m->qp_list[k];
         const qn__portal *p = &m->portals[e];
         uint32_t other = qn__portal_other(m, e, q);
-        if (other == from || m->blocked[other]) continue;
+        if (other == from || m->blocked[other] || !qn__quad_contains(m, other, x)) continue;
         qn_vec2 diff = qn__sub(x, closest_on_segment(x, p->p0, p->p1));
         float d2 = qn__dot(diff, diff);
         if (d2 <= best) best = d2, pick = e;

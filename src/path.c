@@ -1461,6 +1461,7 @@ static uint32_t next_quad(const qn_mesh *m, uint32_t q, qn_vec2 x, float t, qn_v
         qn_vec2 c = qn__sub(x, closest_on_segment(x, m->portals[e].p0, m->portals[e].p1));
         if (qn__dot(c, c) > tol * tol) continue;
         uint32_t o = qn__portal_other(m, e, q);
+        if (!qn__quad_contains(m, o, x)) continue; /* the walk must go on from x */
         float to = exit_param(m, o, a, d);
         if (to > best_t) best_t = to, best = o;
     }

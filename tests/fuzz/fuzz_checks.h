@@ -133,11 +133,9 @@ static inline void fz_check_segment(const qn_mesh *m, qn_vec2 a, qn_vec2 b, uint
         return;
     }
     FZ_CHECK(st == QN_OK || st == QN_E_BLOCKED, "segment: %s", qn_status_name(st));
-    /* The walk accepts a portal within 4 tolerances of where the segment
-    ** leaves a quad, so a segment cutting a corner may end that close
-    ** outside (reported; the check allows it, to keep fuzzing). */
+    /* A segment reported inside ends inside an open quad. */
     if (st == QN_OK)
-        FZ_CHECK(fz_near_open_quad(m, b, 8.0f * m->eps),
+        FZ_CHECK(fz_in_open_quad(m, b),
                  "segment from (%.9g, %.9g) in quad %u inside, but its end (%.9g, %.9g) is not",
                  (double)a.x, (double)a.y, qa, (double)b.x, (double)b.y);
     st = qn_mesh_segment_inside(m, a, a, hint, NULL);

@@ -333,10 +333,9 @@ static void op_path(world *w) {
     qn_status st = qn_mesh_line_of_sight(w->m, a, b, r, QN_NONE, &visible);
     FZ_CHECK(st == QN_OK || st == QN_E_OUTSIDE, "line of sight: %s", qn_status_name(st));
     FZ_CHECK(st == QN_OK || !visible, "visible from outside");
-    /* A clear line ends in an open quad, up to the portal tolerance (see
-    ** fz_check_segment). */
+    /* A clear line ends in an open quad. */
     if (st == QN_OK && visible)
-        FZ_CHECK(fz_near_open_quad(w->m, b, 8.0f * w->m->eps),
+        FZ_CHECK(fz_in_open_quad(w->m, b),
                  "visible at radius %g from (%.9g, %.9g), but the end (%.9g, %.9g) is not near "
                  "an open quad",
                  (double)r, (double)a.x, (double)a.y, (double)b.x, (double)b.y);

@@ -25,6 +25,7 @@ import subprocess
 import sys
 
 CROP = 32
+REPLAY_LIMIT = 600  # seconds for running every seed once
 MAX_SEED_BYTES = 8192
 
 
@@ -116,8 +117,12 @@ def main():
         common.append('-max_len=%d' % args.max_len)
     seeds = sorted(os.path.join(corpus, f) for f in os.listdir(corpus))
     # Regression pass: each seed once, on its own.
-    rc = subprocess.call([args.fuzzer] + common + seeds, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
+    try:
+        rc = subprocess.call([args.fuzzer] + common + seeds, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, timeout=REPLAY_LIMIT)
+    except subprocess.TimeoutExpired:
+        print('%s: the seeds did not finish within %d s' % (name, REPLAY_LIMIT))
+        return 1
     if rc != 0:
         # Run again with output, so the log shows which seed failed and why.
         subprocess.call([args.fuzzer] + common + seeds)
@@ -127,8 +132,17 @@ def main():
 
     cmd = [args.fuzzer] + common + ['-max_total_time=%d' % args.seconds,
                                     '-print_final_stats=1', corpus]
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          universal_newlines=True, errors='replace')
+    # libFuzzer stops itself after -max_total_time; this is only a backstop
+    # (the Meson test has no timeout of its own).
+    limit = args.seconds * 3 // 2 + 120
+    try:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              universal_newlines=True, errors='replace', timeout=limit)
+    except subprocess.TimeoutExpired as e:
+        out = e.stdout if isinstance(e.stdout, str) else (e.stdout or b'').decode(errors='replace')
+        print(out[-4000:])
+        print('%s: still running after %d s, stopped' % (name, limit))
+        return 1
     out = proc.stdout
     lines = out.splitlines()
     # The progress lines are many; keep the start, the last ones and the stats.

@@ -1137,6 +1137,46 @@ static bool near_box(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 b, float p
              fminf(a.y, b.y) - pad > y1 || fmaxf(a.y, b.y) + pad < y0);
 }
 
+/* Calls visit for every unblocked quad listed in the mesh buckets within pad
+** of each bucket-long piece p0-p1 of the segment a-b (a quad may be visited
+** more than once); stops, returning false, as soon as visit does. Any point
+** within pad of the segment lies in a bucket so visited. */
+typedef bool (*quad_visit)(void *ctx, uint32_t q, qn_vec2 p0, qn_vec2 p1);
+
+static bool each_quad_near(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float pad, quad_visit visit,
+                           void *ctx) {
+    qn_vec2 d = qn__sub(b, a);
+    uint32_t pieces = (uint32_t)fminf(ceilf(qn__len(d) / m->grid_cell), 1e6f);
+    if (pieces == 0) pieces = 1;
+    for (uint32_t i = 0; i < pieces; i++) {
+        qn_vec2 p0 = qn__add(a, qn__scale(d, (float)i / (float)pieces));
+        qn_vec2 p1 = i + 1 == pieces ? b : qn__add(a, qn__scale(d, (float)(i + 1) / (float)pieces));
+        uint32_t x0, y0, x1, y1;
+        bucket_index(m, fminf(p0.x, p1.x) - pad, fminf(p0.y, p1.y) - pad, &x0, &y0);
+        bucket_index(m, fmaxf(p0.x, p1.x) + pad, fmaxf(p0.y, p1.y) + pad, &x1, &y1);
+        for (uint32_t y = y0; y <= y1; y++)
+            for (uint32_t x = x0; x <= x1; x++) {
+                size_t cell = (size_t)y * m->grid_w + x;
+                for (uint32_t j = m->cell_start[cell]; j < m->cell_start[cell + 1]; j++) {
+                    uint32_t q = m->cell_list[j];
+                    if (!m->blocked[q] && !visit(ctx, q, p0, p1)) return false;
+                }
+            }
+    }
+    return true;
+}
+
+typedef struct corner_scan {
+    near_corner *nc;
+    float pad;
+} corner_scan;
+
+static bool visit_corners(void *ctx, uint32_t q, qn_vec2 p0, qn_vec2 p1) {
+    corner_scan *cs = ctx;
+    if (near_box(cs->nc->Q->m, q, p0, p1, cs->pad)) corners_of(cs->nc, q);
+    return true;
+}
+
 /* The obstacle corner that the tangent from a to b passes deepest inside
 ** its circle, or false. Every corner within rc of the stretch lies in the
 ** box of a quad listed in the mesh bucket holding it, so the buckets round
@@ -1148,24 +1188,8 @@ static bool worst_corner(const query *Q, uint32_t n, float rc, const fvert *a, c
     if (!tangent(a, b, &d)) return false;
     near_corner nc = {Q, n, a, b, touch(a, d), touch(b, d), rc, 0.0f, *a,
                       from_clear ? rc : 2.0f * rc, to_clear ? rc : 2.0f * rc};
-    qn_vec2 ab = qn__sub(nc.pb, nc.pa);
-    float pad = rc + 2.0f * m->eps;
-    uint32_t pieces = (uint32_t)fminf(ceilf(qn__len(ab) / m->grid_cell), 1e6f);
-    for (uint32_t i = 0; i < (pieces ? pieces : 1); i++) {
-        qn_vec2 p0 = qn__add(nc.pa, qn__scale(ab, (float)i / (float)(pieces ? pieces : 1)));
-        qn_vec2 p1 = i + 1 >= pieces ? nc.pb : qn__add(nc.pa, qn__scale(ab, (float)(i + 1) / (float)pieces));
-        uint32_t x0, y0, x1, y1;
-        bucket_index(m, fminf(p0.x, p1.x) - pad, fminf(p0.y, p1.y) - pad, &x0, &y0);
-        bucket_index(m, fmaxf(p0.x, p1.x) + pad, fmaxf(p0.y, p1.y) + pad, &x1, &y1);
-        for (uint32_t y = y0; y <= y1; y++)
-            for (uint32_t x = x0; x <= x1; x++) {
-                size_t cell = (size_t)y * m->grid_w + x;
-                for (uint32_t j = m->cell_start[cell]; j < m->cell_start[cell + 1]; j++) {
-                    uint32_t q = m->cell_list[j];
-                    if (!m->blocked[q] && near_box(m, q, p0, p1, pad)) corners_of(&nc, q);
-                }
-            }
-    }
+    corner_scan cs = {&nc, rc + 2.0f * m->eps};
+    each_quad_near(m, nc.pa, nc.pb, cs.pad, visit_corners, &cs);
     *out = nc.found;
     return nc.worst > 0.0f;
 }
@@ -1571,27 +1595,21 @@ static bool quad_wall_near(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 b, f
 /* Every wall point within thr of a-b lies in the box of an unblocked quad
 ** listed in the bucket holding that point, so the buckets around each
 ** piece of the segment (one bucket long) cover all candidates. */
+typedef struct wall_scan {
+    const qn_mesh *m;
+    qn_vec2 a, b;
+    float radius, thr;
+} wall_scan;
+
+static bool visit_walls(void *ctx, uint32_t q, qn_vec2 p0, qn_vec2 p1) {
+    const wall_scan *ws = ctx;
+    (void)p0, (void)p1;
+    return !quad_wall_near(ws->m, q, ws->a, ws->b, ws->radius, ws->thr);
+}
+
 static bool clear_of_walls(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float radius) {
-    float thr = radius - m->eps, pad = radius + 2.0f * m->eps;
-    qn_vec2 d = qn__sub(b, a);
-    uint32_t pieces = (uint32_t)fminf(ceilf(qn__len(d) / m->grid_cell), 1e6f);
-    if (pieces == 0) pieces = 1;
-    for (uint32_t i = 0; i < pieces; i++) {
-        qn_vec2 p0 = qn__add(a, qn__scale(d, (float)i / (float)pieces));
-        qn_vec2 p1 = i + 1 == pieces ? b : qn__add(a, qn__scale(d, (float)(i + 1) / (float)pieces));
-        uint32_t x0, y0, x1, y1;
-        bucket_index(m, fminf(p0.x, p1.x) - pad, fminf(p0.y, p1.y) - pad, &x0, &y0);
-        bucket_index(m, fmaxf(p0.x, p1.x) + pad, fmaxf(p0.y, p1.y) + pad, &x1, &y1);
-        for (uint32_t y = y0; y <= y1; y++)
-            for (uint32_t x = x0; x <= x1; x++) {
-                size_t cell = (size_t)y * m->grid_w + x;
-                for (uint32_t j = m->cell_start[cell]; j < m->cell_start[cell + 1]; j++) {
-                    uint32_t q = m->cell_list[j];
-                    if (!m->blocked[q] && quad_wall_near(m, q, a, b, radius, thr)) return false;
-                }
-            }
-    }
-    return true;
+    wall_scan ws = {m, a, b, radius, radius - m->eps};
+    return each_quad_near(m, a, b, radius + 2.0f * m->eps, visit_walls, &ws);
 }
 
 qn_status qn_mesh_line_of_sight(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b, float radius,

@@ -72,7 +72,8 @@ static void quad_rect(const qn_grid *g, const qn_mesh *m, uint32_t q, uint32_t r
     assert_int_equal(qn_mesh_quad_corners(m, q, c), QN_OK);
     assert_true(c[0].y == c[1].y && c[1].x == c[2].x && c[2].y == c[3].y && c[3].x == c[0].x);
     assert_true(c[0].x < c[1].x && c[1].y < c[2].y);
-    double v[4] = {c[0].x, c[0].y, c[2].x, c[2].y}, base[4] = {o.x, o.y, o.x, o.y};
+    double v[4] = {(double)c[0].x, (double)c[0].y, (double)c[2].x, (double)c[2].y},
+           base[4] = {(double)o.x, (double)o.y, (double)o.x, (double)o.y};
     for (int k = 0; k < 4; k++) {
         double cell = (v[k] - base[k]) / (double)cs;
         double ri = floor(cell + 0.5);

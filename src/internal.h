@@ -100,12 +100,9 @@ struct qn_mesh {
     qn__portal *portals;
     uint32_t *qp_start; /* quad_count + 1: portals of quad q are qp_list[qp_start[q]..] */
     uint32_t *qp_list;
-    /* For each quad, a k*k matrix of distances between its portals' mid
-    ** points (k = its portal count), at qdist[qd_start[q]..]. */
-    uint32_t *qd_start;
-    float *qdist;
-    /* Uniform grid of buckets over the bounds: quads whose (slightly grown)
-    ** box touches a bucket, in increasing quad order. */
+    /* Uniform grid of buckets over the bounds: quads whose tolerant region
+    ** (edges pushed out by eps) meets a bucket, in increasing quad order;
+    ** the outer buckets reach to infinity. */
     qn_vec2 grid_origin;
     float grid_inv_cell;
     float grid_cell;

@@ -1,0 +1,41 @@
+/*
+** build.h: what mesh.c and pair.c share while a mesh is being built.
+** Private to src/mesh/.
+*/
+#ifndef QN_MESH_BUILD_H
+#define QN_MESH_BUILD_H
+
+#include "internal.h"
+
+/* A portal candidate found while pairing edges, before it gets its index:
+** quads a < b, their edges, and the shared segment along a's edge. */
+typedef struct qn__cand {
+    uint32_t a, b;
+    uint8_t ea, eb;
+    qn_vec2 p0, p1;
+} qn__cand;
+
+typedef struct qn__builder {
+    const qn_mesh_desc *desc;
+    qn_mesh *m;
+    qn_error *err;
+    float *tol; /* per quad: its local tolerance (a few ulps of its coordinates) */
+    qn__cand *cands;
+    uint32_t ncand, capcand;
+} qn__builder;
+
+/* Local tolerance of geometry whose largest |coordinate| is maxabs. */
+static inline double qn__tol_at(double maxabs) {
+    return 8.0 * 1.1920928955078125e-07 * (maxabs > 1.0 ? maxabs : 1.0);
+}
+
+/* Finds every shared edge segment (portal candidate, one per quad pair, the
+** longest) and rejects overlapping quads. Needs corners, planes, tol and the
+** exact-membership bucket grid; cands come out sorted by (a, b). */
+qn_status qn__mesh_pairs(qn__builder *bd);
+
+/* Does the tolerant region of quad q (its edges pushed out by m->eps) meet
+** the axis-aligned box r? */
+bool qn__quad_meets_box(const qn_mesh *m, uint32_t q, qn_rect r);
+
+#endif /* QN_MESH_BUILD_H */

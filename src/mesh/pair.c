@@ -1,0 +1,448 @@
+/*
+** pair.c: portals and overlap checks in O(n log n) for n quads.
+**
+** Portals are shared edge segments. Most come as twins: an edge whose exact
+** reverse (same two end points, other direction) belongs to another quad;
+** a hash of the end points finds those in linear time. The edges left (mesh
+** boundary and T-junctions) are sorted into the buckets they pass through;
+** inside a bucket they are sorted by direction, and an edge is only compared
+** with edges whose direction is within what its length and the local
+** tolerance allow. Overlaps: each pair of quads sharing a bucket of the exact
+** membership grid is tested once (separating axes, local tolerance).
+**
+** Tolerances are local: t(q) = 8 float epsilons times the largest |coordinate|
+** of quad q (at least 1), so a far-away quad does not loosen the tests of
+** small quads near the origin.
+*/
+#include "build.h"
+
+#include <float.h>
+#include <stdlib.h>
+
+#define EMPTY UINT32_MAX
+#define PI 3.14159265358979323846
+
+/* A point in double precision: geometry tests compute in double. */
+typedef struct dv2 {
+    double x, y;
+} dv2;
+
+static dv2 dv(qn_vec2 p) {
+    dv2 d = {(double)p.x, (double)p.y};
+    return d;
+}
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static uint32_t fbits(float f) {
+    f += 0.0f; /* -0 and +0 hash alike */
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static uint32_t hash_edge(qn_vec2 a, qn_vec2 b) {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    uint32_t w[4] = {fbits(a.x), fbits(a.y), fbits(b.x), fbits(b.y)};
+    for (int i = 0; i < 4; i++) {
+        h ^= w[i];
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+    }
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static bool same_point(qn_vec2 a, qn_vec2 b) { return a.x == b.x && a.y == b.y; }
+
+static qn_vec2 corner(const qn_mesh *m, uint32_t e) { return m->corners[e]; }
+static qn_vec2 corner_next(const qn_mesh *m, uint32_t e) {
+    return m->corners[(e & ~3u) | ((e + 1) & 3u)];
+}
+
+static double dlen(qn_vec2 a, qn_vec2 b) {
+    double dx = (double)b.x - (double)a.x, dy = (double)b.y - (double)a.y;
+    return sqrt(dx * dx + dy * dy);
+}
+
+static qn_status push_cand(qn__builder *bd, qn__cand c) {
+    if (bd->ncand == bd->capcand) {
+        uint32_t ncap = bd->capcand ? bd->capcand * 2 : 256;
+        if (bd->capcand >= UINT32_MAX / 4)
+            return qn__fail(bd->err, QN_E_LIMIT, QN_NONE, "more than %u shared edge segments",
+                            UINT32_MAX / 4);
+        qn__cand *n = qn__realloc(&bd->m->alloc, bd->cands, bd->capcand * sizeof(qn__cand),
+                                  ncap * sizeof(qn__cand));
+        if (!n) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+        bd->cands = n;
+        bd->capcand = ncap;
+    }
+    bd->cands[bd->ncand++] = c;
+    return QN_OK;
+}
+
+/* The candidate for edges e (of quad qe) and f (of quad qf) sharing the
+** segment s0 -> s1, which runs along e's direction. */
+static qn_status push_shared(qn__builder *bd, uint32_t e, uint32_t f, qn_vec2 s0, qn_vec2 s1) {
+    uint32_t qe = e >> 2, qf = f >> 2;
+    qn__cand c;
+    if (qe < qf) {
+        c = (qn__cand){qe, qf, (uint8_t)(e & 3), (uint8_t)(f & 3), s0, s1};
+    } else {
+        c = (qn__cand){qf, qe, (uint8_t)(f & 3), (uint8_t)(e & 3), s1, s0};
+    }
+    return push_cand(bd, c);
+}
+
+static qn_status overlap_error(qn__builder *bd, uint32_t qa, uint32_t qb) {
+    uint32_t lo = qa < qb ? qa : qb, hi = qa < qb ? qb : qa;
+    return qn__fail(bd->err, QN_E_OVERLAP, hi, "quad %u overlaps quad %u", hi, lo);
+}
+
+/* ---- twins ------------------------------------------------------------ */
+
+/* Edge slot of (a, b) in the table, or the empty slot where it would go. */
+static size_t twin_slot(const qn_mesh *m, const uint32_t *table, size_t mask, qn_vec2 a,
+                        qn_vec2 b) {
+    size_t i = hash_edge(a, b) & mask;
+    while (table[i] != EMPTY) {
+        uint32_t e = table[i];
+        if (same_point(corner(m, e), a) && same_point(corner_next(m, e), b)) return i;
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
+/* Pairs every edge with its exact reverse; done[e] = 1 for those. Two quads
+** with the same directed edge lie on the same side of it: an overlap. */
+static qn_status match_twins(qn__builder *bd, uint8_t *done) {
+    qn_mesh *m = bd->m;
+    size_t ne = 4 * (size_t)m->quad_count, size = 16;
+    while (size < 2 * ne) size *= 2;
+    uint32_t *table = qn__alloc(&m->alloc, size * sizeof(uint32_t));
+    if (!table) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edge table)");
+    memset(table, 0xFF, size * sizeof(uint32_t));
+    qn_status st = QN_OK;
+    for (size_t e = 0; e < ne && st == QN_OK; e++) {
+        size_t i = twin_slot(m, table, size - 1, corner(m, (uint32_t)e),
+                             corner_next(m, (uint32_t)e));
+        if (table[i] != EMPTY) st = overlap_error(bd, table[i] >> 2, (uint32_t)e >> 2);
+        else table[i] = (uint32_t)e;
+    }
+    for (size_t e = 0; e < ne && st == QN_OK; e++) {
+        qn_vec2 a = corner(m, (uint32_t)e), b = corner_next(m, (uint32_t)e);
+        uint32_t f = table[twin_slot(m, table, size - 1, b, a)];
+        if (f == EMPTY || (f >> 2) == (e >> 2)) continue;
+        done[e] = 1;
+        if (f > e) st = push_shared(bd, (uint32_t)e, f, a, b);
+    }
+    qn__free(&m->alloc, table, size * sizeof(uint32_t));
+    return st;
+}
+
+/* ---- the other edges: buckets, directions, sweeps ----------------------- */
+
+/* One edge without a twin: direction in [0, pi), length, tolerance. */
+typedef struct loose {
+    uint32_t e;
+    float tol;
+    double theta, len;
+} loose;
+
+/* Bucket membership of a loose edge, sorted by direction inside a bucket. */
+typedef struct member {
+    double theta;
+    uint32_t i; /* index into the loose array */
+} member;
+
+typedef struct sweep {
+    qn__builder *bd;
+    loose *ls;
+    uint32_t nl;
+    uint32_t *start; /* cells + 1 */
+    member *mem;
+    size_t nmem;
+} sweep;
+
+static uint32_t coord_cell(double v, double origin, double inv, uint32_t n) {
+    double f = (v - origin) * inv;
+    if (!(f > 0.0)) return 0;
+    if (f >= (double)n) return n - 1;
+    return (uint32_t)f;
+}
+
+/* Calls visit(cell) for each bucket the edge (grown by tol) passes through,
+** row by row. Returns the count when visit is NULL. */
+static size_t edge_cells(const qn_mesh *m, qn_vec2 a, qn_vec2 b, double tol, uint32_t *out) {
+    double ox = (double)m->grid_origin.x, oy = (double)m->grid_origin.y;
+    double cs = (double)m->grid_cell, inv = 1.0 / cs;
+    double x0 = (double)a.x, y0 = (double)a.y, x1 = (double)b.x, y1 = (double)b.y;
+    double ymin = fmin(y0, y1), ymax = fmax(y0, y1), xmin = fmin(x0, x1), xmax = fmax(x0, x1);
+    uint32_t r0 = coord_cell(ymin - tol, oy, inv, m->grid_h);
+    uint32_t r1 = coord_cell(ymax + tol, oy, inv, m->grid_h);
+    size_t n = 0;
+    for (uint32_t r = r0; r <= r1; r++) {
+        double lo = xmin, hi = xmax;
+        if (y1 - y0 != 0.0) {
+            double ya = fmin(fmax(oy + (double)r * cs, ymin), ymax);
+            double yb = fmin(fmax(oy + (double)(r + 1) * cs, ymin), ymax);
+            double xa = x0 + (ya - y0) * (x1 - x0) / (y1 - y0);
+            double xb = x0 + (yb - y0) * (x1 - x0) / (y1 - y0);
+            lo = fmax(fmin(xa, xb), xmin);
+            hi = fmin(fmax(xa, xb), xmax);
+        }
+        uint32_t c0 = coord_cell(lo - tol, ox, inv, m->grid_w);
+        uint32_t c1 = coord_cell(hi + tol, ox, inv, m->grid_w);
+        for (uint32_t c = c0; c <= c1; c++, n++)
+            if (out) out[n] = r * m->grid_w + c;
+    }
+    return n;
+}
+
+static qn_status collect_loose(sweep *S, const uint8_t *done) {
+    qn_mesh *m = S->bd->m;
+    size_t ne = 4 * (size_t)m->quad_count;
+    uint32_t nl = 0;
+    for (size_t e = 0; e < ne; e++) nl += !done[e];
+    S->ls = qn__alloc(&m->alloc, (size_t)nl * sizeof(loose));
+    if (!S->ls) return qn__fail(S->bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
+    for (size_t e = 0; e < ne; e++) {
+        if (done[e]) continue;
+        qn_vec2 a = corner(m, (uint32_t)e), b = corner_next(m, (uint32_t)e);
+        double th = atan2((double)b.y - (double)a.y, (double)b.x - (double)a.x);
+        if (th < 0) th += PI;
+        if (th >= PI) th -= PI;
+        loose *l = &S->ls[S->nl++];
+        l->e = (uint32_t)e;
+        l->tol = S->bd->tol[e >> 2];
+        l->theta = th;
+        l->len = dlen(a, b);
+    }
+    return QN_OK;
+}
+
+static int cmp_member(const void *x, const void *y) {
+    const member *a = x, *b = y;
+    if (a->theta != b->theta) return a->theta < b->theta ? -1 : 1;
+    return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+/* Bucket lists of the loose edges (counting pass, then filling pass). */
+static qn_status bucket_loose(sweep *S) {
+    qn_mesh *m = S->bd->m;
+    size_t cells = (size_t)m->grid_w * m->grid_h;
+    S->start = qn__calloc(&m->alloc, cells + 1, sizeof(uint32_t));
+    if (!S->start) return qn__fail(S->bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
+    size_t total = 0, maxc = 0;
+    for (uint32_t i = 0; i < S->nl; i++) {
+        uint32_t e = S->ls[i].e;
+        size_t k = edge_cells(m, corner(m, e), corner_next(m, e), 2.0 * (double)S->ls[i].tol, NULL);
+        total += k;
+        if (k > maxc) maxc = k;
+    }
+    if (total > UINT32_MAX / 2)
+        return qn__fail(S->bd->err, QN_E_LIMIT, QN_NONE, "edges too long for the edge index");
+    uint32_t *tmp = qn__alloc(&m->alloc, (maxc + 1) * sizeof(uint32_t));
+    S->mem = qn__alloc(&m->alloc, (total + 1) * sizeof(member));
+    S->nmem = total;
+    if (!tmp || !S->mem) {
+        qn__free(&m->alloc, tmp, (maxc + 1) * sizeof(uint32_t));
+        return qn__fail(S->bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < S->nl; i++) {
+            uint32_t e = S->ls[i].e;
+            size_t k =
+                edge_cells(m, corner(m, e), corner_next(m, e), 2.0 * (double)S->ls[i].tol, tmp);
+            for (size_t j = 0; j < k; j++) {
+                if (pass == 0) S->start[tmp[j] + 1]++;
+                else S->mem[S->start[tmp[j]]++] = (member){S->ls[i].theta, i};
+            }
+        }
+        if (pass == 0)
+            for (size_t c = 0; c < cells; c++) S->start[c + 1] += S->start[c];
+    }
+    /* The filling pass moved each start to the next bucket's: shift back. */
+    for (size_t c = cells; c > 0; c--) S->start[c] = S->start[c - 1];
+    S->start[0] = 0;
+    qn__free(&m->alloc, tmp, (maxc + 1) * sizeof(uint32_t));
+    for (size_t c = 0; c < cells; c++) {
+        uint32_t n = S->start[c + 1] - S->start[c];
+        if (n > 1) qsort(S->mem + S->start[c], n, sizeof(member), cmp_member);
+    }
+    return QN_OK;
+}
+
+/* Compares loose edges e (the longer) and f: on one line within the
+** tolerance, overlapping by more than it. Opposite directions: a portal
+** candidate; the same direction: two quads on one side, an overlap. */
+static qn_status compare_edges(qn__builder *bd, const loose *le, const loose *lf) {
+    const qn_mesh *m = bd->m;
+    uint32_t e = le->e, f = lf->e;
+    if ((e >> 2) == (f >> 2)) return QN_OK;
+    dv2 a0 = dv(corner(m, e)), a1 = dv(corner_next(m, e));
+    dv2 b0 = dv(corner(m, f)), b1 = dv(corner_next(m, f));
+    double len = le->len, tol = fmax((double)le->tol, (double)lf->tol);
+    double ux = (a1.x - a0.x) / len, uy = (a1.y - a0.y) / len;
+    double d0 = ux * (b0.y - a0.y) - uy * (b0.x - a0.x);
+    double d1 = ux * (b1.y - a0.y) - uy * (b1.x - a0.x);
+    if (fabs(d0) > tol || fabs(d1) > tol) return QN_OK;
+    double t0 = ux * (b0.x - a0.x) + uy * (b0.y - a0.y);
+    double t1 = ux * (b1.x - a0.x) + uy * (b1.y - a0.y);
+    double lo = fmax(0.0, fmin(t0, t1)), hi = fmin(len, fmax(t0, t1));
+    if (hi - lo <= tol) return QN_OK;
+    if (t1 > t0) return overlap_error(bd, e >> 2, f >> 2);
+    /* Ends of the shared part: f's own vertices where they lie inside e. */
+    qn_vec2 s0 = t1 > tol ? corner_next(m, f) : corner(m, e);
+    qn_vec2 s1 = t0 < len - tol ? corner(m, f) : corner_next(m, e);
+    return push_shared(bd, e, f, s0, s1);
+}
+
+/* Largest direction difference two loose edges on one line can show, seen
+** from the shorter one (i): asin(2 tol / len) with tol the larger of both. */
+static double window(const loose *li, double tmax) {
+    double x = 2.0 * ((double)li->tol + tmax) / li->len;
+    return x >= 1.0 ? PI : 1.5708 * x + 1e-12;
+}
+
+static bool shorter(const loose *li, uint32_t i, const loose *lj, uint32_t j) {
+    return li->len < lj->len || (li->len == lj->len && i < j);
+}
+
+static qn_status sweep_bucket(sweep *S, const member *mem, uint32_t n) {
+    double tmax = 0.0;
+    for (uint32_t i = 0; i < n; i++) tmax = fmax(tmax, (double)S->ls[mem[i].i].tol);
+    for (uint32_t i = 0; i < n; i++) {
+        const loose *li = &S->ls[mem[i].i];
+        double w = window(li, tmax);
+        /* Forward then backward round the circle of directions (mod pi). */
+        for (int dir = 0; dir < 2; dir++) {
+            for (uint32_t k = 1; k < n; k++) {
+                uint32_t j = dir == 0 ? (i + k) % n : (i + n - k) % n;
+                double d = dir == 0 ? mem[j].theta - mem[i].theta : mem[i].theta - mem[j].theta;
+                if (d < 0) d += PI;
+                if (d > w) break;
+                const loose *lj = &S->ls[mem[j].i];
+                if (!shorter(li, mem[i].i, lj, mem[j].i)) continue;
+                qn_status st = compare_edges(S->bd, lj, li);
+                if (st != QN_OK) return st;
+            }
+            if (w >= PI) break; /* the forward pass saw every edge */
+        }
+    }
+    return QN_OK;
+}
+
+static qn_status match_loose(qn__builder *bd, const uint8_t *done) {
+    qn_mesh *m = bd->m;
+    sweep S = {bd, NULL, 0, NULL, NULL, 0};
+    size_t cells = (size_t)m->grid_w * m->grid_h;
+    qn_status st = collect_loose(&S, done);
+    if (st == QN_OK) st = bucket_loose(&S);
+    for (size_t c = 0; st == QN_OK && c < cells; c++)
+        st = sweep_bucket(&S, S.mem + S.start[c], S.start[c + 1] - S.start[c]);
+    qn__free(&m->alloc, S.ls, (size_t)S.nl * sizeof(loose));
+    if (S.start) qn__free(&m->alloc, S.mem, (S.nmem + 1) * sizeof(member));
+    qn__free(&m->alloc, S.start, (cells + 1) * sizeof(uint32_t));
+    return st;
+}
+
+/* ---- one candidate per quad pair: the longest -------------------------- */
+
+static double cand_len(const qn__cand *c) { return dlen(c->p0, c->p1); }
+
+static int cmp_cand_best(const void *x, const void *y) {
+    const qn__cand *a = x, *b = y;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    if (a->b != b->b) return a->b < b->b ? -1 : 1;
+    double la = cand_len(a), lb = cand_len(b);
+    if (la != lb) return la > lb ? -1 : 1;
+    if (a->ea != b->ea) return a->ea < b->ea ? -1 : 1;
+    return a->eb < b->eb ? -1 : (a->eb > b->eb);
+}
+
+/* Sorts by (a, b) and keeps the longest segment of each pair: quads with a
+** split edge may touch a neighbour along two collinear pieces. */
+static void best_per_pair(qn__builder *bd) {
+    if (bd->ncand > 1) qsort(bd->cands, bd->ncand, sizeof(qn__cand), cmp_cand_best);
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < bd->ncand; i++) {
+        if (keep && bd->cands[keep - 1].a == bd->cands[i].a &&
+            bd->cands[keep - 1].b == bd->cands[i].b)
+            continue;
+        bd->cands[keep++] = bd->cands[i];
+    }
+    bd->ncand = keep;
+}
+
+/* ---- overlaps ------------------------------------------------------------ */
+
+/* Separating-axis test on the 8 edge normals; touching (within the local
+** tolerance) is not overlap. */
+static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32_t b) {
+    const uint32_t qs[2] = {a, b};
+    double t = 4.0 * fmax((double)tol[a], (double)tol[b]);
+    for (int s = 0; s < 2; s++) {
+        const qn_vec2 *c = &m->corners[4 * (size_t)qs[s]];
+        const qn_vec2 *o = &m->corners[4 * (size_t)qs[1 - s]];
+        for (int i = 0; i < 4; i++) {
+            dv2 p = dv(c[i]), q = dv(c[(i + 1) & 3]);
+            double ex = q.x - p.x, ey = q.y - p.y, len = sqrt(ex * ex + ey * ey);
+            double maxo = -DBL_MAX;
+            for (int k = 0; k < 4; k++) { /* distance inside edge i's line */
+                dv2 v = dv(o[k]);
+                maxo = fmax(maxo, (ex * (v.y - p.y) - ey * (v.x - p.x)) / len);
+            }
+            if (maxo <= t) return false;
+        }
+    }
+    return true;
+}
+
+static qn_status check_overlaps(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    uint32_t *mark = qn__calloc(&m->alloc, m->quad_count, sizeof(uint32_t));
+    if (!mark) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (overlap check)");
+    qn_status st = QN_OK;
+    for (uint32_t a = 0; a < m->quad_count && st == QN_OK; a++) {
+        const qn_vec2 *c = &m->corners[4 * (size_t)a];
+        qn_rect r = {c[0], c[0]};
+        for (int k = 1; k < 4; k++) {
+            r.min.x = fminf(r.min.x, c[k].x), r.min.y = fminf(r.min.y, c[k].y);
+            r.max.x = fmaxf(r.max.x, c[k].x), r.max.y = fmaxf(r.max.y, c[k].y);
+        }
+        double inv = 1.0 / (double)m->grid_cell;
+        dv2 o = dv(m->grid_origin), lo = dv(r.min), hi = dv(r.max);
+        uint32_t x0 = coord_cell(lo.x, o.x, inv, m->grid_w), x1 = coord_cell(hi.x, o.x, inv, m->grid_w);
+        uint32_t y0 = coord_cell(lo.y, o.y, inv, m->grid_h), y1 = coord_cell(hi.y, o.y, inv, m->grid_h);
+        for (uint32_t y = y0; y <= y1 && st == QN_OK; y++)
+            for (uint32_t x = x0; x <= x1 && st == QN_OK; x++) {
+                size_t cell = (size_t)y * m->grid_w + x;
+                for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++) {
+                    uint32_t b = m->cell_list[i];
+                    if (b <= a || mark[b] == a + 1) continue;
+                    mark[b] = a + 1;
+                    if (quads_overlap(m, bd->tol, a, b)) {
+                        st = overlap_error(bd, a, b);
+                        break;
+                    }
+                }
+            }
+    }
+    qn__free(&m->alloc, mark, (size_t)m->quad_count * sizeof(uint32_t));
+    return st;
+}
+
+/* ---- entry ------------------------------------------------------------- */
+
+qn_status qn__mesh_pairs(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    size_t ne = 4 * (size_t)m->quad_count;
+    uint8_t *done = qn__calloc(&m->alloc, ne, 1);
+    if (!done) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
+    qn_status st = check_overlaps(bd);
+    if (st == QN_OK) st = match_twins(bd, done);
+    if (st == QN_OK) st = match_loose(bd, done);
+    qn__free(&m->alloc, done, ne);
+    if (st == QN_OK) best_per_pair(bd);
+    return st;
+}

@@ -51,6 +51,14 @@ void qn__error_path(qn_error *err, const char *fmt, ...)
 qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, size_t *size,
                         qn_error *err);
 
+/* ---- JSON text checks (json_check.c) ---------------------------------- */
+
+/* Is text[0..len) one well-formed JSON value (with blanks around it), nested
+** at most max_depth deep? Allocates nothing. */
+bool qn__json_well_formed(const char *text, size_t len, uint32_t max_depth);
+/* Offset of the first \u0000 escape inside a string, or len when none. */
+size_t qn__json_find_nul_escape(const char *text, size_t len);
+
 /* ---- geometry helpers ------------------------------------------------ */
 
 static inline qn_vec2 qn__v2(float x, float y) {

@@ -834,6 +834,10 @@ static qn_status fail_truncated(qn_error *err, const char *text, size_t len) {
     return QN_E_TRUNCATED;
 }
 
+/* Peak memory of loading a level from JSON text, in MB per MB of text
+** (cJSON's tree dominates; measured on imported maps, see README). */
+#define QN__JSON_PEAK_PER_MB 20
+
 /* QN_E_JSON_SYNTAX at pos, quoting the text there. */
 static qn_status fail_syntax(qn_error *err, const char *text, size_t len, size_t pos,
                              const char *what) {
@@ -859,9 +863,22 @@ static qn_status fail_syntax(qn_error *err, const char *text, size_t len, size_t
 ** pass the buffer's end. */
 static qn_status parse_json(qn_error *err, const char *text, size_t len, cJSON **root) {
     const char *end = NULL;
+    *root = NULL;
+    size_t nul = qn__json_find_nul_escape(text, len);
+    if (nul < len)
+        return fail_syntax(err, text, len, nul,
+                           "\\u0000 (a NUL character) in a string; names, keys and grid rows "
+                           "cannot hold one");
     *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 0);
     size_t pos = end && end >= text ? (size_t)(end - text) : len;
     if (pos > len) pos = len;
+    /* cJSON returns NULL both for bad text and when malloc fails: text
+    ** that is well formed means the latter. */
+    if (!*root && qn__json_well_formed(text, len, CJSON_NESTING_LIMIT))
+        return qn__fail(err, QN_E_NOMEM, QN_NONE,
+                        "out of memory parsing the JSON text (%zu bytes; parsing needs about "
+                        "%zu MB per MB of text)",
+                        len, (size_t)QN__JSON_PEAK_PER_MB);
     if (!*root)
         return is_truncated(text, pos, len) ? fail_truncated(err, text, len)
                                             : fail_syntax(err, text, len, pos, "malformed JSON");
@@ -880,6 +897,14 @@ static qn_status load_text(const char *text, size_t len, const qn_allocator *all
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
         text += 3;
         len -= 3;
+    }
+    /* cJSON would step over a second one: at most one is accepted. */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        qn__fail(err, QN_E_JSON_SYNTAX, QN_NONE,
+                 "line 1, column 1: a second byte order mark (EF BB BF); at most one is "
+                 "allowed");
+        if (err) err->line = 1, err->column = 1;
+        return QN_E_JSON_SYNTAX;
     }
     cJSON *root;
     qn_status st = parse_json(err, text, len, &root);

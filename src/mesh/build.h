@@ -34,8 +34,4 @@ static inline double qn__tol_at(double maxabs) {
 ** exact-membership bucket grid; cands come out sorted by (a, b). */
 qn_status qn__mesh_pairs(qn__builder *bd);
 
-/* Does the tolerant region of quad q (its edges pushed out by m->eps) meet
-** the axis-aligned box r? */
-bool qn__quad_meets_box(const qn_mesh *m, uint32_t q, qn_rect r);
-
 #endif /* QN_MESH_BUILD_H */

@@ -269,42 +269,64 @@ static void grid_dims(qn_mesh *m) {
     m->grid_origin = m->bounds.min;
 }
 
-bool qn__quad_meets_box(const qn_mesh *m, uint32_t q, qn_rect r) {
-    const qn__planes *pl = &m->planes[q];
+/* x range [lo, hi] of quad q's corners' polygon inside the strip ya <= y <=
+** yb; false when the strip misses it. */
+static bool strip_range(const qn_vec2 *c, double ya, double yb, double *lo, double *hi) {
+    bool any = false;
     for (int i = 0; i < 4; i++) {
-        float best = fmaxf(pl->nx[i] * r.min.x, pl->nx[i] * r.max.x) +
-                     fmaxf(pl->ny[i] * r.min.y, pl->ny[i] * r.max.y);
-        if (best < pl->c[i] - 2.0f * m->eps) return false;
+        double x0 = (double)c[i].x, y0 = (double)c[i].y;
+        double x1 = (double)c[(i + 1) & 3].x, y1 = (double)c[(i + 1) & 3].y;
+        double e0 = fmax(fmin(y0, y1), ya), e1 = fmin(fmax(y0, y1), yb);
+        if (e0 > e1) continue;
+        double xa = x0, xb = x1;
+        if (y1 != y0) {
+            xa = x0 + (e0 - y0) * (x1 - x0) / (y1 - y0);
+            xb = x0 + (e1 - y0) * (x1 - x0) / (y1 - y0);
+        }
+        *lo = any ? fmin(*lo, fmin(xa, xb)) : fmin(xa, xb);
+        *hi = any ? fmax(*hi, fmax(xa, xb)) : fmax(xa, xb);
+        any = true;
     }
-    return true;
+    return any;
 }
 
-static qn_rect cell_rect(const qn_mesh *m, uint32_t x, uint32_t y) {
-    float cs = m->grid_cell;
-    qn_rect r = {{m->grid_origin.x + (float)x * cs, m->grid_origin.y + (float)y * cs},
-                 {m->grid_origin.x + (float)(x + 1) * cs, m->grid_origin.y + (float)(y + 1) * cs}};
-    /* The outer buckets reach to infinity: points outside the grid clamp in. */
-    if (x == 0) r.min.x = -FLT_MAX;
-    if (y == 0) r.min.y = -FLT_MAX;
-    if (x + 1 == m->grid_w) r.max.x = FLT_MAX;
-    if (y + 1 == m->grid_h) r.max.y = FLT_MAX;
-    return r;
+/* How far the tolerant region of q reaches past its corners' box (see
+** quad_box): at least eps, more at sharp corners. */
+static double quad_reach(const qn_mesh *m, uint32_t q) {
+    qn_rect r = quad_box(m, q);
+    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    double reach = (double)m->eps;
+    double minx = (double)c[0].x, maxx = minx, miny = (double)c[0].y, maxy = miny;
+    for (int k = 1; k < 4; k++) {
+        minx = fmin(minx, (double)c[k].x), maxx = fmax(maxx, (double)c[k].x);
+        miny = fmin(miny, (double)c[k].y), maxy = fmax(maxy, (double)c[k].y);
+    }
+    reach = fmax(reach, fmax(minx - (double)r.min.x, (double)r.max.x - maxx));
+    return fmax(reach, fmax(miny - (double)r.min.y, (double)r.max.y - maxy));
 }
 
-/* Adds quad q to the buckets its tolerant region meets (count only when
-** fill is NULL); returns how many. */
+/* Adds quad q to the buckets its tolerant region meets, row by row (count
+** only when fill is NULL); returns how many. Conservative by the reach. */
 static uint32_t grid_add(qn_mesh *m, uint32_t q, uint32_t *fill) {
-    uint32_t c[4], n = 0;
-    box_cells(m, quad_box(m, q), c);
-    bool whole = c[0] == c[2] || c[1] == c[3]; /* a row or column of buckets */
-    for (uint32_t y = c[1]; y <= c[3]; y++)
-        for (uint32_t x = c[0]; x <= c[2]; x++) {
-            if (!whole && !qn__quad_meets_box(m, q, cell_rect(m, x, y))) continue;
+    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    uint32_t b[4], n = 0;
+    box_cells(m, quad_box(m, q), b);
+    double g = quad_reach(m, q), cs = (double)m->grid_cell;
+    double oy = (double)m->grid_origin.y;
+    for (uint32_t y = b[1]; y <= b[3]; y++) {
+        double ya = y == 0 ? -DBL_MAX : oy + (double)y * cs - g;
+        double yb = y + 1 == m->grid_h ? DBL_MAX : oy + (double)(y + 1) * cs + g;
+        double lo, hi;
+        if (!strip_range(c, ya, yb, &lo, &hi)) continue;
+        uint32_t x0 = cell_coord((float)(lo - g), m->grid_origin.x, m->grid_inv_cell, m->grid_w);
+        uint32_t x1 = cell_coord((float)(hi + g), m->grid_origin.x, m->grid_inv_cell, m->grid_w);
+        for (uint32_t x = x0 > b[0] ? x0 : b[0]; x <= x1 && x <= b[2]; x++) {
             size_t cell = (size_t)y * m->grid_w + x;
             if (fill) m->cell_list[m->cell_start[cell] + fill[cell]++] = q;
             else m->cell_start[cell + 1]++;
             n++;
         }
+    }
     return n;
 }
 

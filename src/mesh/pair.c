@@ -398,37 +398,159 @@ static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32
     return true;
 }
 
+/* ---- corners sharing a point: wedges -------------------------------------- */
+
+/* The wedge of quad q at its corner c: counter-clockwise from the direction
+** of the edge leaving c to that of the edge entering it. */
+typedef struct wedge {
+    double start, width;
+    uint32_t corner; /* 4 * quad + k */
+} wedge;
+
+static int cmp_wedge(const void *x, const void *y) {
+    const wedge *a = x, *b = y;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    return a->corner < b->corner ? -1 : (a->corner > b->corner);
+}
+
+static wedge corner_wedge(const qn_mesh *m, uint32_t c) {
+    dv2 v = dv(m->corners[c]), n = dv(corner_next(m, c));
+    dv2 p = dv(m->corners[(c & ~3u) | ((c + 3) & 3u)]);
+    double s = atan2(n.y - v.y, n.x - v.x), e = atan2(p.y - v.y, p.x - v.x), w = e - s;
+    while (w <= 0) w += 2 * PI;
+    while (w > 2 * PI) w -= 2 * PI;
+    wedge out = {s < 0 ? s + 2 * PI : s, w, c};
+    return out;
+}
+
+/* Shortest edge at corner c, for the angular tolerance. */
+static double corner_edge_min(const qn_mesh *m, uint32_t c) {
+    qn_vec2 p = m->corners[(c & ~3u) | ((c + 3) & 3u)];
+    return fmin(dlen(m->corners[c], corner_next(m, c)), dlen(p, m->corners[c]));
+}
+
+/* Convex quads with a common corner point are disjoint exactly when their
+** wedges there are: sorted by start, each ends before the next begins. */
+static qn_status check_fan(qn__builder *bd, wedge *w, uint32_t k) {
+    const qn_mesh *m = bd->m;
+    qsort(w, k, sizeof(wedge), cmp_wedge);
+    for (uint32_t i = 0; i < k; i++) {
+        const wedge *a = &w[i], *b = &w[(i + 1) % k];
+        double gap = b->start - a->start;
+        if (i + 1 == k) gap += 2 * PI;
+        uint32_t qa = a->corner >> 2, qb = b->corner >> 2;
+        double len = fmin(corner_edge_min(m, a->corner), corner_edge_min(m, b->corner));
+        double tol = 4.0 * ((double)bd->tol[qa] + (double)bd->tol[qb]) / len;
+        if (gap < a->width - tol) return overlap_error(bd, qa, qb);
+    }
+    return QN_OK;
+}
+
+/* Groups the corners by exact point (a hash chain through `next`) and checks
+** the wedges of every point shared by two or more quads. */
+static qn_status check_fans(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    size_t nc = 4 * (size_t)m->quad_count, size = 16, wcap = 64;
+    while (size < 2 * nc) size *= 2;
+    uint32_t *table = qn__alloc(&m->alloc, size * sizeof(uint32_t));
+    uint32_t *next = qn__alloc(&m->alloc, nc * sizeof(uint32_t));
+    wedge *w = qn__alloc(&m->alloc, wcap * sizeof(wedge));
+    qn_status st = QN_OK;
+    if (!table || !next || !w) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (corners)");
+    if (table) memset(table, 0xFF, size * sizeof(uint32_t));
+    for (size_t c = 0; st == QN_OK && c < nc; c++) {
+        qn_vec2 p = m->corners[c];
+        size_t i = hash_edge(p, p) & (size - 1);
+        while (table[i] != EMPTY && !same_point(m->corners[table[i]], p)) i = (i + 1) & (size - 1);
+        next[c] = table[i]; /* the chain of this point, newest first */
+        table[i] = (uint32_t)c;
+    }
+    for (size_t i = 0; st == QN_OK && i < size; i++) {
+        if (table[i] == EMPTY || next[table[i]] == EMPTY) continue;
+        uint32_t k = 0;
+        for (uint32_t c = table[i]; c != EMPTY; c = next[c]) {
+            if (k == wcap) {
+                wedge *nw = qn__realloc(&m->alloc, w, wcap * sizeof(wedge), 2 * wcap * sizeof(wedge));
+                if (!nw) {
+                    st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (corners)");
+                    break;
+                }
+                w = nw;
+                wcap *= 2;
+            }
+            w[k++] = corner_wedge(m, c);
+        }
+        if (st == QN_OK) st = check_fan(bd, w, k);
+    }
+    qn__free(&m->alloc, table, size * sizeof(uint32_t));
+    qn__free(&m->alloc, next, nc * sizeof(uint32_t));
+    qn__free(&m->alloc, w, wcap * sizeof(wedge));
+    return st;
+}
+
+/* ---- pairs sharing a bucket ------------------------------------------------ */
+
+static int cmp_point(const void *x, const void *y) {
+    const qn_vec2 *a = x, *b = y;
+    if (a->x != b->x) return a->x < b->x ? -1 : 1;
+    return a->y < b->y ? -1 : (a->y > b->y);
+}
+
+/* The point most quads of a bucket have a corner at (the hub of a fan):
+** pairs of quads that both have a corner there were checked by the fans. */
+static bool bucket_hub(const qn_mesh *m, const uint32_t *list, uint32_t k, qn_vec2 *pts,
+                       qn_vec2 *hub) {
+    for (uint32_t i = 0; i < k; i++)
+        for (int c = 0; c < 4; c++) pts[4 * i + (uint32_t)c] = m->corners[4 * (size_t)list[i] + (size_t)c];
+    qsort(pts, 4 * (size_t)k, sizeof(qn_vec2), cmp_point);
+    uint32_t best = 1, run = 1;
+    for (uint32_t i = 1; i < 4 * k; i++) {
+        run = same_point(pts[i], pts[i - 1]) ? run + 1 : 1;
+        if (run > best) best = run, *hub = pts[i];
+    }
+    return best >= 2;
+}
+
+static bool has_corner_at(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    for (int c = 0; c < 4; c++)
+        if (same_point(m->corners[4 * (size_t)q + (size_t)c], p)) return true;
+    return false;
+}
+
+static qn_status check_bucket(qn__builder *bd, const uint32_t *list, uint32_t k, qn_vec2 *pts,
+                              uint8_t *at_hub) {
+    const qn_mesh *m = bd->m;
+    qn_vec2 hub = {0, 0};
+    bool fan = k > 32 && bucket_hub(m, list, k, pts, &hub);
+    for (uint32_t i = 0; i < k; i++) at_hub[i] = fan && has_corner_at(m, list[i], hub);
+    for (uint32_t i = 0; i < k; i++)
+        for (uint32_t j = i + 1; j < k; j++) {
+            if (at_hub[i] && at_hub[j]) continue;
+            if (quads_overlap(m, bd->tol, list[i], list[j])) return overlap_error(bd, list[i], list[j]);
+        }
+    return QN_OK;
+}
+
+/* Every pair of quads meeting a bucket, tested in each bucket they share
+** (so sum over buckets of k^2 tests), except pairs around a fan's hub. */
 static qn_status check_overlaps(qn__builder *bd) {
     qn_mesh *m = bd->m;
-    uint32_t *mark = qn__calloc(&m->alloc, m->quad_count, sizeof(uint32_t));
-    if (!mark) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (overlap check)");
-    qn_status st = QN_OK;
-    for (uint32_t a = 0; a < m->quad_count && st == QN_OK; a++) {
-        const qn_vec2 *c = &m->corners[4 * (size_t)a];
-        qn_rect r = {c[0], c[0]};
-        for (int k = 1; k < 4; k++) {
-            r.min.x = fminf(r.min.x, c[k].x), r.min.y = fminf(r.min.y, c[k].y);
-            r.max.x = fmaxf(r.max.x, c[k].x), r.max.y = fmaxf(r.max.y, c[k].y);
-        }
-        double inv = 1.0 / (double)m->grid_cell;
-        dv2 o = dv(m->grid_origin), lo = dv(r.min), hi = dv(r.max);
-        uint32_t x0 = coord_cell(lo.x, o.x, inv, m->grid_w), x1 = coord_cell(hi.x, o.x, inv, m->grid_w);
-        uint32_t y0 = coord_cell(lo.y, o.y, inv, m->grid_h), y1 = coord_cell(hi.y, o.y, inv, m->grid_h);
-        for (uint32_t y = y0; y <= y1 && st == QN_OK; y++)
-            for (uint32_t x = x0; x <= x1 && st == QN_OK; x++) {
-                size_t cell = (size_t)y * m->grid_w + x;
-                for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++) {
-                    uint32_t b = m->cell_list[i];
-                    if (b <= a || mark[b] == a + 1) continue;
-                    mark[b] = a + 1;
-                    if (quads_overlap(m, bd->tol, a, b)) {
-                        st = overlap_error(bd, a, b);
-                        break;
-                    }
-                }
-            }
+    size_t cells = (size_t)m->grid_w * m->grid_h;
+    uint32_t kmax = 0;
+    for (size_t c = 0; c < cells; c++) {
+        uint32_t k = m->cell_start[c + 1] - m->cell_start[c];
+        if (k > kmax) kmax = k;
     }
-    qn__free(&m->alloc, mark, (size_t)m->quad_count * sizeof(uint32_t));
+    qn_vec2 *pts = qn__alloc(&m->alloc, 4 * (size_t)kmax * sizeof(qn_vec2));
+    uint8_t *at_hub = qn__alloc(&m->alloc, kmax);
+    qn_status st = QN_OK;
+    if (!pts || !at_hub) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (overlap check)");
+    for (size_t c = 0; st == QN_OK && c < cells; c++)
+        st = check_bucket(bd, m->cell_list + m->cell_start[c], m->cell_start[c + 1] - m->cell_start[c],
+                          pts, at_hub);
+    qn__free(&m->alloc, pts, 4 * (size_t)kmax * sizeof(qn_vec2));
+    qn__free(&m->alloc, at_hub, kmax);
+    if (st == QN_OK) st = check_fans(bd);
     return st;
 }
 

@@ -13,6 +13,10 @@
 #include <float.h>
 #include <stdlib.h>
 
+/* max and min of doubles that are never NaN here (no libm call). */
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+
 /* ---- small helpers --------------------------------------------------- */
 
 static size_t mesh_array_bytes(const qn_mesh *m) {
@@ -121,7 +125,7 @@ static bool corners_convex(const qn_vec2 *c, double sign, double eps) {
 ** vertices that should meet exactly but went through arithmetic still do. */
 static double quad_tol(const qn_vec2 *c) {
     double maxabs = 0.0;
-    for (int k = 0; k < 4; k++) maxabs = fmax(maxabs, fmax(fabs((double)c[k].x), fabs((double)c[k].y)));
+    for (int k = 0; k < 4; k++) maxabs = dmax(maxabs, dmax(fabs((double)c[k].x), fabs((double)c[k].y)));
     return qn__tol_at(maxabs);
 }
 
@@ -176,14 +180,14 @@ static qn_status build_quads(qn__builder *bd) {
         for (int k = 0; k < 4; k++) {
             qn_vec2 v = d->vertices[d->quads[4 * (size_t)q + (size_t)k]];
             m->corners[4 * (size_t)q + (size_t)k] = v;
-            maxabs = fmax(maxabs, fmax(fabs((double)v.x), fabs((double)v.y)));
+            maxabs = dmax(maxabs, dmax(fabs((double)v.x), fabs((double)v.y)));
         }
         m->cost[q] = d->costs ? d->costs[q] : 1.0f;
         m->blocked[q] = d->blocked ? (d->blocked[q] != 0) : 0;
     }
     /* Queries (point location, portal widths) use one tolerance: a few
     ** float ulps of the largest coordinate. Building uses local ones. */
-    m->eps = (float)fmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
+    m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
     qn_rect b = {{FLT_MAX, FLT_MAX}, {-FLT_MAX, -FLT_MAX}};
     for (uint32_t q = 0; q < d->quad_count; q++) {
         double t = quad_tol(&m->corners[4 * (size_t)q]);
@@ -227,10 +231,10 @@ static qn_rect quad_box(const qn_mesh *m, uint32_t q) {
             oy = eps * (ax - bx) / det;
         }
         double x = (double)c[k].x, y = (double)c[k].y;
-        r.min.x = fminf(r.min.x, (float)(x + fmin(ox, -eps)));
-        r.min.y = fminf(r.min.y, (float)(y + fmin(oy, -eps)));
-        r.max.x = fmaxf(r.max.x, (float)(x + fmax(ox, eps)));
-        r.max.y = fmaxf(r.max.y, (float)(y + fmax(oy, eps)));
+        r.min.x = fminf(r.min.x, (float)(x + dmin(ox, -eps)));
+        r.min.y = fminf(r.min.y, (float)(y + dmin(oy, -eps)));
+        r.max.x = fmaxf(r.max.x, (float)(x + dmax(ox, eps)));
+        r.max.y = fmaxf(r.max.y, (float)(y + dmax(oy, eps)));
     }
     return r;
 }
@@ -255,15 +259,15 @@ static void grid_dims(qn_mesh *m) {
     double h = (double)m->bounds.max.y - (double)m->bounds.min.y;
     double n = (double)m->quad_count;
     double cs = sqrt(w * h / n);
-    if (!(cs > 0)) cs = fmax(w, h);
+    if (!(cs > 0)) cs = dmax(w, h);
     double gw = ceil(w / cs), gh = ceil(h / cs);
     while (gw * gh > 2.0 * n + 16.0) {
         cs *= 1.25;
         gw = ceil(w / cs);
         gh = ceil(h / cs);
     }
-    m->grid_w = (uint32_t)fmax(1.0, gw);
-    m->grid_h = (uint32_t)fmax(1.0, gh);
+    m->grid_w = (uint32_t)dmax(1.0, gw);
+    m->grid_h = (uint32_t)dmax(1.0, gh);
     m->grid_cell = (float)cs;
     m->grid_inv_cell = (float)(1.0 / cs);
     m->grid_origin = m->bounds.min;
@@ -276,15 +280,15 @@ static bool strip_range(const qn_vec2 *c, double ya, double yb, double *lo, doub
     for (int i = 0; i < 4; i++) {
         double x0 = (double)c[i].x, y0 = (double)c[i].y;
         double x1 = (double)c[(i + 1) & 3].x, y1 = (double)c[(i + 1) & 3].y;
-        double e0 = fmax(fmin(y0, y1), ya), e1 = fmin(fmax(y0, y1), yb);
+        double e0 = dmax(dmin(y0, y1), ya), e1 = dmin(dmax(y0, y1), yb);
         if (e0 > e1) continue;
         double xa = x0, xb = x1;
         if (y1 != y0) {
             xa = x0 + (e0 - y0) * (x1 - x0) / (y1 - y0);
             xb = x0 + (e1 - y0) * (x1 - x0) / (y1 - y0);
         }
-        *lo = any ? fmin(*lo, fmin(xa, xb)) : fmin(xa, xb);
-        *hi = any ? fmax(*hi, fmax(xa, xb)) : fmax(xa, xb);
+        *lo = any ? dmin(*lo, dmin(xa, xb)) : dmin(xa, xb);
+        *hi = any ? dmax(*hi, dmax(xa, xb)) : dmax(xa, xb);
         any = true;
     }
     return any;
@@ -298,11 +302,11 @@ static double quad_reach(const qn_mesh *m, uint32_t q) {
     double reach = (double)m->eps;
     double minx = (double)c[0].x, maxx = minx, miny = (double)c[0].y, maxy = miny;
     for (int k = 1; k < 4; k++) {
-        minx = fmin(minx, (double)c[k].x), maxx = fmax(maxx, (double)c[k].x);
-        miny = fmin(miny, (double)c[k].y), maxy = fmax(maxy, (double)c[k].y);
+        minx = dmin(minx, (double)c[k].x), maxx = dmax(maxx, (double)c[k].x);
+        miny = dmin(miny, (double)c[k].y), maxy = dmax(maxy, (double)c[k].y);
     }
-    reach = fmax(reach, fmax(minx - (double)r.min.x, (double)r.max.x - maxx));
-    return fmax(reach, fmax(miny - (double)r.min.y, (double)r.max.y - maxy));
+    reach = dmax(reach, dmax(minx - (double)r.min.x, (double)r.max.x - maxx));
+    return dmax(reach, dmax(miny - (double)r.min.y, (double)r.max.y - maxy));
 }
 
 /* Adds quad q to the buckets its tolerant region meets, row by row (count
@@ -316,7 +320,7 @@ static uint32_t grid_add(qn_mesh *m, uint32_t q, uint32_t *fill) {
     for (uint32_t y = b[1]; y <= b[3]; y++) {
         double ya = y == 0 ? -DBL_MAX : oy + (double)y * cs - g;
         double yb = y + 1 == m->grid_h ? DBL_MAX : oy + (double)(y + 1) * cs + g;
-        double lo, hi;
+        double lo = 0, hi = 0;
         if (!strip_range(c, ya, yb, &lo, &hi)) continue;
         uint32_t x0 = cell_coord((float)(lo - g), m->grid_origin.x, m->grid_inv_cell, m->grid_w);
         uint32_t x1 = cell_coord((float)(hi + g), m->grid_origin.x, m->grid_inv_cell, m->grid_w);

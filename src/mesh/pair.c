@@ -19,6 +19,10 @@
 #include <float.h>
 #include <stdlib.h>
 
+/* max and min of doubles that are never NaN here (no libm call). */
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+
 #define EMPTY UINT32_MAX
 #define PI 3.14159265358979323846
 
@@ -146,11 +150,12 @@ typedef struct loose {
     uint32_t e;
     float tol;
     double theta, len;
+    double off; /* signed distance of its line from the origin */
 } loose;
 
 /* Bucket membership of a loose edge, sorted by direction inside a bucket. */
 typedef struct member {
-    double theta;
+    double theta, off;
     uint32_t i; /* index into the loose array */
 } member;
 
@@ -176,19 +181,19 @@ static size_t edge_cells(const qn_mesh *m, qn_vec2 a, qn_vec2 b, double tol, uin
     double ox = (double)m->grid_origin.x, oy = (double)m->grid_origin.y;
     double cs = (double)m->grid_cell, inv = 1.0 / cs;
     double x0 = (double)a.x, y0 = (double)a.y, x1 = (double)b.x, y1 = (double)b.y;
-    double ymin = fmin(y0, y1), ymax = fmax(y0, y1), xmin = fmin(x0, x1), xmax = fmax(x0, x1);
+    double ymin = dmin(y0, y1), ymax = dmax(y0, y1), xmin = dmin(x0, x1), xmax = dmax(x0, x1);
     uint32_t r0 = coord_cell(ymin - tol, oy, inv, m->grid_h);
     uint32_t r1 = coord_cell(ymax + tol, oy, inv, m->grid_h);
     size_t n = 0;
     for (uint32_t r = r0; r <= r1; r++) {
         double lo = xmin, hi = xmax;
         if (y1 - y0 != 0.0) {
-            double ya = fmin(fmax(oy + (double)r * cs, ymin), ymax);
-            double yb = fmin(fmax(oy + (double)(r + 1) * cs, ymin), ymax);
+            double ya = dmin(dmax(oy + (double)r * cs, ymin), ymax);
+            double yb = dmin(dmax(oy + (double)(r + 1) * cs, ymin), ymax);
             double xa = x0 + (ya - y0) * (x1 - x0) / (y1 - y0);
             double xb = x0 + (yb - y0) * (x1 - x0) / (y1 - y0);
-            lo = fmax(fmin(xa, xb), xmin);
-            hi = fmin(fmax(xa, xb), xmax);
+            lo = dmax(dmin(xa, xb), xmin);
+            hi = dmin(dmax(xa, xb), xmax);
         }
         uint32_t c0 = coord_cell(lo - tol, ox, inv, m->grid_w);
         uint32_t c1 = coord_cell(hi + tol, ox, inv, m->grid_w);
@@ -216,6 +221,7 @@ static qn_status collect_loose(sweep *S, const uint8_t *done) {
         l->tol = S->bd->tol[e >> 2];
         l->theta = th;
         l->len = dlen(a, b);
+        l->off = cos(th) * (double)a.y - sin(th) * (double)a.x;
     }
     return QN_OK;
 }
@@ -223,6 +229,7 @@ static qn_status collect_loose(sweep *S, const uint8_t *done) {
 static int cmp_member(const void *x, const void *y) {
     const member *a = x, *b = y;
     if (a->theta != b->theta) return a->theta < b->theta ? -1 : 1;
+    if (a->off != b->off) return a->off < b->off ? -1 : 1;
     return a->i < b->i ? -1 : (a->i > b->i);
 }
 
@@ -255,7 +262,7 @@ static qn_status bucket_loose(sweep *S) {
                 edge_cells(m, corner(m, e), corner_next(m, e), 2.0 * (double)S->ls[i].tol, tmp);
             for (size_t j = 0; j < k; j++) {
                 if (pass == 0) S->start[tmp[j] + 1]++;
-                else S->mem[S->start[tmp[j]]++] = (member){S->ls[i].theta, i};
+                else S->mem[S->start[tmp[j]]++] = (member){S->ls[i].theta, S->ls[i].off, i};
             }
         }
         if (pass == 0)
@@ -281,14 +288,14 @@ static qn_status compare_edges(qn__builder *bd, const loose *le, const loose *lf
     if ((e >> 2) == (f >> 2)) return QN_OK;
     dv2 a0 = dv(corner(m, e)), a1 = dv(corner_next(m, e));
     dv2 b0 = dv(corner(m, f)), b1 = dv(corner_next(m, f));
-    double len = le->len, tol = fmax((double)le->tol, (double)lf->tol);
+    double len = le->len, tol = dmax((double)le->tol, (double)lf->tol);
     double ux = (a1.x - a0.x) / len, uy = (a1.y - a0.y) / len;
     double d0 = ux * (b0.y - a0.y) - uy * (b0.x - a0.x);
     double d1 = ux * (b1.y - a0.y) - uy * (b1.x - a0.x);
     if (fabs(d0) > tol || fabs(d1) > tol) return QN_OK;
     double t0 = ux * (b0.x - a0.x) + uy * (b0.y - a0.y);
     double t1 = ux * (b1.x - a0.x) + uy * (b1.y - a0.y);
-    double lo = fmax(0.0, fmin(t0, t1)), hi = fmin(len, fmax(t0, t1));
+    double lo = dmax(0.0, dmin(t0, t1)), hi = dmin(len, dmax(t0, t1));
     if (hi - lo <= tol) return QN_OK;
     if (t1 > t0) return overlap_error(bd, e >> 2, f >> 2);
     /* Ends of the shared part: f's own vertices where they lie inside e. */
@@ -308,28 +315,57 @@ static bool shorter(const loose *li, uint32_t i, const loose *lj, uint32_t j) {
     return li->len < lj->len || (li->len == lj->len && i < j);
 }
 
-static qn_status sweep_bucket(sweep *S, const member *mem, uint32_t n) {
+/* Tests the pair (i, j) from the shorter edge's side. */
+static qn_status try_pair(sweep *S, const member *mem, uint32_t i, uint32_t j) {
+    const loose *li = &S->ls[mem[i].i], *lj = &S->ls[mem[j].i];
+    if (!shorter(li, mem[i].i, lj, mem[j].i)) return QN_OK;
+    return compare_edges(S->bd, lj, li);
+}
+
+/* Members sorted by (direction, offset). From each member i, scans both
+** ways round the circle of directions while within its window; among
+** exactly parallel edges, jumps over those whose lines are too far apart. */
+static qn_status sweep_bucket(sweep *S, const member *mem, uint32_t n, uint32_t *lo,
+                              uint32_t *hi) {
     double tmax = 0.0;
-    for (uint32_t i = 0; i < n; i++) tmax = fmax(tmax, (double)S->ls[mem[i].i].tol);
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) tmax = dmax(tmax, (double)S->ls[mem[i].i].tol);
+    for (uint32_t i = 0; i < n; i++) /* runs of one direction: [lo, hi) */
+        lo[i] = i > 0 && mem[i - 1].theta == mem[i].theta ? lo[i - 1] : i;
+    for (uint32_t i = n; i-- > 0;)
+        hi[i] = i + 1 < n && mem[i + 1].theta == mem[i].theta ? hi[i + 1] : i + 1;
+    qn_status st = QN_OK;
+    for (uint32_t i = 0; i < n && st == QN_OK; i++) {
         const loose *li = &S->ls[mem[i].i];
-        double w = window(li, tmax);
-        /* Forward then backward round the circle of directions (mod pi). */
-        for (int dir = 0; dir < 2; dir++) {
-            for (uint32_t k = 1; k < n; k++) {
-                uint32_t j = dir == 0 ? (i + k) % n : (i + n - k) % n;
-                double d = dir == 0 ? mem[j].theta - mem[i].theta : mem[i].theta - mem[j].theta;
-                if (d < 0) d += PI;
-                if (d > w) break;
-                const loose *lj = &S->ls[mem[j].i];
-                if (!shorter(li, mem[i].i, lj, mem[j].i)) continue;
-                qn_status st = compare_edges(S->bd, lj, li);
-                if (st != QN_OK) return st;
+        double w = window(li, tmax), wc = 2.0 * ((double)li->tol + tmax), th = mem[i].theta;
+        uint32_t j = i + 1;
+        for (; j < n && st == QN_OK; j++) {
+            if (mem[j].theta == th) {
+                if (mem[j].off - mem[i].off > wc) j = hi[i] - 1;
+                else st = try_pair(S, mem, i, j);
+                continue;
             }
-            if (w >= PI) break; /* the forward pass saw every edge */
+            if (mem[j].theta - th > w) break;
+            st = try_pair(S, mem, i, j);
+        }
+        for (uint32_t k = 0; j == n && k < lo[i] && st == QN_OK; k++) { /* past pi */
+            if (mem[k].theta + PI - th > w) break;
+            st = try_pair(S, mem, i, k);
+        }
+        for (j = i; j-- > 0 && st == QN_OK;) {
+            if (mem[j].theta == th) {
+                if (mem[i].off - mem[j].off > wc) j = lo[i];
+                else st = try_pair(S, mem, i, j);
+                continue;
+            }
+            if (th - mem[j].theta > w) break;
+            st = try_pair(S, mem, i, j);
+        }
+        for (uint32_t k = n; j == UINT32_MAX && k-- > hi[i] && st == QN_OK;) { /* below 0 */
+            if (th + PI - mem[k].theta > w) break;
+            st = try_pair(S, mem, i, k);
         }
     }
-    return QN_OK;
+    return st;
 }
 
 static qn_status match_loose(qn__builder *bd, const uint8_t *done) {
@@ -338,8 +374,14 @@ static qn_status match_loose(qn__builder *bd, const uint8_t *done) {
     size_t cells = (size_t)m->grid_w * m->grid_h;
     qn_status st = collect_loose(&S, done);
     if (st == QN_OK) st = bucket_loose(&S);
+    uint32_t kmax = 0;
     for (size_t c = 0; st == QN_OK && c < cells; c++)
-        st = sweep_bucket(&S, S.mem + S.start[c], S.start[c + 1] - S.start[c]);
+        kmax = S.start[c + 1] - S.start[c] > kmax ? S.start[c + 1] - S.start[c] : kmax;
+    uint32_t *run = st == QN_OK ? qn__alloc(&m->alloc, 2 * (size_t)kmax * sizeof(uint32_t)) : NULL;
+    if (st == QN_OK && !run) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
+    for (size_t c = 0; st == QN_OK && c < cells; c++)
+        st = sweep_bucket(&S, S.mem + S.start[c], S.start[c + 1] - S.start[c], run, run + kmax);
+    qn__free(&m->alloc, run, 2 * (size_t)kmax * sizeof(uint32_t));
     qn__free(&m->alloc, S.ls, (size_t)S.nl * sizeof(loose));
     if (S.start) qn__free(&m->alloc, S.mem, (S.nmem + 1) * sizeof(member));
     qn__free(&m->alloc, S.start, (cells + 1) * sizeof(uint32_t));
@@ -380,7 +422,7 @@ static void best_per_pair(qn__builder *bd) {
 ** tolerance) is not overlap. */
 static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32_t b) {
     const uint32_t qs[2] = {a, b};
-    double t = 4.0 * fmax((double)tol[a], (double)tol[b]);
+    double t = 4.0 * dmax((double)tol[a], (double)tol[b]);
     for (int s = 0; s < 2; s++) {
         const qn_vec2 *c = &m->corners[4 * (size_t)qs[s]];
         const qn_vec2 *o = &m->corners[4 * (size_t)qs[1 - s]];
@@ -390,7 +432,7 @@ static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32
             double maxo = -DBL_MAX;
             for (int k = 0; k < 4; k++) { /* distance inside edge i's line */
                 dv2 v = dv(o[k]);
-                maxo = fmax(maxo, (ex * (v.y - p.y) - ey * (v.x - p.x)) / len);
+                maxo = dmax(maxo, (ex * (v.y - p.y) - ey * (v.x - p.x)) / len);
             }
             if (maxo <= t) return false;
         }
@@ -426,7 +468,7 @@ static wedge corner_wedge(const qn_mesh *m, uint32_t c) {
 /* Shortest edge at corner c, for the angular tolerance. */
 static double corner_edge_min(const qn_mesh *m, uint32_t c) {
     qn_vec2 p = m->corners[(c & ~3u) | ((c + 3) & 3u)];
-    return fmin(dlen(m->corners[c], corner_next(m, c)), dlen(p, m->corners[c]));
+    return dmin(dlen(m->corners[c], corner_next(m, c)), dlen(p, m->corners[c]));
 }
 
 /* Convex quads with a common corner point are disjoint exactly when their
@@ -439,7 +481,7 @@ static qn_status check_fan(qn__builder *bd, wedge *w, uint32_t k) {
         double gap = b->start - a->start;
         if (i + 1 == k) gap += 2 * PI;
         uint32_t qa = a->corner >> 2, qb = b->corner >> 2;
-        double len = fmin(corner_edge_min(m, a->corner), corner_edge_min(m, b->corner));
+        double len = dmin(corner_edge_min(m, a->corner), corner_edge_min(m, b->corner));
         double tol = 4.0 * ((double)bd->tol[qa] + (double)bd->tol[qb]) / len;
         if (gap < a->width - tol) return overlap_error(bd, qa, qb);
     }

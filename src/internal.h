@@ -59,6 +59,14 @@ bool qn__json_well_formed(const char *text, size_t len, uint32_t max_depth);
 /* Offset of the first \u0000 escape inside a string, or len when none. */
 size_t qn__json_find_nul_escape(const char *text, size_t len);
 
+/* Writes n bytes to path (created or truncated); QN_E_IO with the system's
+** reason when it cannot. */
+qn_status qn__write_file(const char *path, const void *buf, size_t n, qn_error *err);
+
+/* Recomputes both checksums of a baked file in place (bake.c): tests and
+** fuzzing use it to reach the checks behind them. */
+void qn__qnm_reseal(uint8_t *buf, size_t len);
+
 /* ---- geometry helpers ------------------------------------------------ */
 
 static inline qn_vec2 qn__v2(float x, float y) {
@@ -149,6 +157,24 @@ uint32_t qn__nearest(const qn_mesh *m, qn_vec2 p, qn__quad_filter keep, const vo
 
 /* Locate without argument checks; QN_NONE when outside (mesh_query.c). */
 uint32_t qn__locate(const qn_mesh *m, qn_vec2 p, uint32_t hint);
+
+/* ---- level internals (level.c, bake.c) --------------------------------- */
+
+typedef struct level_point {
+    char name[QN_MAX_NAME + 1];
+    qn_vec2 at;
+} level_point;
+
+struct qn_level {
+    qn_allocator alloc;
+    qn_mesh *mesh;
+    qn_grid *grid;
+    level_point *goals;
+    level_point *spawns;
+    uint32_t goal_count;
+    uint32_t spawn_count;
+    char name[QN_MAX_NAME + 1];
+};
 
 /* ---- field internals (field.c) ----------------------------------------- */
 

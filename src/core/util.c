@@ -3,6 +3,7 @@
 */
 #include "internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -151,5 +152,20 @@ qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, siz
     fit[n] = '\0';
     *buf = fit;
     *size = n;
+    return QN_OK;
+}
+
+qn_status qn__write_file(const char *path, const void *buf, size_t n, qn_error *err) {
+    errno = 0;
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return qn__fail(err, QN_E_IO, QN_NONE, "%s: cannot open for writing: %s", path,
+                        strerror(errno));
+    bool ok = fwrite(buf, 1, n, f) == n;
+    int e = errno;
+    if (fclose(f) != 0 && ok) ok = false, e = errno;
+    if (!ok)
+        return qn__fail(err, QN_E_IO, QN_NONE, "%s: write error: %s", path,
+                        e ? strerror(e) : "short write");
     return QN_OK;
 }

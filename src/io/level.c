@@ -19,21 +19,6 @@
 
 #define LEVEL_FORMAT 1
 
-typedef struct level_point {
-    char name[QN_MAX_NAME + 1];
-    qn_vec2 at;
-} level_point;
-
-struct qn_level {
-    qn_allocator alloc;
-    qn_mesh *mesh;
-    qn_grid *grid;
-    level_point *goals;
-    level_point *spawns;
-    uint32_t goal_count;
-    uint32_t spawn_count;
-    char name[QN_MAX_NAME + 1];
-};
 
 /* ---- JSON paths -------------------------------------------------------- */
 

@@ -34,4 +34,12 @@ static inline double qn__tol_at(double maxabs) {
 ** exact-membership bucket grid; cands come out sorted by (a, b). */
 qn_status qn__mesh_pairs(qn__builder *bd);
 
+/* Pieces of qn_mesh_create that loading a baked mesh reuses (mesh.c). */
+qn_status qn__mesh_alloc_quads(qn_mesh *m, qn_error *err); /* corners .. island */
+/* From m->corners: eps, per-quad tol, shape checks, planes, area, bounds. */
+qn_status qn__mesh_shapes(qn__builder *bd);
+/* Portal table and per-quad lists from bd->cands (sorted by (a, b)). */
+qn_status qn__mesh_portals(qn__builder *bd);
+size_t qn__mesh_array_bytes(const qn_mesh *m);
+
 #endif /* QN_MESH_BUILD_H */

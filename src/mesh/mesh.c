@@ -19,7 +19,7 @@ static inline double dmin(double a, double b) { return a < b ? a : b; }
 
 /* ---- small helpers --------------------------------------------------- */
 
-static size_t mesh_array_bytes(const qn_mesh *m) {
+size_t qn__mesh_array_bytes(const qn_mesh *m) {
     size_t q = m->quad_count, p = m->portal_count;
     size_t cells = (size_t)m->grid_w * m->grid_h;
     size_t ncl = m->cell_start ? m->cell_start[cells] : 0;
@@ -173,23 +173,30 @@ static qn_status build_quads(qn__builder *bd) {
     qn_mesh *m = bd->m;
     const qn_mesh_desc *d = bd->desc;
     qn_error *err = bd->err;
-    double maxabs = 1.0;
     for (uint32_t q = 0; q < d->quad_count; q++) {
         qn_status st = check_quad_fields(d, q, err);
         if (st != QN_OK) return st;
         for (int k = 0; k < 4; k++) {
             qn_vec2 v = d->vertices[d->quads[4 * (size_t)q + (size_t)k]];
             m->corners[4 * (size_t)q + (size_t)k] = v;
-            maxabs = dmax(maxabs, dmax(fabs((double)v.x), fabs((double)v.y)));
         }
         m->cost[q] = d->costs ? d->costs[q] : 1.0f;
         m->blocked[q] = d->blocked ? (d->blocked[q] != 0) : 0;
     }
+    return qn__mesh_shapes(bd);
+}
+
+qn_status qn__mesh_shapes(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    qn_error *err = bd->err;
+    double maxabs = 1.0;
+    for (size_t i = 0; i < 4 * (size_t)m->quad_count; i++)
+        maxabs = dmax(maxabs, dmax(fabs((double)m->corners[i].x), fabs((double)m->corners[i].y)));
     /* Queries (point location, portal widths) use one tolerance: a few
     ** float ulps of the largest coordinate. Building uses local ones. */
     m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
     qn_rect b = {{FLT_MAX, FLT_MAX}, {-FLT_MAX, -FLT_MAX}};
-    for (uint32_t q = 0; q < d->quad_count; q++) {
+    for (uint32_t q = 0; q < m->quad_count; q++) {
         double t = quad_tol(&m->corners[4 * (size_t)q]);
         bd->tol[q] = (float)t;
         qn_status st = check_quad_shape(m, q, t, err);
@@ -439,7 +446,7 @@ static qn_status apply_links(qn__builder *bd) {
 
 /* ---- portal tables --------------------------------------------------- */
 
-static qn_status build_portals(qn__builder *bd) {
+qn_status qn__mesh_portals(qn__builder *bd) {
     qn_mesh *m = bd->m;
     m->portal_count = bd->ncand;
     m->portals = qn__alloc(&m->alloc, (size_t)bd->ncand * sizeof(qn__portal));
@@ -509,7 +516,7 @@ void qn__mesh_islands(qn_mesh *m) {
 
 /* ---- create ----------------------------------------------------------- */
 
-static qn_status alloc_quad_arrays(qn_mesh *m, qn_error *err) {
+qn_status qn__mesh_alloc_quads(qn_mesh *m, qn_error *err) {
     size_t q = m->quad_count;
     m->corners = qn__alloc(&m->alloc, q * 4 * sizeof(qn_vec2));
     m->planes = qn__alloc(&m->alloc, q * sizeof(qn__planes));
@@ -524,13 +531,13 @@ static qn_status alloc_quad_arrays(qn_mesh *m, qn_error *err) {
 
 static qn_status build_all(qn__builder *bd) {
     qn_mesh *m = bd->m;
-    qn_status st = alloc_quad_arrays(m, bd->err);
+    qn_status st = qn__mesh_alloc_quads(m, bd->err);
     if (st == QN_OK) st = check_vertices(bd->desc, bd->err);
     if (st == QN_OK) st = build_quads(bd);
     if (st == QN_OK) st = build_grid(m, bd->err);
     if (st == QN_OK) st = qn__mesh_pairs(bd);
     if (st == QN_OK && bd->desc->has_links) st = apply_links(bd);
-    if (st == QN_OK) st = build_portals(bd);
+    if (st == QN_OK) st = qn__mesh_portals(bd);
     if (st == QN_OK) qn__mesh_islands(m);
     return st;
 }
@@ -557,7 +564,7 @@ qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *alloc, qn
         qn_mesh_destroy(m);
         return st;
     }
-    m->bytes = sizeof *m + mesh_array_bytes(m);
+    m->bytes = sizeof *m + qn__mesh_array_bytes(m);
     *out = m;
     return QN_OK;
 }

@@ -49,6 +49,9 @@ static bool write_whole(const char *path, const void *buf, size_t n) {
     if (!tmp) return qn_cli_error("out of memory"), false;
     snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
     int fd = mkstemp(tmp);
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fd >= 0) fchmod(fd, 0666 & ~mask); /* mkstemp made it 0600 */
     if (fd < 0) {
         qn_cli_error("%s: cannot create a temporary file: %s", path, strerror(errno));
         free(tmp);

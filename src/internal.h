@@ -89,14 +89,13 @@ typedef struct qn__planes {
 } qn__planes;
 
 /* Per portal: the two quads (a < b), the segment, its mid point and width,
-** and which edge of a and of b it lies on. */
+** and which edge of a and of b it lies on. 48 bytes. */
 typedef struct qn__portal {
     uint32_t q[2];
     qn_vec2 p0, p1;
     qn_vec2 mid;
     qn_vec2 u; /* unit vector from p0 to p1 */
     float width;
-    uint32_t local[2]; /* position of this portal in each quad's portal list */
     uint8_t edge[2];
 } qn__portal;
 
@@ -111,7 +110,6 @@ struct qn_mesh {
     qn__planes *planes; /* 1 per quad */
     float *cost;        /* 1 per quad */
     uint8_t *blocked;   /* 1 per quad */
-    float *area;        /* 1 per quad */
     uint32_t *island;   /* 1 per quad; QN_NONE when blocked */
     qn__portal *portals;
     uint32_t *qp_start; /* quad_count + 1: portals of quad q are qp_list[qp_start[q]..] */

@@ -23,7 +23,7 @@ size_t qn__mesh_array_bytes(const qn_mesh *m) {
     size_t q = m->quad_count, p = m->portal_count;
     size_t cells = (size_t)m->grid_w * m->grid_h;
     size_t ncl = m->cell_start ? m->cell_start[cells] : 0;
-    return q * (4 * sizeof(qn_vec2) + sizeof(qn__planes) + 2 * sizeof(float) + 1 +
+    return q * (4 * sizeof(qn_vec2) + sizeof(qn__planes) + sizeof(float) + 1 +
                 sizeof(uint32_t)) +
            p * sizeof(qn__portal) + (q + 1) * 2 * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) +
            (cells + 1 + ncl) * sizeof(uint32_t);
@@ -37,7 +37,6 @@ static void mesh_free_arrays(qn_mesh *m) {
     qn__free(a, m->planes, q * sizeof(qn__planes));
     qn__free(a, m->cost, q * sizeof(float));
     qn__free(a, m->blocked, q);
-    qn__free(a, m->area, q * sizeof(float));
     qn__free(a, m->island, q * sizeof(uint32_t));
     qn__free(a, m->portals, p * sizeof(qn__portal));
     qn__free(a, m->qp_list, 2 * p * sizeof(uint32_t));
@@ -152,7 +151,6 @@ static qn_status check_quad_shape(qn_mesh *m, uint32_t q, double eps, qn_error *
                         q);
     if (area2 < 0 || !corners_convex(c, 1.0, eps))
         return qn__fail(err, QN_E_NONCONVEX_QUAD, q, "quad %u is not convex", q);
-    m->area[q] = (float)(0.5 * area2);
     return QN_OK;
 }
 
@@ -475,7 +473,6 @@ qn_status qn__mesh_portals(qn__builder *bd) {
     for (uint32_t i = 0; i < bd->ncand; i++)
         for (int s = 0; s < 2; s++) {
             uint32_t q = m->portals[i].q[s];
-            m->portals[i].local[s] = fill[q];
             m->qp_list[m->qp_start[q] + fill[q]++] = i;
         }
     qn__free(&m->alloc, fill, (size_t)m->quad_count * sizeof(uint32_t));
@@ -522,9 +519,8 @@ qn_status qn__mesh_alloc_quads(qn_mesh *m, qn_error *err) {
     m->planes = qn__alloc(&m->alloc, q * sizeof(qn__planes));
     m->cost = qn__alloc(&m->alloc, q * sizeof(float));
     m->blocked = qn__alloc(&m->alloc, q);
-    m->area = qn__alloc(&m->alloc, q * sizeof(float));
     m->island = qn__alloc(&m->alloc, q * sizeof(uint32_t));
-    if (!m->corners || !m->planes || !m->cost || !m->blocked || !m->area || !m->island)
+    if (!m->corners || !m->planes || !m->cost || !m->blocked || !m->island)
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
     return QN_OK;
 }

@@ -40,6 +40,7 @@ typedef struct xnode {
     float g, f;
     uint32_t rid, quad, sub, piece;
     bool on;
+    int8_t side; /* on: the obstacle's side at a corner root (see xentry) */
 } xnode;
 
 typedef struct xkey {
@@ -309,7 +310,7 @@ static void push_node(xsearch *S, const xnode *n) {
 /* States for root rt (id rid, cost g) through the part [x0, x1] of the
 ** portal e into quad nq, cut to where it beats the portal's pieces. */
 static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e, uint32_t nq,
-                       qn_vec2 x0, qn_vec2 x1, bool on) {
+                       qn_vec2 x0, qn_vec2 x1, bool on, int side) {
     const qn__portal *pt = &S->m->portals[e];
     float ta = along(pt, x0), tb = along(pt, x1);
     bool up = ta <= tb; /* x0 (the R end) lies at the lower t */
@@ -322,7 +323,7 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
         qn_vec2 pa = on ? x0 : on_portal(pt, up ? sp[i].a : sp[i].b);
         qn_vec2 pb = on ? x1 : on_portal(pt, up ? sp[i].b : sp[i].a);
         uint32_t pc = add_piece_record(S, e, rt, g, sp[i].a, sp[i].b);
-        xnode nd = {rt, pb, pa, g, g + point_segment_dist(rt, pa, pb), rid, nq, sub, pc, on};
+        xnode nd = {rt, pb, pa, g, g + point_segment_dist(rt, pa, pb), rid, nq, sub, pc, on, (int8_t)side};
         push_node(S, &nd);
     }
 }
@@ -339,6 +340,7 @@ static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_e
     if (!(len > S->tol)) return;
     uint32_t nq = qn__portal_other(S->m, se->e, from);
     bool on = fabsf(qn__cross(qn__sub(x1, x0), qn__sub(rt, x0))) <= S->tol * len;
+    int side = 0;
     if (on && point_segment_dist(rt, x0, x1) > S->tol) {
         bool near0 = qn__dot(qn__sub(x0, rt), qn__sub(x0, rt)) <= qn__dot(qn__sub(x1, rt), qn__sub(x1, rt));
         float tn = near0 ? t0 : t1;
@@ -348,6 +350,9 @@ static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_e
         float gv = g + qn__len(qn__sub(xn, rt));
         if (!is_corner(S, v) || !root_ok(S, v, gv)) return;
         root_record(S, v, gv, rid, xn);
+        /* The path runs along the sub-edge's line from the corner on to the
+        ** old root; nq lies right of a -> b, and the obstacle on its side. */
+        side = qn__dot(qn__sub(rt, xn), ab) > 0.0f ? -1 : 1;
         rt = xn, rid = v, g = gv;
     }
     if (on) {
@@ -355,7 +360,7 @@ static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_e
         S->qvid[nq] = rid;
         S->qg[nq] = g;
     }
-    push_spans(S, rt, rid, g, se->e, nq, x0, x1, on);
+    push_spans(S, rt, rid, g, se->e, nq, x0, x1, on, side);
 }
 
 /* A corner at an end of the interval, where the path may bend to reach what
@@ -427,7 +432,7 @@ static bool still_useful(xsearch *S, xnode *n) {
 static void expand(xsearch *S, xnode n) {
     const qn__boundary *b = S->b;
     if (!still_useful(S, &n)) return;
-    add_entry(S, n.quad, n.on ? n.rid | ON_BIT : n.rid, n.on ? qn__v2(0.0f, 0.0f) : n.L, n.R);
+    add_entry(S, n.quad, n.on ? n.rid | ON_BIT : n.rid, n.on ? qn__v2((float)n.side, 0.0f) : n.L, n.R);
     uint32_t base = b->bstart[n.quad], k = b->bstart[n.quad + 1] - base, j = n.sub;
     /* The wall beyond the right end lies right of the root's view, so on
     ** the left going back from that corner toward the root. */

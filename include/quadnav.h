@@ -303,6 +303,19 @@ QN_API uint32_t qn_level_goal_count(const qn_level *level);
 QN_API qn_status qn_level_goal(const qn_level *level, uint32_t i, const char **name, qn_vec2 *at);
 /* Index of the goal called name, or QN_NONE. */
 QN_API uint32_t qn_level_find_goal(const qn_level *level, const char *name);
+/* The quad whose "id" (see data/README.md) is `id`: its index in the mesh,
+** or QN_NONE when no quad has that id (or level or id is NULL). Ids are
+** unique within a level (loading rejects a repeat with
+** QN_E_DUPLICATE_NAME). O(log n); thread-safe. So a game blocks the quad it
+** calls "gate" with
+**     qn_mesh_set_quad_blocked(qn_level_mesh_mut(level),
+**                              qn_level_find_quad(level, "gate"), true)
+** (which returns QN_E_INVALID_ARG when there is no such quad). */
+QN_API uint32_t qn_level_find_quad(const qn_level *level, const char *id);
+/* The "id" of a quad (owned by the level, NUL-terminated, 1..QN_MAX_NAME
+** bytes), or NULL when it has none, the index is out of range or level is
+** NULL. */
+QN_API const char *qn_level_quad_id(const qn_level *level, uint32_t quad);
 QN_API uint32_t qn_level_spawn_count(const qn_level *level);
 QN_API qn_status qn_level_spawn(const qn_level *level, uint32_t i, const char **name, qn_vec2 *at);
 /* The grid the level carries (its optional "grid" object), or NULL. Levels
@@ -498,12 +511,47 @@ QN_API double qn_path_length(const qn_vec2 *pts, uint32_t n);
 QN_API qn_status qn_mesh_line_of_sight(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b, float radius,
                                        uint32_t hint, bool *visible);
 
-/* Batch sampling split over `threads` threads (1..64; the calling thread
-** does one share), each taking a contiguous range of units. A game with its
-** own job system calls qn_field_sample_batch on sub-ranges instead (any
-** range, from any thread). Returns QN_E_INVALID_ARG for bad arguments,
-** QN_E_NOMEM when a thread cannot be started (the whole batch is then done
-** on the calling thread, so the output is still complete), else QN_OK. */
+/* ---- threads and job systems ----
+** quadnav starts threads in one place only: the built-in runner of
+** qn_field_sample_parallel and qn_field_sample_jobs (runner NULL), which
+** uses pthreads, or runs everything on the calling thread when the library
+** is built with QN_NO_THREADS (Meson: -Dthreads=disabled). A game with its
+** own job system passes a qn_jobs instead and quadnav starts no thread.
+** Sampling is read-only, so any range may run on any thread at any time;
+** a game may equally call qn_field_sample_batch on sub-ranges itself. */
+#define QN_MAX_THREADS 64u /* threads of the built-in runner */
+#define QN_MAX_JOBS 65536u /* jobs of one call */
+
+/* One job of a call: job is in [0, job_count). */
+typedef void (*qn_job_fn)(void *job_data, uint32_t job);
+/* A job runner: must call fn(job_data, j) exactly once for every j in
+** [0, job_count), on any threads, in any order, and return only when all
+** have returned. `ud` is qn_jobs.ud. Called from the thread that called
+** quadnav; never called with job_count 0. */
+typedef void (*qn_run_jobs_fn)(void *ud, uint32_t job_count, qn_job_fn fn, void *job_data);
+typedef struct qn_jobs {
+    qn_run_jobs_fn run; /* required */
+    void *ud;           /* passed to run unchanged */
+} qn_jobs;
+
+/* Batch sampling (qn_field_sample_batch's contract for every argument)
+** cut into `jobs` jobs, each a contiguous range of about count/jobs units
+** (1 <= jobs <= QN_MAX_JOBS; more jobs than units run as many jobs as
+** units), run by `runner`, or by the built-in runner when runner is NULL:
+** up to QN_MAX_THREADS threads (one of them the calling thread), job j on
+** thread j % threads. Returns QN_E_INVALID_ARG (NULL field, NULL positions
+** or dirs with count > 0, jobs out of range, runner->run NULL); QN_E_NOMEM
+** when the built-in runner could not start a thread (its jobs then ran on
+** the calling thread, so the output is complete all the same); else QN_OK.
+** Safe to call from many threads at once on one field. */
+QN_API qn_status qn_field_sample_jobs(const qn_field *field, const qn_vec2 *positions,
+                                      qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
+                                      size_t count, uint32_t jobs, const qn_jobs *runner);
+
+/* qn_field_sample_jobs with runner NULL and one job per thread: `threads`
+** threads (1..QN_MAX_THREADS, the calling thread one of them), each a
+** contiguous range of units. QN_E_INVALID_ARG for threads out of range;
+** other codes as there. */
 QN_API qn_status qn_field_sample_parallel(const qn_field *field, const qn_vec2 *positions,
                                           qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
                                           size_t count, uint32_t threads);

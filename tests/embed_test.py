@@ -10,6 +10,7 @@ in a throwaway folder:
   installed   quadnav installed into a prefix: SONAME libquadnav.so.0,
               headers, quadnav.pc; a program built with pkg-config, shared
               and static
+              and a build with -Djson=disabled -Dthreads=disabled
   wrap        the cJSON wrap fallback (subprojects/cjson.wrap), forced with
               --force-fallback-for=libcjson; needs the cJSON release tarball
               named in the wrap (no network here): set QN_CJSON_TARBALL to
@@ -238,6 +239,31 @@ def installed(tmp):
         check(f"installed: {kind} game runs", rc == 0 and "QN_OK" in out, out)
 
 
+def api_only(tmp):
+    """-Djson=disabled -Dthreads=disabled: no cJSON, no pthreads, no loader;
+    the mesh example still builds and runs."""
+    build = os.path.join(tmp, "api-only")
+    rc, out = run(["meson", "setup", build, SRC, "-Djson=disabled", "-Dthreads=disabled",
+                   "-Dexamples=true"])
+    if rc == 0:
+        rc, out = run(["ninja", "-C", build, "-j2"])
+    if not check("api-only: -Djson=disabled -Dthreads=disabled builds", rc == 0, out):
+        return
+    lib = os.path.join(build, "src", "libquadnav.so.0")
+    needed, _ = needed_libs(lib)
+    check("api-only: the library needs neither cJSON nor pthreads",
+          not any("cjson" in n or "pthread" in n for n in needed), needed)
+    rc, syms = run(["nm", "-D", "--defined-only", lib])
+    check("api-only: no level loader, the rest of the API there",
+          rc == 0 and "qn_level_load_file" not in syms and "qn_field_sample_jobs" in syms
+          and "qn_mesh_create" in syms, syms[-500:])
+    rc, out = run(["meson", "test", "-C", build])
+    with open(os.path.join(build, "meson-logs", "testlog.json")) as f:
+        names = [json.loads(line)["name"] for line in f if line.strip()]
+    check("api-only: the mesh example runs (the level one is not built)",
+          rc == 0 and names == ["example_mesh_api"], f"{names}\n{out}")
+
+
 # ---- wrap ------------------------------------------------------------------
 
 def wrap(tmp):
@@ -273,7 +299,13 @@ def wrap(tmp):
         check("wrap: the examples run on the wrap's cJSON", rc == 0, out)
 
 
-MODES = {"vendor": vendor, "subproject": subproject, "installed": installed, "wrap": wrap}
+def installed_and_api_only(tmp):
+    installed(tmp)
+    api_only(tmp)
+
+
+MODES = {"vendor": vendor, "subproject": subproject, "installed": installed_and_api_only,
+         "wrap": wrap}
 with tempfile.TemporaryDirectory(prefix="qn-embed-") as tmp:
     MODES[MODE](tmp)
 for f in failures:

@@ -53,8 +53,9 @@
 **  - Pointers to inputs (`const T *`) are read during the call only; nothing
 **    is kept unless the comment says the object "keeps a pointer".
 **  - Outputs are required (NULL gives QN_E_INVALID_ARG) unless marked "may
-**    be NULL". Outputs are written on every return, failures included: with
-**    the result, or with a neutral value (QN_NONE, zero, NULL).
+**    be NULL". They are written on success. On failure, constructors set
+**    *out to NULL, index outputs get QN_NONE and counts 0 where the comment
+**    says so; any other output is then unspecified (do not read it).
 **  - Points must be finite (QN_E_INVALID_ARG otherwise); every coordinate of
 **    a mesh or grid lies within +-QN_MAX_COORD.
 **  - Hints (`hint`, `quad_io`): a quad index from an earlier call, or

@@ -126,7 +126,8 @@ static int setup(world *w, const char *path) {
     qn_field_opts opts = {0}; /* zero: the defaults */
     opts.radius = RADIUS;
     opts.repairable = true; /* doors will close: repair instead of rebuilding */
-    if (qn_field_create(qn_level_mesh(w->level), &w->goal, 1, &opts, NULL, &w->field, &err) != QN_OK)
+    const qn_mesh *mesh = qn_level_mesh(w->level);
+    if (qn_field_create(mesh, &w->goal, 1, &opts, NULL, &w->field, &err) != QN_OK)
         return fail("field", &err);
     uint32_t n = qn_level_spawn_count(w->level) * UNITS_PER_SPAWN;
     w->pos = calloc(n + 1, sizeof *w->pos);

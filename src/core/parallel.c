@@ -98,9 +98,9 @@ qn_status qn_field_sample_jobs(const qn_field *field, const qn_vec2 *positions, 
     return started_all ? QN_OK : QN_E_NOMEM;
 }
 
-qn_status qn_field_sample_parallel(const qn_field *field, const qn_vec2 *positions,
-                                   qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
-                                   size_t count, uint32_t threads) {
+qn_status qn_field_sample_parallel(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,
+                                   uint8_t *status, uint32_t *quads, size_t count,
+                                   uint32_t threads) {
     if (threads == 0 || threads > QN_MAX_THREADS) return QN_E_INVALID_ARG;
     return qn_field_sample_jobs(field, positions, dirs, status, quads, count, threads, NULL);
 }

@@ -428,6 +428,9 @@ typedef struct qn_field_opts {
     ** touching only the part of the graph the changes affect. Without it,
     ** qn_field_update rebuilds the field in place. */
     bool repairable;
+    /* Keep the discrete instance (one exit portal per quad, the sampler
+    ** above) even where an exact one could be built. See qn_field_create. */
+    bool discrete;
 } qn_field_opts;
 
 /* Builds the field for one or more goal points (at least 1, at most

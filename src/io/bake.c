@@ -1,6 +1,8 @@
 /*
-** bake.c: baked binary meshes and levels (.qnm), and loading a level from
-** any of its three forms (JSON, MovingAI map, .qnm) by content.
+** bake.c: baked binary meshes (.qnm): the file format, saving, and
+** loading with validation. The level section (name, goals, spawns, grid)
+** is written and read by level.c through qn__qnm_save_mem and
+** qn__qnm_load, so a build without JSON has baked meshes but no levels.
 **
 ** The format (version 1, every number little-endian, no padding):
 **
@@ -33,6 +35,10 @@
 ** 8-byte little-endian word w (the last one zero-padded), then the length.
 ** Every step is a bijection, so any change of one word changes the sum.
 **
+** The level section is written and read by level.c (through
+** qn__qnm_save_mem and qn__qnm_load), so a build without JSON has baked
+** meshes but no levels.
+**
 ** Loading checks the header, sizes and both checksums before reading, then
 ** everything a query relies on: finite coordinates, convex counter-clockwise
 ** quads, costs and flags in range, portal and bucket indices in range and
@@ -51,10 +57,7 @@
 
 /* ---- little-endian bytes ------------------------------------------------- */
 
-typedef struct wbuf {
-    uint8_t *p; /* NULL: only count */
-    size_t n;
-} wbuf;
+typedef qn__wbuf wbuf;
 
 static void put(wbuf *w, const void *src, size_t n) {
     if (w->p && n) memcpy(w->p + w->n, src, n);
@@ -130,6 +133,12 @@ static uint64_t checksum(const uint8_t *b, size_t n) {
     return (h ^ (uint64_t)n) * 0xBF58476D1CE4E5B9ull;
 }
 
+void qn__put(qn__wbuf *w, const void *src, size_t n) { put(w, src, n); }
+void qn__put_u32(qn__wbuf *w, uint32_t v) { put_u32(w, v); }
+void qn__put_f32(qn__wbuf *w, float f) { put_f32(w, f); }
+uint32_t qn__get_u32(const uint8_t *b) { return get_u32(b); }
+float qn__get_f32(const uint8_t *b) { return get_f32(b); }
+
 void qn__qnm_reseal(uint8_t *b, size_t len) {
     if (len < QNM_HEADER) return;
     wbuf h = {b + 48, 0};
@@ -156,43 +165,18 @@ static void write_mesh(wbuf *w, const qn_mesh *m) {
     for (size_t i = 0; i < m->cell_start[cells]; i++) put_u32(w, m->cell_list[i]);
 }
 
-static void write_points(wbuf *w, const level_point *pts, uint32_t n) {
-    put_u32(w, n);
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t len = (uint32_t)strlen(pts[i].name);
-        put_u32(w, len);
-        put(w, pts[i].name, len);
-        put_f32(w, pts[i].at.x), put_f32(w, pts[i].at.y);
-    }
-}
-
-static void write_level(wbuf *w, const qn_level *lv) {
-    uint32_t len = (uint32_t)strlen(lv->name);
-    put_u32(w, len);
-    put(w, lv->name, len);
-    write_points(w, lv->goals, lv->goal_count);
-    write_points(w, lv->spawns, lv->spawn_count);
-    put_u32(w, lv->grid ? 1u : 0u);
-    if (!lv->grid) return;
-    uint32_t gw = qn_grid_width(lv->grid), gh = qn_grid_height(lv->grid);
-    qn_vec2 o = qn_grid_origin(lv->grid);
-    put_u32(w, gw), put_u32(w, gh);
-    put_f32(w, qn_grid_cell_size(lv->grid)), put_f32(w, o.x), put_f32(w, o.y);
-    put(w, qn_grid_costs(lv->grid), (size_t)gw * gh);
-}
-
 /* The whole file into w (counting only when w->p is NULL). */
-static void write_file(wbuf *w, const qn_mesh *m, const qn_level *lv) {
+static void write_file(wbuf *w, const qn_mesh *m, qn__level_writer level, const void *ctx) {
     uint8_t *base = w->p;
     size_t cells = (size_t)m->grid_w * m->grid_h;
     put(w, QNM_MAGIC, 8);
     put_u32(w, QNM_VERSION), put_u32(w, QNM_HEADER);
     put_u32(w, m->quad_count), put_u32(w, m->portal_count);
     put_u32(w, m->grid_w), put_u32(w, m->grid_h), put_u32(w, m->cell_start[cells]);
-    put_u32(w, lv ? QNM_FLAG_LEVEL : 0u);
+    put_u32(w, level ? QNM_FLAG_LEVEL : 0u);
     put_u64(w, 0), put_u64(w, 0), put_u64(w, 0); /* size and sums, below */
     write_mesh(w, m);
-    if (lv) write_level(w, lv);
+    if (level) level(w, ctx);
     if (!base) return;
     wbuf h = {base + 40, 0};
     put_u64(&h, (uint64_t)w->n);
@@ -200,29 +184,29 @@ static void write_file(wbuf *w, const qn_mesh *m, const qn_level *lv) {
     put_u64(&h, checksum(base, 56));
 }
 
-static qn_status save_mem(const qn_mesh *m, const qn_level *lv, void *buf, size_t cap,
-                          size_t *len, qn_error *err) {
+qn_status qn__qnm_save_mem(const qn_mesh *m, qn__level_writer level, const void *ctx, void *buf,
+                           size_t cap, size_t *len, qn_error *err) {
     wbuf count = {NULL, 0};
-    write_file(&count, m, lv);
+    write_file(&count, m, level, ctx);
     if (len) *len = count.n;
     if (!buf || cap < count.n)
         return qn__fail(err, QN_E_BUFFER_TOO_SMALL, QN_NONE,
                         "the baked mesh needs %zu bytes, the buffer has %zu", count.n,
                         buf ? cap : 0);
     wbuf w = {buf, 0};
-    write_file(&w, m, lv);
+    write_file(&w, m, level, ctx);
     return QN_OK;
 }
 
-static qn_status save_file(const qn_mesh *m, const qn_level *lv, const char *path,
-                           qn_error *err) {
+qn_status qn__qnm_save_file(const qn_mesh *m, qn__level_writer level, const void *ctx,
+                            const char *path, qn_error *err) {
     wbuf count = {NULL, 0};
-    write_file(&count, m, lv);
+    write_file(&count, m, level, ctx);
     qn_allocator a = m->alloc;
     uint8_t *buf = qn__alloc(&a, count.n);
     if (!buf) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory baking the mesh");
     wbuf w = {buf, 0};
-    write_file(&w, m, lv);
+    write_file(&w, m, level, ctx);
     qn_status st = qn__write_file(path, buf, w.n, err);
     qn__free(&a, buf, count.n);
     return st;
@@ -232,28 +216,15 @@ qn_status qn_mesh_save_mem(const qn_mesh *mesh, void *buf, size_t cap, size_t *l
                            qn_error *err) {
     qn__error_clear(err);
     if (!mesh) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL mesh");
-    return save_mem(mesh, NULL, buf, cap, len, err);
+    return qn__qnm_save_mem(mesh, NULL, NULL, buf, cap, len, err);
 }
 
 qn_status qn_mesh_save(const qn_mesh *mesh, const char *path, qn_error *err) {
     qn__error_clear(err);
     if (!mesh || !path) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL mesh or path");
-    return save_file(mesh, NULL, path, err);
+    return qn__qnm_save_file(mesh, NULL, NULL, path, err);
 }
 
-qn_status qn_level_save_mem(const qn_level *level, void *buf, size_t cap, size_t *len,
-                            qn_error *err) {
-    qn__error_clear(err);
-    if (!level || !level->mesh) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level");
-    return save_mem(level->mesh, level, buf, cap, len, err);
-}
-
-qn_status qn_level_save(const qn_level *level, const char *path, qn_error *err) {
-    qn__error_clear(err);
-    if (!level || !level->mesh || !path)
-        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level or path");
-    return save_file(level->mesh, level, path, err);
-}
 
 /* ---- reading: header -------------------------------------------------------- */
 
@@ -409,7 +380,12 @@ static qn_status read_mesh(const uint8_t *b, const qnm_header *h, const qn_alloc
         return st;
     }
     qn__mesh_islands(m);
-    m->bytes = sizeof *m + qn__mesh_array_bytes(m);
+    st = qn__boundary_build(m, &m->bnd, err);
+    if (st != QN_OK) {
+        qn_mesh_destroy(m);
+        return st;
+    }
+    m->bytes = sizeof *m + qn__mesh_array_bytes(m) + sizeof *m->bnd + m->bnd->bytes;
     *out = m;
     return QN_OK;
 }
@@ -440,156 +416,19 @@ qn_status qn_mesh_load(const char *path, const qn_allocator *alloc, qn_mesh **ou
     return st;
 }
 
-/* ---- reading: level ---------------------------------------------------------------- */
 
-typedef struct rd {
-    const uint8_t *p, *end;
-    qn_error *err;
-} rd;
-
-static bool take(rd *r, size_t n, const uint8_t **at) {
-    if ((size_t)(r->end - r->p) < n) return false;
-    *at = r->p;
-    r->p += n;
-    return true;
-}
-
-static bool take_u32(rd *r, uint32_t *v) {
-    const uint8_t *b;
-    if (!take(r, 4, &b)) return false;
-    *v = get_u32(b);
-    return true;
-}
-
-static bool take_name(rd *r, char out[QN_MAX_NAME + 1], bool empty_ok) {
-    uint32_t n;
-    const uint8_t *b;
-    if (!take_u32(r, &n) || n > QN_MAX_NAME || (!n && !empty_ok) || !take(r, n, &b)) return false;
-    memcpy(out, b, n);
-    out[n] = '\0';
-    return strlen(out) == n; /* no NUL inside */
-}
-
-static qn_status take_points(rd *r, qn_level *lv, bool goals) {
-    uint32_t n, max = goals ? QN_MAX_GOALS : QN_MAX_SPAWNS;
-    if (!take_u32(r, &n) || n > max) return corrupt(r->err, "goal or spawn count out of range");
-    if (n == 0) return QN_OK;
-    level_point *pts = qn__calloc(&lv->alloc, n, sizeof *pts);
-    if (!pts) return qn__fail(r->err, QN_E_NOMEM, QN_NONE, "out of memory (level)");
-    if (goals) lv->goals = pts, lv->goal_count = n;
-    else lv->spawns = pts, lv->spawn_count = n;
-    for (uint32_t i = 0; i < n; i++) {
-        const uint8_t *b;
-        if (!take_name(r, pts[i].name, false) || !take(r, 8, &b))
-            return corrupt(r->err, "a goal or spawn name is invalid");
-        pts[i].at = qn__v2(get_f32(b), get_f32(b + 4));
-        if (!qn__finite2(pts[i].at)) return corrupt(r->err, "a goal or spawn is not finite");
-        for (uint32_t k = 0; k < i; k++)
-            if (!strcmp(pts[k].name, pts[i].name)) return corrupt(r->err, "a name is repeated");
-    }
-    return QN_OK;
-}
-
-static qn_status take_grid(rd *r, qn_level *lv) {
-    uint32_t has, w, h;
-    const uint8_t *b, *cells;
-    if (!take_u32(r, &has) || has > 1) return corrupt(r->err, "grid flag out of range");
-    if (!has) return QN_OK;
-    if (!take_u32(r, &w) || !take_u32(r, &h) || !take(r, 12, &b) || w == 0 || h == 0 ||
-        w > QN_MAX_GRID_SIDE || h > QN_MAX_GRID_SIDE || !take(r, (size_t)w * h, &cells))
-        return corrupt(r->err, "grid size out of range");
-    qn_grid_desc d = {w, h, cells, get_f32(b), {get_f32(b + 4), get_f32(b + 8)}};
-    qn_status st = qn_grid_create(&d, &lv->alloc, &lv->grid, r->err);
-    return st == QN_E_NOMEM ? st : st != QN_OK ? corrupt(r->err, "the grid is invalid") : QN_OK;
-}
-
-static qn_status read_level(rd *r, qn_level *lv) {
-    if (!take_name(r, lv->name, true)) return corrupt(r->err, "the level name is invalid");
-    qn_status st = take_points(r, lv, true);
-    if (st == QN_OK) st = take_points(r, lv, false);
-    if (st == QN_OK) st = take_grid(r, lv);
-    if (st == QN_OK && r->p != r->end) st = corrupt(r->err, "bytes after the level section");
-    return st;
-}
-
-static qn_status level_from_qnm(const uint8_t *b, size_t len, const qn_allocator *alloc,
-                                qn_level **out, qn_error *err) {
+qn_status qn__qnm_load(const void *data, size_t len, const qn_allocator *alloc, qn_mesh **out,
+                       const uint8_t **rest, size_t *rest_len, qn_error *err) {
     qnm_header h;
-    qn_status st = read_header(b, len, &h, err);
+    *rest = NULL;
+    *rest_len = 0;
+    qn_status st = read_header(data, len, &h, err);
     if (st != QN_OK) return st;
-    qn_allocator a = qn__allocator(alloc);
-    qn_level *lv = qn__calloc(&a, 1, sizeof *lv);
-    if (!lv) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (level)");
-    lv->alloc = a;
-    st = read_mesh(b + QNM_HEADER, &h, alloc, &lv->mesh, err);
+    const uint8_t *b = (const uint8_t *)data + QNM_HEADER;
+    st = read_mesh(b, &h, alloc, out, err);
     if (st == QN_OK && (h.flags & QNM_FLAG_LEVEL)) {
-        rd r = {b + QNM_HEADER + mesh_part_bytes(&h), b + len, err};
-        st = read_level(&r, lv);
+        *rest = b + mesh_part_bytes(&h);
+        *rest_len = len - QNM_HEADER - (size_t)mesh_part_bytes(&h);
     }
-    if (st != QN_OK) {
-        if (err) err->code = st;
-        qn_level_destroy(lv);
-        return st;
-    }
-    *out = lv;
-    return QN_OK;
-}
-
-/* ---- any form, by content ---------------------------------------------------------- */
-
-static qn_status level_from_map(const char *text, size_t len, const qn_allocator *alloc,
-                                qn_level **out, qn_error *err) {
-    qn_allocator a = qn__allocator(alloc);
-    qn_level *lv = qn__calloc(&a, 1, sizeof *lv);
-    if (!lv) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (level)");
-    lv->alloc = a;
-    qn_status st = qn_map_load_mem(text, len, alloc, &lv->grid, err);
-    if (st == QN_OK) st = qn_mesh_from_grid(lv->grid, alloc, &lv->mesh, err);
-    if (st != QN_OK) {
-        qn_level_destroy(lv);
-        return st;
-    }
-    *out = lv;
-    return QN_OK;
-}
-
-qn_level_kind qn_level_sniff(const void *data, size_t len) {
-    const char *s = data;
-    if (!s) return QN_LEVEL_JSON;
-    if (len >= 6 && memcmp(s, "QNMESH", 6) == 0) return QN_LEVEL_BAKED;
-    size_t i = len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
-    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n')) i++;
-    if (len - i >= 4 && memcmp(s + i, "type", 4) == 0) return QN_LEVEL_MAP;
-    if (len - i >= 6 && (memcmp(s + i, "height", 6) == 0 || memcmp(s + i, "width ", 6) == 0))
-        return QN_LEVEL_MAP;
-    return QN_LEVEL_JSON;
-}
-
-qn_status qn_level_load_any_mem(const void *data, size_t len, const qn_allocator *alloc,
-                                qn_level **out, qn_error *err) {
-    qn__error_clear(err);
-    if (out) *out = NULL;
-    if (!out || (!data && len))
-        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level pointer or buffer");
-    switch (qn_level_sniff(data, len)) {
-    case QN_LEVEL_BAKED: return level_from_qnm(data, len, alloc, out, err);
-    case QN_LEVEL_MAP: return level_from_map(data, len, alloc, out, err);
-    default: return qn_level_load_mem(data, len, alloc, out, err);
-    }
-}
-
-qn_status qn_level_load_any_file(const char *path, const qn_allocator *alloc, qn_level **out,
-                                 qn_error *err) {
-    qn__error_clear(err);
-    if (out) *out = NULL;
-    if (!out || !path)
-        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level pointer or path");
-    qn_allocator a = qn__allocator(alloc);
-    char *buf;
-    size_t len;
-    qn_status st = qn__read_file(path, &a, &buf, &len, err);
-    if (st != QN_OK) return st;
-    st = qn_level_load_any_mem(buf, len, alloc, out, err);
-    qn__free(&a, buf, len + 1);
     return st;
 }

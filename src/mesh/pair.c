@@ -102,6 +102,29 @@ static qn_status overlap_error(qn__builder *bd, uint32_t qa, uint32_t qb) {
     return qn__fail(bd->err, QN_E_OVERLAP, hi, "quad %u overlaps quad %u", hi, lo);
 }
 
+/* Sorts small runs in place (insertion sort): most buckets and most quads'
+** candidate lists hold a handful of entries, where qsort's setup dominates. */
+static void sort_small(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *),
+                       void *tmp) {
+    char *b = base;
+    for (size_t i = 1; i < n; i++) {
+        size_t j = i;
+        if (cmp(b + (j - 1) * size, b + i * size) <= 0) continue;
+        memcpy(tmp, b + i * size, size);
+        while (j > 0 && cmp(b + (j - 1) * size, tmp) > 0) {
+            memcpy(b + j * size, b + (j - 1) * size, size);
+            j--;
+        }
+        memcpy(b + j * size, tmp, size);
+    }
+}
+
+static void sort_any(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *),
+                     void *tmp) {
+    if (n > 24) qsort(base, n, size, cmp);
+    else if (n > 1) sort_small(base, n, size, cmp, tmp);
+}
+
 /* ---- twins ------------------------------------------------------------ */
 
 /* Edge slot of (a, b) in the table, or the empty slot where it would go. */
@@ -272,10 +295,10 @@ static qn_status bucket_loose(sweep *S) {
     for (size_t c = cells; c > 0; c--) S->start[c] = S->start[c - 1];
     S->start[0] = 0;
     qn__free(&m->alloc, tmp, (maxc + 1) * sizeof(uint32_t));
-    for (size_t c = 0; c < cells; c++) {
-        uint32_t n = S->start[c + 1] - S->start[c];
-        if (n > 1) qsort(S->mem + S->start[c], n, sizeof(member), cmp_member);
-    }
+    member swap;
+    for (size_t c = 0; c < cells; c++)
+        sort_any(S->mem + S->start[c], S->start[c + 1] - S->start[c], sizeof(member), cmp_member,
+                 &swap);
     return QN_OK;
 }
 
@@ -403,17 +426,34 @@ static int cmp_cand_best(const void *x, const void *y) {
 }
 
 /* Sorts by (a, b) and keeps the longest segment of each pair: quads with a
-** split edge may touch a neighbour along two collinear pieces. */
-static void best_per_pair(qn__builder *bd) {
-    if (bd->ncand > 1) qsort(bd->cands, bd->ncand, sizeof(qn__cand), cmp_cand_best);
-    uint32_t keep = 0;
-    for (uint32_t i = 0; i < bd->ncand; i++) {
-        if (keep && bd->cands[keep - 1].a == bd->cands[i].a &&
-            bd->cands[keep - 1].b == bd->cands[i].b)
-            continue;
-        bd->cands[keep++] = bd->cands[i];
+** split edge may touch a neighbour along two collinear pieces. A counting
+** sort by a, then each quad's few candidates by (b, length, edges). */
+static qn_status best_per_pair(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    uint32_t n = bd->ncand, nq = m->quad_count;
+    uint32_t *start = qn__calloc(&m->alloc, (size_t)nq + 1, sizeof(uint32_t));
+    qn__cand *out = qn__alloc(&m->alloc, ((size_t)n + 1) * sizeof(qn__cand));
+    if (!start || !out) {
+        qn__free(&m->alloc, start, ((size_t)nq + 1) * sizeof(uint32_t));
+        qn__free(&m->alloc, out, ((size_t)n + 1) * sizeof(qn__cand));
+        return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    }
+    for (uint32_t i = 0; i < n; i++) start[bd->cands[i].a + 1]++;
+    for (uint32_t q = 0; q < nq; q++) start[q + 1] += start[q];
+    for (uint32_t i = 0; i < n; i++) out[start[bd->cands[i].a]++] = bd->cands[i];
+    uint32_t from = 0, keep = 0;
+    qn__cand tmp;
+    for (uint32_t q = 0; q < nq; q++) { /* start[q] is now the end of quad q's run */
+        sort_any(out + from, start[q] - from, sizeof(qn__cand), cmp_cand_best, &tmp);
+        for (uint32_t i = from; i < start[q]; i++)
+            if (keep == 0 || bd->cands[keep - 1].a != out[i].a || bd->cands[keep - 1].b != out[i].b)
+                bd->cands[keep++] = out[i];
+        from = start[q];
     }
     bd->ncand = keep;
+    qn__free(&m->alloc, start, ((size_t)nq + 1) * sizeof(uint32_t));
+    qn__free(&m->alloc, out, ((size_t)n + 1) * sizeof(qn__cand));
+    return QN_OK;
 }
 
 /* ---- overlaps ------------------------------------------------------------ */
@@ -607,6 +647,6 @@ qn_status qn__mesh_pairs(qn__builder *bd) {
     if (st == QN_OK) st = match_twins(bd, done);
     if (st == QN_OK) st = match_loose(bd, done);
     qn__free(&m->alloc, done, ne);
-    if (st == QN_OK) best_per_pair(bd);
+    if (st == QN_OK) st = best_per_pair(bd);
     return st;
 }

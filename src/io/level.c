@@ -841,7 +841,7 @@ static qn_status fail_truncated(qn_error *err, const char *text, size_t len) {
 
 /* Peak memory of loading a level from JSON text, in MB per MB of text
 ** (cJSON's tree dominates; measured on imported maps, see README). */
-#define QN__JSON_PEAK_PER_MB 20
+#define QN__JSON_PEAK_PER_MB 30
 
 /* QN_E_JSON_SYNTAX at pos, quoting the text there. */
 static qn_status fail_syntax(qn_error *err, const char *text, size_t len, size_t pos,

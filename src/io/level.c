@@ -881,7 +881,7 @@ static qn_status parse_json(qn_error *err, const char *text, size_t len, cJSON *
     ** that is well formed means the latter. */
     if (!*root && qn__json_well_formed(text, len, CJSON_NESTING_LIMIT))
         return qn__fail(err, QN_E_NOMEM, QN_NONE,
-                        "out of memory parsing the JSON text (%zu bytes; parsing needs about "
+                        "out of memory parsing the JSON text (%zu bytes; loading a level takes up to about "
                         "%zu MB per MB of text)",
                         len, (size_t)QN__JSON_PEAK_PER_MB);
     if (!*root)

@@ -572,24 +572,21 @@ static qn_status check_fans(qn__builder *bd) {
 
 /* ---- pairs sharing a bucket ------------------------------------------------ */
 
-static int cmp_point(const void *x, const void *y) {
-    const qn_vec2 *a = x, *b = y;
-    if (a->x != b->x) return a->x < b->x ? -1 : 1;
-    return a->y < b->y ? -1 : (a->y > b->y);
-}
+static bool has_corner_at(const qn_mesh *m, uint32_t q, qn_vec2 p);
 
-/* The point most quads of a bucket have a corner at (the hub of a fan):
-** pairs of quads that both have a corner there were checked by the fans. */
-static bool bucket_hub(const qn_mesh *m, const uint32_t *list, uint32_t k, qn_vec2 *pts,
-                       qn_vec2 *hub) {
-    for (uint32_t i = 0; i < k; i++)
-        for (int c = 0; c < 4; c++) pts[4 * i + (uint32_t)c] = m->corners[4 * (size_t)list[i] + (size_t)c];
-    qsort(pts, 4 * (size_t)k, sizeof(qn_vec2), cmp_point);
-    uint32_t best = 1, run = 1;
-    for (uint32_t i = 1; i < 4 * k; i++) {
-        run = same_point(pts[i], pts[i - 1]) ? run + 1 : 1;
-        if (run > best) best = run, *hub = pts[i];
-    }
+/* The point most quads of a bucket have a corner at (the hub of a fan), among
+** the corners of its first few quads: pairs of quads that both have a corner
+** there were checked by the fans. A hub that none of them has is missed,
+** which only costs separating-axis tests. */
+static bool bucket_hub(const qn_mesh *m, const uint32_t *list, uint32_t k, qn_vec2 *hub) {
+    uint32_t best = 1;
+    for (uint32_t i = 0; i < 3 && i < k; i++)
+        for (int c = 0; c < 4; c++) {
+            qn_vec2 p = m->corners[4 * (size_t)list[i] + (size_t)c];
+            uint32_t n = 0;
+            for (uint32_t j = 0; j < k; j++) n += has_corner_at(m, list[j], p);
+            if (n > best) best = n, *hub = p;
+        }
     return best >= 2;
 }
 
@@ -599,11 +596,11 @@ static bool has_corner_at(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     return false;
 }
 
-static qn_status check_bucket(qn__builder *bd, const uint32_t *list, uint32_t k, qn_vec2 *pts,
+static qn_status check_bucket(qn__builder *bd, const uint32_t *list, uint32_t k,
                               uint8_t *at_hub) {
     const qn_mesh *m = bd->m;
     qn_vec2 hub = {0, 0};
-    bool fan = k > 32 && bucket_hub(m, list, k, pts, &hub);
+    bool fan = k > 32 && bucket_hub(m, list, k, &hub);
     for (uint32_t i = 0; i < k; i++) at_hub[i] = fan && has_corner_at(m, list[i], hub);
     for (uint32_t i = 0; i < k; i++)
         for (uint32_t j = i + 1; j < k; j++) {
@@ -623,14 +620,12 @@ static qn_status check_overlaps(qn__builder *bd) {
         uint32_t k = m->cell_start[c + 1] - m->cell_start[c];
         if (k > kmax) kmax = k;
     }
-    qn_vec2 *pts = qn__alloc(&m->alloc, 4 * (size_t)kmax * sizeof(qn_vec2));
     uint8_t *at_hub = qn__alloc(&m->alloc, kmax);
     qn_status st = QN_OK;
-    if (!pts || !at_hub) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (overlap check)");
+    if (!at_hub) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (overlap check)");
     for (size_t c = 0; st == QN_OK && c < cells; c++)
         st = check_bucket(bd, m->cell_list + m->cell_start[c], m->cell_start[c + 1] - m->cell_start[c],
-                          pts, at_hub);
-    qn__free(&m->alloc, pts, 4 * (size_t)kmax * sizeof(qn_vec2));
+                          at_hub);
     qn__free(&m->alloc, at_hub, kmax);
     if (st == QN_OK) st = check_fans(bd);
     return st;

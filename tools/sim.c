@@ -329,3 +329,73 @@ qn_status qn_sim_run(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_resu
     free(u), free(stretch), free(active), free(pos), free(parts);
     return st;
 }
+
+/* ---- the run one step at a time ------------------------------------------ */
+
+struct qn_sim_state {
+    qn_sim_world w;
+    qn_sim_opts o;
+    unit *u;
+    work *parts;
+    uint32_t n, threads, step;
+    qn_sim_result r; /* counters so far (contacts, samples, steps) */
+};
+
+void qn_sim_end(qn_sim_state *s) {
+    if (!s) return;
+    free(s->u), free(s->parts), free(s);
+}
+
+qn_status qn_sim_begin(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_state **out) {
+    *out = NULL;
+    qn_sim_state *s = calloc(1, sizeof *s);
+    if (!s) return QN_E_NOMEM;
+    s->w = *w;
+    s->o = *opts;
+    s->n = opts->units ? opts->units : 1000;
+    float step = opts->step > 0.0f ? opts->step : 0.2f;
+    float arrive = opts->arrive > 0.0f ? opts->arrive : step;
+    s->threads = opts->threads == 0 ? 1
+                 : (opts->threads > QN_SIM_MAX_THREADS ? QN_SIM_MAX_THREADS : opts->threads);
+    s->u = calloc(s->n, sizeof *s->u);
+    s->parts = calloc(s->threads, sizeof *s->parts);
+    if (!s->u || !s->parts) return qn_sim_end(s), QN_E_NOMEM;
+    if (!place_units(&s->w, &s->o, s->u, s->n, step)) return qn_sim_end(s), QN_E_INVALID_ARG;
+    for (uint32_t i = 0; i < s->threads; i++) {
+        work k = {&s->w, s->u, s->n * i / s->threads, s->n * (i + 1) / s->threads, 0, step,
+                  arrive, {0, 0, 0, 0}};
+        s->parts[i] = k;
+    }
+    s->r.units = s->n;
+    *out = s;
+    return QN_OK;
+}
+
+bool qn_sim_tick(qn_sim_state *s) {
+    if (!any_active(s->u, s->n)) return false;
+    step_all(s->parts, s->threads, s->step, &s->r);
+    s->r.steps = ++s->step;
+    return true;
+}
+
+qn_status qn_sim_state_result(const qn_sim_state *s, qn_sim_result *out) {
+    *out = s->r;
+    out->arrived = out->stuck = 0;
+    out->stretch_mean = out->stretch_p95 = 0.0;
+    double *stretch = calloc(s->n, sizeof *stretch);
+    if (!stretch) return QN_E_NOMEM;
+    summarise(s->u, s->n, stretch, out);
+    free(stretch);
+    return QN_OK;
+}
+
+uint32_t qn_sim_state_units(const qn_sim_state *s, float *xy, uint8_t *state) {
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (xy) {
+            xy[2 * i] = s->u[i].p.x;
+            xy[2 * i + 1] = s->u[i].p.y;
+        }
+        if (state) state[i] = s->u[i].state;
+    }
+    return s->n;
+}

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# The browser viewer: the library and the sim harness compiled to WebAssembly
+# with emscripten, plus the page in tools/web/.
+#   bash tools/web.sh build   installs emscripten if missing (Debian package;
+#                             as root or with sudo), fetches cJSON's source
+#                             with apt-get source, and writes build/web/
+#                             (index.html, quadnav.js, quadnav.wasm, app.js,
+#                             the bundled levels and maps)
+#   bash tools/web.sh test    builds, installs chromium if missing, and runs
+#                             tests/web_test.py against build/web/ (needs the
+#                             native build in build/ for the comparisons)
+#   bash tools/web.sh serve   serves build/web/ on http://127.0.0.1:8321/
+# The C sources are the ones src/meson.build lists (quadnav_sources), plus
+# tools/sim.c, sim_grid.c, session.c, toolutil.c and tools/web/qn_web.c.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=build/web
+deps=build/web-deps
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+
+apt_install() {
+  echo "web: installing $*" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+# cJSON's source from Debian (the native build links Debian's libcjson).
+fetch_cjson() {
+  [ -f "$deps/cjson/cJSON.c" ] && return 0
+  local tmp="$deps/apt"
+  mkdir -p "$tmp/lists/partial" "$deps/cjson/include/cjson"
+  echo "deb-src http://deb.debian.org/debian bookworm main" >"$tmp/src.list"
+  local o=(-o Dir::Etc::SourceList="$PWD/$tmp/src.list" -o Dir::Etc::SourceParts=/dev/null
+           -o Dir::State::Lists="$PWD/$tmp/lists")
+  apt-get "${o[@]}" update -qq >/dev/null
+  (cd "$tmp" && apt-get "${o[@]}" source --download-only -qq cjson >/dev/null 2>&1)
+  tar -xzf "$tmp"/cjson_*.orig.tar.gz -C "$tmp"
+  cp "$tmp"/cJSON-*/cJSON.c "$deps/cjson/"
+  cp "$tmp"/cJSON-*/cJSON.h "$deps/cjson/include/cjson/"
+}
+
+# The library's sources as src/meson.build lists them.
+lib_sources() {
+  sed -n '/^quadnav_sources = files(/,/^)/p' src/meson.build |
+    grep -o "'[^']*\.c'" | tr -d "'" | sed 's|^|src/|'
+}
+
+version_header() {
+  local v
+  v=$(sed -n "s/^ *version : '\([0-9.]*\)'.*/\1/p" meson.build | head -1)
+  IFS=. read -r ma mi pa <<<"$v"
+  sed -e "s/@MAJOR@/$ma/" -e "s/@MINOR@/$mi/" -e "s/@PATCH@/$pa/" -e "s/@VERSION@/$v/" \
+    include/quadnav_version.h.in >"$deps/quadnav_version.h"
+}
+
+exports() {
+  local f
+  f=$(grep -o 'QNW_EXPORT [^(]*(' tools/web/qn_web.c | grep -o 'qnw_[a-z_0-9]*' |
+      sed 's/^/_/' | tr '\n' ',')
+  echo "${f}_malloc,_free"
+}
+
+build() {
+  command -v emcc >/dev/null 2>&1 || apt_install emscripten
+  mkdir -p "$out" "$deps"
+  fetch_cjson
+  version_header
+  # Debian's emcc runs its JavaScript optimiser with Debian's node modules.
+  export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
+  # shellcheck disable=SC2046
+  emcc -O3 -flto -std=c11 -fno-math-errno -Wall -Wextra -Wno-sign-compare \
+    -Iinclude -Isrc -Itools -I"$deps" -I"$deps/cjson/include" -I"$deps/cjson/include/cjson" \
+    $(lib_sources) tools/sim.c tools/sim_grid.c tools/session.c tools/toolutil.c \
+    tools/web/qn_web.c "$deps/cjson/cJSON.c" \
+    -o "$out/quadnav.js" \
+    -sMODULARIZE=1 -sEXPORT_NAME=createQuadnav -sALLOW_MEMORY_GROWTH=1 \
+    -sENVIRONMENT=web -sFILESYSTEM=0 -sEXPORTED_FUNCTIONS="$(exports)" \
+    -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8,HEAPU8,HEAPF32,HEAPF64
+  cp tools/web/index.html tools/web/app.js tools/web/style.css "$out/"
+  mkdir -p "$out/levels" "$out/maps"
+  cp data/levels/*.json "$out/levels/"
+  cp data/maps/*.map "$out/maps/"
+  # A 512 x 512 city for the 5,000-unit figure, from the shared MovingAI copy
+  # when it is beside the checkout.
+  big=../shared/data/movingai/maps/cities/Boston_0_512.map
+  [ -f "$big" ] && cp "$big" "$out/maps/"
+  echo "web: wrote $out/ (quadnav.wasm $(stat -c %s "$out/quadnav.wasm") bytes);" \
+       "open it with: bash tools/web.sh serve" >&2
+}
+
+case "${1:-build}" in
+  build) build ;;
+  test)
+    build
+    command -v chromium >/dev/null 2>&1 || apt_install chromium
+    [ -x build/tools/quadnav ] || bash tools/setup.sh
+    python3 tests/web_test.py "$out" build/tools/quadnav ;;
+  serve)
+    echo "web: http://127.0.0.1:8321/ (Ctrl-C stops)" >&2
+    exec python3 -m http.server 8321 --bind 127.0.0.1 --directory "$out" ;;
+  *) echo "usage: bash tools/web.sh [build|test|serve]" >&2; exit 2 ;;
+esac

@@ -477,10 +477,15 @@ class App {
     const rows = [['', ...this.views.map((v) => v.mode.name)]];
     const rs = this.views.map((v) => v.result() || {});
     const f = (k, d) => rows.push([k, ...rs.map((r) => (r[k] === undefined ? '' : (+r[k]).toFixed(d)))]);
-    f('units', 0); f('arrived', 0); f('wall_contacts', 0); f('stuck', 0);
+    const walking = this.views.map((v) => (v.ustate ? v.ustate.reduce((n, x) => n + (x === 1), 0) : 0));
+    rs.forEach((r, i) => { if (r.stuck !== undefined) r.stuck -= walking[i]; });
+    f('units', 0); f('arrived', 0);
+    rows.push(['walking', ...walking]);
+    f('wall_contacts', 0); f('stuck', 0);
     f('stretch_mean', 4); f('stretch_p95', 4); f('steps', 0); f('sample_ns', 1);
     f('build_us', 0); f('step_ms_mean', 3); f('frame_ms_mean', 3);
     rows.push(['repair_us', ...this.views.map((v) => (isNaN(v.m.repair_us) ? '' : v.m.repair_us.toFixed(0)))]);
+    rows.push(['timer (ms)', ...this.views.map(() => (self.crossOriginIsolated ? '0.005' : '0.1'))]);
     const last = this.views.map((v) => v.m.frame_ms[v.m.frame_ms.length - 1] || 0);
     rows.push(['fps (last frame)', ...last.map((x) => (x ? (1000 / Math.max(x, 1000 / 60)).toFixed(0) : ''))]);
     $('metrics').innerHTML = '<table class="metrics">' +
@@ -551,7 +556,11 @@ class App {
     $('mode').onchange = reopen; $('mode2').onchange = reopen; $('side').onchange = reopen;
     $('spawn').onclick = () => { try { this.spawn(); } catch (e) { this.fail(e); } };
     $('play').onclick = () => { this.running = !this.running; $('play').textContent = this.running ? 'pause' : 'play'; };
-    $('stepbtn').onclick = () => { this.frame(1); this.metrics(); };
+    $('stepbtn').onclick = () => {
+      this.frame(Math.max(1, parseInt($('speed').value, 10) || 1));
+      this.metrics();
+      if (this.views.every((v) => v.done)) this.showResults();
+    };
     $('fit').onclick = () => this.fit();
     $('edit').onclick = () => this.editor.open();
     window.onresize = () => this.resize();

@@ -501,12 +501,14 @@ static int run_sim_session(const opts *o, const sim_args *a, qn_sim_mode mode, c
     qn_status st = qn_session_create(text, len, &ses, &e);
     free(text);
     if (st != QN_OK) return qn_cli_error("%s: %s: %s", o->positional[0], qn_status_name(st), e.message);
-    if (o->nchanges || o->spawns || !session_goal(o, ses, &s.goal) ||
-        (o->radius && !qn_cli_parse_float(o->radius, 0.0f, 1e4f, &s.radius))) {
-        qn_session_destroy(ses);
-        return qn_cli_error("sim: bad --goal or --radius, or an option a map or grid mode "
-                            "does not take (--block, --cost, --spawns)");
-    }
+    bool ok = false;
+    if (o->nchanges || o->spawns)
+        qn_cli_error("sim: a map or a grid mode takes no --block, --unblock, --cost or --spawns");
+    else if (o->radius && !qn_cli_parse_float(o->radius, 0.0f, 1e4f, &s.radius))
+        qn_cli_error("--radius %s: not a number in [0, 10000]", o->radius);
+    else
+        ok = session_goal(o, ses, &s.goal);
+    if (!ok) return qn_session_destroy(ses), 1;
     st = qn_session_set_goal(ses, mode, s.goal, s.radius, &s.build_us, &e);
     if (st != QN_OK) {
         qn_session_destroy(ses);
@@ -588,11 +590,20 @@ static int cmd_sim(int argc, char **argv) {
 }
 
 static const char *const demo_usage =
-    "usage: quadnav demo [--units N] [--seed S] [--json]\n"
+    "usage: quadnav demo [--units N] [--seed S] [--json] | demo --web\n"
     "The bundled town level: 1000 units (by default) run to the plaza; prints the\n"
-    "sim summary (see quadnav sim --help).\n";
+    "sim summary (see quadnav sim --help). --web prints how to build and open the\n"
+    "browser viewer instead.\n";
+
+static const char *const demo_web =
+    "The browser viewer (the library compiled to WebAssembly), from the source tree:\n"
+    "  bash tools/web.sh build    # installs emscripten if missing; writes build/web/\n"
+    "  bash tools/web.sh serve    # then open http://127.0.0.1:8321/\n"
+    "URL parameters: level=URL or map=URL, goal=X,Y, units=N, seed=S,\n"
+    "mode=quad|grid8|gridvec, side=MODE, frames=N, auto=1 (see README.md).\n";
 
 static int cmd_demo(int argc, char **argv) {
+    if (argc == 2 && !strcmp(argv[1], "--web")) return fputs(demo_web, stdout), 0;
     opts o;
     if (!parse_opts(argc, argv, &o)) return 2;
     if (o.help) return fputs(demo_usage, stdout), 0;

@@ -7,9 +7,13 @@
 #                             (index.html, quadnav.js, quadnav.wasm, app.js,
 #                             the bundled levels and maps)
 #   bash tools/web.sh test    builds, installs chromium if missing, and runs
-#                             tests/web_test.py against build/web/ (needs the
-#                             native build in build/ for the comparisons)
-#   bash tools/web.sh serve   serves build/web/ on http://127.0.0.1:8321/
+#                             tests/web_test.py against build/web/ (compares
+#                             with the native tool: $QN_QUADNAV, else
+#                             build/tools/quadnav, built if missing)
+#   bash tools/web.sh deps [test]  only installs / fetches what build (and test)
+#                             need
+#   bash tools/web.sh serve   serves build/web/ on http://127.0.0.1:8321/ (PORT as a
+#                             second argument)
 # The C sources are the ones src/meson.build lists (quadnav_sources), plus
 # tools/sim.c, sim_grid.c, session.c, toolutil.c and tools/web/qn_web.c.
 set -euo pipefail
@@ -61,10 +65,18 @@ exports() {
   echo "${f}_malloc,_free"
 }
 
-build() {
+# What the build and the test need from outside: emscripten, chromium (for
+# `test`), cJSON's source.
+deps() {
   command -v emcc >/dev/null 2>&1 || apt_install emscripten
-  mkdir -p "$out" "$deps"
+  [ "${1:-}" = test ] && { command -v chromium >/dev/null 2>&1 || apt_install chromium; }
+  mkdir -p "$deps"
   fetch_cjson
+}
+
+build() {
+  deps
+  mkdir -p "$out"
   version_header
   # Debian's emcc runs its JavaScript optimiser with Debian's node modules.
   export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
@@ -90,14 +102,15 @@ build() {
 }
 
 case "${1:-build}" in
+  deps) deps "${2:-}" ;;
   build) build ;;
   test)
+    deps test
     build
-    command -v chromium >/dev/null 2>&1 || apt_install chromium
-    [ -x build/tools/quadnav ] || bash tools/setup.sh
-    python3 tests/web_test.py "$out" build/tools/quadnav ;;
+    quadnav="${QN_QUADNAV:-build/tools/quadnav}"
+    [ -x "$quadnav" ] || bash tools/setup.sh
+    python3 tests/web_test.py "$out" "$quadnav" ;;
   serve)
-    echo "web: http://127.0.0.1:8321/ (Ctrl-C stops)" >&2
-    exec python3 -m http.server 8321 --bind 127.0.0.1 --directory "$out" ;;
+    exec python3 tools/web/serve.py "$out" "${2:-8321}" ;;
   *) echo "usage: bash tools/web.sh [build|test|serve]" >&2; exit 2 ;;
 esac

@@ -178,12 +178,14 @@ class View {
     if (!this.M._qnw_result(this.s, p)) return null;
     const r = this.w.f64(p, 10);
     const mean = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
+    const pct = (a, p) => (a.length ? a.slice().sort((x, y) => x - y)[Math.max(0, Math.ceil(p * a.length) - 1)] : 0);
     return {
       mode: this.mode.name, units: r[0], arrived: r[1], wall_contacts: r[3], stuck: r[2],
       stretch_mean: r[6], stretch_p95: r[7], steps: r[8], samples: r[4],
       sample_ns: r[4] ? (r[5] * 1e9) / r[4] : 0, escapes: r[9],
       build_us: this.m.build_us, frames: this.m.frame_ms.length,
-      frame_ms_mean: mean(this.m.frame_ms), step_ms_mean: mean(this.m.step_ms),
+      frame_ms_mean: mean(this.m.frame_ms), frame_ms_p95: pct(this.m.frame_ms, 0.95),
+      frame_ms_max: pct(this.m.frame_ms, 1), step_ms_mean: mean(this.m.step_ms),
     };
   }
   // Run-time changes at world point p: a quad in quad mode, cells in grid modes.
@@ -277,7 +279,9 @@ class Draw {
       }
       ctx.closePath();
       ctx.fill();
-      if (n < 4000 || cam.s > 4) { ctx.strokeStyle = 'rgba(0,0,0,0.45)'; ctx.stroke(); }
+      // Many small quads (a map's decomposition): outlines in their own colour hide seams.
+      ctx.strokeStyle = n < 4000 || cam.s > 4 ? 'rgba(0,0,0,0.45)' : c;
+      ctx.stroke();
     }
     if (opts.portals && (n < 4000 || cam.s > 4)) {
       ctx.strokeStyle = 'rgba(120,220,255,0.8)';
@@ -491,6 +495,7 @@ class App {
     $('metrics').innerHTML = '<table class="metrics">' +
       rows.map((r, i) => '<tr>' + r.map((c) => (i ? `<td>${c}</td>` : `<th>${c}</th>`)).join('') + '</tr>').join('') + '</table>';
   }
+  lost(v) { return v.ustate ? v.ustate.reduce((n, x) => n + (x === 3), 0) : 0; }
   showResults() {
     const rs = this.views.map((v) => v.result());
     const r0 = rs[0];
@@ -498,7 +503,8 @@ class App {
     const out = {};
     for (const k of keys) out[k] = r0[k];
     Object.assign(out, { mode: r0.mode, level: this.name, goal: this.goal, seed: $('seed').value.trim(),
-      frames: r0.frames, step_ms_mean: r0.step_ms_mean, sample_ns: r0.sample_ns, build_us: r0.build_us });
+      frames: r0.frames, frame_ms_p95: r0.frame_ms_p95, frame_ms_max: r0.frame_ms_max,
+      step_ms_mean: r0.step_ms_mean, walking: r0.units - r0.arrived - this.lost(this.views[0]), sample_ns: r0.sample_ns, build_us: r0.build_us });
     if (rs.length > 1) out.side = rs[1];
     $('results').textContent = JSON.stringify(out);
     this.resultsShown = true;

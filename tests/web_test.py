@@ -13,6 +13,7 @@ Checks:
   - the level editor: two rectangles drawn with the mouse, saved (a real
     download), accepted by the native loader (`quadnav info`), reloaded in
     the page; an overlapping pair gets the loader's message;
+  - the page opened from disk (file://) runs the bundled levels;
   - frame times with 1,000 units on the town level and 5,000 on a 512 x 512
     map (when the shared MovingAI copy is there), printed, not asserted.
 A screenshot of each stage is kept in BUILD/web-test/. Ends with one line
@@ -325,6 +326,15 @@ def editor(c, base):
     c.screenshot(os.path.join(OUT, "editor-overlap.png"))
 
 
+def from_disk(c, base):
+    """The page opened as a file: the embedded module and bundled levels."""
+    page = "file://" + os.path.abspath(os.path.join(WEB, "index.html"))
+    c.goto(page + "?level=levels/maze.json&units=100&seed=5&mode=gridvec&auto=1")
+    web = results(c)
+    nat = native(os.path.join(ROOT, "data/levels/maze.json"), None, 100, 5, "gridvec")
+    same_figures("opened from disk (file://)", web, nat)
+
+
 def frame_times(c, base):
     figures = {}
     c.goto(f"{base}/index.html?level=levels/town.json&units=1000&seed=1&mode=quad&auto=1")
@@ -368,7 +378,7 @@ def main():
     try:
         c.open_page()
         only = os.environ.get("QN_WEB_ONLY")
-        for stage in (auto_runs, clicked_goal, block_quad, editor, frame_times):
+        for stage in (auto_runs, clicked_goal, block_quad, editor, from_disk, frame_times):
             if only and stage.__name__ not in only.split(","):
                 continue
             try:

@@ -74,21 +74,31 @@ deps() {
   fetch_cjson
 }
 
+# Compiles and links the module into $1 (more emcc options after it).
+link() {
+  # shellcheck disable=SC2046
+  emcc -O3 -flto -std=c11 -fno-math-errno -Wall -Wextra -Wno-sign-compare \
+    -Iinclude -Isrc -Itools -I"$deps" -I"$deps/cjson/include" -I"$deps/cjson/include/cjson" \
+    $(lib_sources) tools/sim.c tools/sim_grid.c tools/session.c tools/toolutil.c \
+    tools/web/qn_web.c "$deps/cjson/cJSON.c" \
+    -o "$1" "${@:2}" \
+    -sMODULARIZE=1 -sEXPORT_NAME=createQuadnav -sALLOW_MEMORY_GROWTH=1 \
+    -sENVIRONMENT=web -sFILESYSTEM=0 -sEXPORTED_FUNCTIONS="$(exports)" \
+    -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8,HEAPU8,HEAPF32,HEAPF64
+}
+
 build() {
   deps
   mkdir -p "$out"
   version_header
   # Debian's emcc runs its JavaScript optimiser with Debian's node modules.
   export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
-  # shellcheck disable=SC2046
-  emcc -O3 -flto -std=c11 -fno-math-errno -Wall -Wextra -Wno-sign-compare \
-    -Iinclude -Isrc -Itools -I"$deps" -I"$deps/cjson/include" -I"$deps/cjson/include/cjson" \
-    $(lib_sources) tools/sim.c tools/sim_grid.c tools/session.c tools/toolutil.c \
-    tools/web/qn_web.c "$deps/cjson/cJSON.c" \
-    -o "$out/quadnav.js" \
-    -sMODULARIZE=1 -sEXPORT_NAME=createQuadnav -sALLOW_MEMORY_GROWTH=1 \
-    -sENVIRONMENT=web -sFILESYSTEM=0 -sEXPORTED_FUNCTIONS="$(exports)" \
-    -sEXPORTED_RUNTIME_METHODS=UTF8ToString,stringToUTF8,lengthBytesUTF8,HEAPU8,HEAPF32,HEAPF64
+  link "$out/quadnav.js"
+  # The same module with the .wasm inside the .js, and the small bundled
+  # levels in bundled.js: what the page loads when opened from disk
+  # (file://), where browsers fetch nothing.
+  link "$out/quadnav-embed.js" -sSINGLE_FILE=1
+  python3 tools/web/bundle.py "$out/bundled.js" data/levels/*.json data/maps/arena.map
   cp tools/web/index.html tools/web/app.js tools/web/style.css "$out/"
   mkdir -p "$out/levels" "$out/maps"
   cp data/levels/*.json "$out/levels/"

@@ -370,7 +370,8 @@ class App {
 
   async init() {
     $('version').textContent = this.wasm.M.UTF8ToString(this.wasm.M._qnw_version());
-    for (const b of BUNDLED) $('bundled').add(new Option(b, b));
+    const list = window.QN_BUNDLED ? Object.keys(window.QN_BUNDLED) : BUNDLED;
+    for (const b of list) $('bundled').add(new Option(b, b));
     for (const m of MODES) { $('mode').add(new Option(m.name, m.name)); $('mode2').add(new Option(m.name, m.name)); }
     $('mode2').value = 'grid8';
     const p = this.params;
@@ -380,7 +381,7 @@ class App {
     if (p.get('seed')) $('seed').value = p.get('seed');
     this.wire();
     const src = p.get('level') || p.get('map') || 'levels/town.json';
-    if (BUNDLED.includes(src)) $('bundled').value = src;
+    if (list.includes(src)) $('bundled').value = src;
     try {
       await this.open(src, await this.fetchText(src));
     } catch (e) {
@@ -391,6 +392,11 @@ class App {
     else this.loop();
   }
   async fetchText(url) {
+    if (window.QN_BUNDLED && url in window.QN_BUNDLED) return window.QN_BUNDLED[url];
+    if (location.protocol === 'file:') {
+      throw { status: 'file', message: `${url}: a page opened from disk has only the bundled levels ` +
+        'and the file picker (bash tools/web.sh serve serves everything)' };
+    }
     const r = await fetch(url);
     if (!r.ok) throw { status: 'fetch', message: `${url}: HTTP ${r.status}` };
     return r.text();

@@ -284,7 +284,8 @@ class Draw {
       ctx.stroke();
     }
     if (opts.portals && (n < 4000 || cam.s > 4)) {
-      ctx.strokeStyle = 'rgba(120,220,255,0.8)';
+      ctx.strokeStyle = 'rgba(140,230,255,0.9)';
+      ctx.lineWidth = cam.s > 3 ? 2 : 1;
       ctx.beginPath();
       for (let i = 0; i < v.portals.length; i += 4) {
         const [a, b] = this.toScreen(cam, v.portals[i], v.portals[i + 1]);
@@ -292,6 +293,7 @@ class Draw {
         ctx.moveTo(a, b); ctx.lineTo(c, d);
       }
       ctx.stroke();
+      ctx.lineWidth = 1;
     }
     if (opts.layer === 'cost' && v.fexit && (n < 3000 || cam.s > 6)) this.exitArrows(v, cam, ctx);
   }
@@ -496,8 +498,10 @@ class App {
     f('build_us', 0); f('step_ms_mean', 3); f('frame_ms_mean', 3);
     rows.push(['repair_us', ...this.views.map((v) => (isNaN(v.m.repair_us) ? '' : v.m.repair_us.toFixed(0)))]);
     rows.push(['timer (ms)', ...this.views.map(() => (self.crossOriginIsolated ? '0.005' : '0.1'))]);
-    const last = this.views.map((v) => v.m.frame_ms[v.m.frame_ms.length - 1] || 0);
-    rows.push(['fps (last frame)', ...last.map((x) => (x ? (1000 / Math.max(x, 1000 / 60)).toFixed(0) : ''))]);
+    if (this.rafMs && this.rafMs.length) {
+      const r = this.rafMs.slice(-60), ms = r.reduce((a, b) => a + b, 0) / r.length;
+      rows.push(['fps (last 60 frames)', ...this.views.map(() => (1000 / ms).toFixed(1))]);
+    }
     $('metrics').innerHTML = '<table class="metrics">' +
       rows.map((r, i) => '<tr>' + r.map((c) => (i ? `<td>${c}</td>` : `<th>${c}</th>`)).join('') + '</tr>').join('') + '</table>';
   }
@@ -516,7 +520,11 @@ class App {
     this.resultsShown = true;
   }
   loop() {
-    const tick = () => {
+    this.rafMs = [];
+    let last = 0;
+    const tick = (t) => {
+      if (last) this.rafMs.push(t - last);
+      last = t;
       if (this.running && this.views.some((v) => v.units && !v.done)) {
         this.frame(Math.max(1, parseInt($('speed').value, 10) || 1));
         if (this.frames % 10 === 0) this.metrics();

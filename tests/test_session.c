@@ -1,11 +1,11 @@
 /* test_session.c: the run stepped one step at a time gives what qn_sim_run
 ** gives; the session (terrain from memory, goal, mode, run, changes) that
 ** `quadnav sim` on maps and the web viewer share; its bad inputs. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +56,8 @@ static void stepped_equals_run(const char *rel, qn_vec2 goal, qn_sim_mode mode) 
     qn_sim_opts o = {.units = 300, .seed = 9, .step = 0.2f};
     assert_int_equal(qn_session_start(s, &o), QN_OK);
     uint32_t steps = 0;
-    while (qn_session_step(s)) steps++;
+    while (qn_session_step(s))
+        steps++;
     assert_false(qn_session_step(s)); /* done: stays done */
     qn_sim_result stepped, whole;
     assert_int_equal(qn_sim_state_result(qn_session_run(s), &stepped), QN_OK);
@@ -72,7 +73,8 @@ static void stepped_equals_run(const char *rel, qn_vec2 goal, qn_sim_mode mode) 
     qn_sim_quad_ctx qc;
     qn_sim_grid_ctx *gc = malloc(sizeof *gc);
     assert_non_null(gc);
-    if (mode == QN_MODE_QUAD) qn_sim_world_quad(&w, &qc, qn_session_field(t), goal);
+    if (mode == QN_MODE_QUAD)
+        qn_sim_world_quad(&w, &qc, qn_session_field(t), goal);
     else
         qn_sim_world_grid(&w, gc, qn_session_grid_field(t),
                           mode == QN_MODE_GRID8 ? QN_FLOW_DIR8 : QN_FLOW_VECTOR, goal);
@@ -129,7 +131,8 @@ static void test_midrun_and_changes(void **state) {
     qn_sim_result r;
     assert_int_equal(qn_sim_state_result(qn_session_run(s), &r), QN_OK);
     uint32_t walking = 0;
-    for (int i = 0; i < 20; i++) walking += st[i] == QN_SIM_UNIT_ACTIVE;
+    for (int i = 0; i < 20; i++)
+        walking += st[i] == QN_SIM_UNIT_ACTIVE;
     assert_int_equal(r.stuck, walking);
     assert_int_equal(r.arrived + r.stuck, 20);
     /* Block the quad under the goal: the field is repaired, the goal is cut. */
@@ -158,7 +161,8 @@ static void test_bad_inputs(void **state) {
     assert_int_not_equal(qn_session_create(bad_map, strlen(bad_map), &s, &e), QN_OK);
     assert_null(s);
     assert_true(strlen(e.message) > 0);
-    const char bad_level[] = "{\"format\":1,\"quads\":[{\"rect\":[0,0,10,10]},{\"rect\":[5,5,15,15]}]}";
+    const char bad_level[] =
+        "{\"format\":1,\"quads\":[{\"rect\":[0,0,10,10]},{\"rect\":[5,5,15,15]}]}";
     assert_int_equal(qn_session_create(bad_level, strlen(bad_level), &s, &e), QN_E_OVERLAP);
     assert_non_null(strstr(e.message, "quads[1]"));
     assert_int_equal(qn_session_create(NULL, 0, &s, &e), QN_E_INVALID_ARG);
@@ -183,12 +187,9 @@ static void test_bad_inputs(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stepped_town_quad),
-        cmocka_unit_test(test_stepped_town_gridvec),
-        cmocka_unit_test(test_stepped_map_quad),
-        cmocka_unit_test(test_stepped_map_grid8),
-        cmocka_unit_test(test_midrun_and_changes),
-        cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_stepped_town_quad),  cmocka_unit_test(test_stepped_town_gridvec),
+        cmocka_unit_test(test_stepped_map_quad),   cmocka_unit_test(test_stepped_map_grid8),
+        cmocka_unit_test(test_midrun_and_changes), cmocka_unit_test(test_bad_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -500,7 +500,8 @@ static int run_sim_session(const opts *o, const sim_args *a, qn_sim_mode mode, c
     s.radius = QN_SIM_DEFAULT_RADIUS;
     qn_status st = qn_session_create(text, len, &ses, &e);
     free(text);
-    if (st != QN_OK) return qn_cli_error("%s: %s: %s", o->positional[0], qn_status_name(st), e.message);
+    if (st != QN_OK)
+        return qn_cli_error("%s: %s: %s", o->positional[0], qn_status_name(st), e.message);
     bool ok = false;
     if (o->nchanges || o->spawns)
         qn_cli_error("sim: a map or a grid mode takes no --block, --unblock, --cost or --spawns");
@@ -520,10 +521,12 @@ static int run_sim_session(const opts *o, const sim_args *a, qn_sim_mode mode, c
                       .threads = (uint32_t)a->threads};
     qn_sim_result r;
     st = qn_session_start(ses, &so);
-    while (st == QN_OK && qn_session_step(ses)) {}
+    while (st == QN_OK && qn_session_step(ses))
+        continue;
     if (st == QN_OK) st = qn_sim_state_result(qn_session_run(ses), &r);
     qn_session_destroy(ses);
-    if (st != QN_OK) return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
+    if (st != QN_OK)
+        return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
     sim_print(o->positional[0], &s, &r, o->json, &so, 0);
     return 0;
 }

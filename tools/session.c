@@ -142,8 +142,8 @@ qn_status qn_session_set_goal(qn_session *s, qn_sim_mode mode, qn_vec2 goal, flo
     drop_instance(s);
     s->mode = mode;
     double t0 = qn_tool_now();
-    qn_status st = mode == QN_MODE_QUAD ? build_quad(s, goal, radius, err)
-                                        : build_grid(s, goal, err);
+    qn_status st =
+        mode == QN_MODE_QUAD ? build_quad(s, goal, radius, err) : build_grid(s, goal, err);
     if (build_us) *build_us = (qn_tool_now() - t0) * 1e6;
     return st;
 }
@@ -172,7 +172,8 @@ qn_status qn_session_block_quad(qn_session *s, uint32_t quad, bool blocked, doub
 
 qn_status qn_session_stamp(qn_session *s, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1,
                            uint8_t cost, double *repair_us, qn_error *err) {
-    if (!s->grid_field) return set_error(err, QN_E_INVALID_ARG, "no grid instance"), QN_E_INVALID_ARG;
+    if (!s->grid_field)
+        return set_error(err, QN_E_INVALID_ARG, "no grid instance"), QN_E_INVALID_ARG;
     double t0 = qn_tool_now();
     qn_status st = qn_grid_stamp(grid_mut(s), x0, y0, x1, y1, cost);
     if (st == QN_OK) st = qn_grid_field_update(s->grid_field, err);

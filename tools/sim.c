@@ -355,8 +355,9 @@ qn_status qn_sim_begin(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_st
     s->n = opts->units ? opts->units : 1000;
     float step = opts->step > 0.0f ? opts->step : 0.2f;
     float arrive = opts->arrive > 0.0f ? opts->arrive : step;
-    s->threads = opts->threads == 0 ? 1
-                 : (opts->threads > QN_SIM_MAX_THREADS ? QN_SIM_MAX_THREADS : opts->threads);
+    s->threads = opts->threads == 0
+                     ? 1
+                     : (opts->threads > QN_SIM_MAX_THREADS ? QN_SIM_MAX_THREADS : opts->threads);
     s->u = calloc(s->n, sizeof *s->u);
     s->parts = calloc(s->threads, sizeof *s->parts);
     if (!s->u || !s->parts) return qn_sim_end(s), QN_E_NOMEM;

@@ -47,18 +47,22 @@ QNW_EXPORT int qnw_validate(const char *text, uint32_t len, char *err) {
     qn_error e;
     memset(&e, 0, sizeof e);
     qn_status st = qn_level_load_mem(text, len, NULL, &level, &e);
-    if (st != QN_OK) put_error(err, st, &e);
-    else if (err) snprintf(err, QNW_ERR_BYTES, "OK|||0|0|%u quads, %u portals, %u islands",
-                           qn_mesh_quad_count(qn_level_mesh(level)),
-                           qn_mesh_portal_count(qn_level_mesh(level)),
-                           qn_mesh_island_count(qn_level_mesh(level)));
+    if (st != QN_OK)
+        put_error(err, st, &e);
+    else if (err)
+        snprintf(err, QNW_ERR_BYTES, "OK|||0|0|%u quads, %u portals, %u islands",
+                 qn_mesh_quad_count(qn_level_mesh(level)),
+                 qn_mesh_portal_count(qn_level_mesh(level)),
+                 qn_mesh_island_count(qn_level_mesh(level)));
     qn_level_destroy(level);
     return (int)st;
 }
 
 /* ---- geometry ---------------------------------------------------------- */
 
-QNW_EXPORT uint32_t qnw_quad_count(const qn_session *s) { return qn_mesh_quad_count(qn_session_mesh(s)); }
+QNW_EXPORT uint32_t qnw_quad_count(const qn_session *s) {
+    return qn_mesh_quad_count(qn_session_mesh(s));
+}
 QNW_EXPORT uint32_t qnw_portal_count(const qn_session *s) {
     return qn_mesh_portal_count(qn_session_mesh(s));
 }
@@ -168,7 +172,7 @@ QNW_EXPORT void qnw_grid_field(const qn_session *s, int mode, float *cost, float
             uint32_t i = y * w + x;
             cost[i] = (float)qn_grid_field_cost(f, x, y);
             qn_vec2 v = mode == QN_MODE_GRID8 ? qn_dir_vector(qn_grid_field_dir(f, x, y))
-                                               : qn_grid_field_vec(f, x, y);
+                                              : qn_grid_field_vec(f, x, y);
             vxy[2 * i] = v.x, vxy[2 * i + 1] = v.y;
         }
 }
@@ -189,7 +193,8 @@ QNW_EXPORT int qnw_start(qn_session *s, uint32_t units, uint32_t seed_lo, uint32
 /* Up to n steps; returns how many were taken (fewer once every unit is done). */
 QNW_EXPORT uint32_t qnw_step(qn_session *s, uint32_t n) {
     uint32_t k = 0;
-    while (k < n && qn_session_step(s)) k++;
+    while (k < n && qn_session_step(s))
+        k++;
     return k;
 }
 
@@ -204,9 +209,10 @@ QNW_EXPORT int qnw_result(qn_session *s, double *out) {
     qn_sim_state *r = qn_session_run(s);
     qn_sim_result res;
     if (!r || qn_sim_state_result(r, &res) != QN_OK) return 0;
-    double v[10] = {res.units, res.arrived, res.stuck, (double)res.wall_contacts,
-                    (double)res.samples, res.sample_seconds, res.stretch_mean, res.stretch_p95,
-                    res.steps, (double)res.escapes};
+    double v[10] = {
+        res.units,           res.arrived,        res.stuck,        (double)res.wall_contacts,
+        (double)res.samples, res.sample_seconds, res.stretch_mean, res.stretch_p95,
+        res.steps,           (double)res.escapes};
     memcpy(out, v, sizeof v);
     return 1;
 }

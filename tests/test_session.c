@@ -142,14 +142,24 @@ static void test_midrun_and_changes(void **state) {
     assert_int_equal(qn_session_block_quad(s, q, true, &us, &e), QN_OK);
     assert_true(us >= 0);
     assert_false(isfinite(qn_field_quad_cost(qn_session_field(s), q)));
-    /* Stamps need a grid instance. */
-    assert_int_equal(qn_session_stamp(s, 0, 0, 1, 1, QN_CELL_WALL, NULL, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_session_block_quad(s, 999, true, NULL, &e), QN_E_INVALID_ARG);
+    /* A stamp while a quad instance is current changes the grid only. */
+    assert_int_equal(qn_session_stamp(s, 0, 3, 1, 4, QN_CELL_WALL, NULL, &e), QN_OK);
+    const qn_grid *g = qn_session_grid(s, &e);
+    assert_int_equal(qn_grid_cost(g, 0, 3), QN_CELL_WALL);
     assert_int_equal(qn_session_set_goal(s, QN_MODE_GRID8, goal, 0.25f, NULL, &e), QN_OK);
     assert_null(qn_session_run(s)); /* a new goal ends the run */
+    assert_false(isfinite(qn_grid_field_cost(qn_session_grid_field(s), 0, 3)));
+    assert_true(isfinite(qn_grid_field_cost(qn_session_grid_field(s), 0, 0)));
+    /* Wall off the goal's column: the grid instance is repaired. */
     assert_int_equal(qn_session_stamp(s, 4, 0, 5, 4, QN_CELL_WALL, &us, &e), QN_OK);
     assert_false(isfinite(qn_grid_field_cost(qn_session_grid_field(s), 0, 0)));
     assert_int_equal(qn_session_stamp(s, 4, 0, 7, 4, QN_CELL_WALL, &us, &e), QN_E_INVALID_ARG);
-    assert_int_equal(qn_session_block_quad(s, 0, true, NULL, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_session_stamp(s, 4, 0, 4, 4, QN_CELL_WALL, &us, &e), QN_E_INVALID_ARG);
+    /* Unblocking the quad under the goal while a grid instance is current:
+    ** the mesh changes, no grid repair. */
+    assert_int_equal(qn_session_block_quad(s, q, false, NULL, &e), QN_OK);
+    assert_false(qn_mesh_quad_blocked(qn_session_mesh(s), q));
     qn_session_destroy(s);
 }
 

@@ -13,6 +13,7 @@ Checks:
   - the level editor: two rectangles drawn with the mouse, saved (a real
     download), accepted by the native loader (`quadnav info`), reloaded in
     the page; an overlapping pair gets the loader's message;
+  - the file picker, mode switch, wheel zoom, right-drag pan, painting walls;
   - the page opened from disk (file://) runs the bundled levels;
   - frame times with 1,000 units on the town level and 5,000 on a 512 x 512
     map (when the shared MovingAI copy is there), printed, not asserted.
@@ -326,6 +327,41 @@ def editor(c, base):
     c.screenshot(os.path.join(OUT, "editor-overlap.png"))
 
 
+def ui(c, base):
+    """File picker, mode switch, wheel zoom, right-drag pan, painting walls."""
+    c.goto(f"{base}/index.html?level=levels/town.json&units=50")
+    c.click_id("play")
+    doc = c.send("DOM.getDocument")
+    node = c.send("DOM.querySelector", {"nodeId": doc["root"]["nodeId"], "selector": "#file"})
+    arena = os.path.join(ROOT, "data", "maps", "arena.map")
+    c.send("DOM.setFileInputFiles", {"nodeId": node["nodeId"], "files": [arena]})
+    c.wait("qnApp.name === 'arena.map' && qnApp.views[0].isMap", 30)
+    check("file picker: a .map opens", True)
+    c.eval("(() => { const m = document.getElementById('mode'); m.value = 'grid8'; "
+           "m.dispatchEvent(new Event('change')); })()")
+    c.wait("qnApp.views[0] && qnApp.views[0].mode.name === 'grid8'", 30)
+    cx, cy = screen_of(c, 25, 20)
+    s0 = c.eval("qnApp.cam.s")
+    c.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": cx, "y": cy, "deltaX": 0,
+                                        "deltaY": -300})
+    s1 = c.eval("qnApp.cam.s")
+    check("wheel zooms in", s1 > s0 * 1.2, f"{s0} -> {s1}")
+    x0 = c.eval("qnApp.cam.x")
+    c.mouse("mousePressed", cx, cy, button="right", buttons=2)
+    c.mouse("mouseMoved", cx + 60, cy, button="right", buttons=2)
+    c.mouse("mouseReleased", cx + 60, cy, button="right", buttons=0)
+    x1 = c.eval("qnApp.cam.x")
+    check("right-drag pans", abs((x0 - x1) * s1 - 60) < 1, f"{x0} -> {x1}")
+    c.eval("document.querySelector('input[name=tool][value=block]').click()")
+    walls = "qnApp.views[0].grid.costs.reduce((n, b) => n + (b === 255), 0)"
+    w0 = c.eval(walls)
+    a, b = screen_of(c, 20, 12), screen_of(c, 30, 12)
+    c.drag(a, b)
+    w1 = c.eval(walls)
+    check("painting walls in grid mode stamps cells", w1 - w0 >= 10, f"{w0} -> {w1}")
+    c.screenshot(os.path.join(OUT, "ui-painted.png"))
+
+
 def from_disk(c, base):
     """The page opened as a file: the embedded module and bundled levels."""
     page = "file://" + os.path.abspath(os.path.join(WEB, "index.html"))
@@ -416,7 +452,7 @@ def main():
     try:
         c.open_page()
         only = os.environ.get("QN_WEB_ONLY")
-        for stage in (auto_runs, clicked_goal, block_quad, editor, from_disk, frame_times):
+        for stage in (auto_runs, clicked_goal, block_quad, editor, ui, from_disk, frame_times):
             if only and stage.__name__ not in only.split(","):
                 continue
             try:

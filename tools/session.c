@@ -162,21 +162,21 @@ bool qn_session_step(qn_session *s) { return s->run && qn_sim_tick(s->run); }
 
 qn_status qn_session_block_quad(qn_session *s, uint32_t quad, bool blocked, double *repair_us,
                                 qn_error *err) {
-    if (!s->field) return set_error(err, QN_E_INVALID_ARG, "no quad instance"), QN_E_INVALID_ARG;
     double t0 = qn_tool_now();
     qn_status st = qn_mesh_set_quad_blocked(mesh_mut(s), quad, blocked);
-    if (st == QN_OK) st = qn_field_update(s->field, err);
+    if (st != QN_OK) set_error(err, st, "no such quad");
+    else if (s->field) st = qn_field_update(s->field, err);
     if (repair_us) *repair_us = (qn_tool_now() - t0) * 1e6;
     return st;
 }
 
 qn_status qn_session_stamp(qn_session *s, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1,
                            uint8_t cost, double *repair_us, qn_error *err) {
-    if (!s->grid_field)
-        return set_error(err, QN_E_INVALID_ARG, "no grid instance"), QN_E_INVALID_ARG;
+    if (!qn_session_grid(s, err)) return err ? err->code : QN_E_NOMEM;
     double t0 = qn_tool_now();
     qn_status st = qn_grid_stamp(grid_mut(s), x0, y0, x1, y1, cost);
-    if (st == QN_OK) st = qn_grid_field_update(s->grid_field, err);
+    if (st != QN_OK) set_error(err, st, "empty rectangle, or one reaching outside the grid");
+    else if (s->grid_field) st = qn_grid_field_update(s->grid_field, err);
     if (repair_us) *repair_us = (qn_tool_now() - t0) * 1e6;
     return st;
 }

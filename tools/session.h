@@ -45,9 +45,13 @@ qn_status qn_session_start(qn_session *s, const qn_sim_opts *opts);
 bool qn_session_step(qn_session *s);
 qn_sim_state *qn_session_run(qn_session *s); /* NULL when no run */
 
-/* Run-time changes, repaired in the current instance: block or unblock a
-** quad (quad mode), or stamp cells x0 <= x < x1, y0 <= y < y1 with a cost
-** (grid modes; QN_CELL_WALL blocks). *repair_us gets the update time. */
+/* Run-time changes to the terrain: block or unblock a quad of the mesh, or
+** stamp the grid's cells x0 <= x < x1, y0 <= y < y1 with a cost
+** (QN_CELL_WALL blocks). The current instance is repaired when it is of the
+** kind changed (a quad field for quads, a grid field for cells); a map's
+** mesh and grid are separate copies, so a stamp does not reach quad mode.
+** *repair_us gets the time of the change and the repair. QN_E_INVALID_ARG
+** for a quad out of range or a rectangle empty or reaching outside. */
 qn_status qn_session_block_quad(qn_session *s, uint32_t quad, bool blocked, double *repair_us,
                                 qn_error *err);
 qn_status qn_session_stamp(qn_session *s, uint32_t x0, uint32_t y0, uint32_t x1, uint32_t y1,

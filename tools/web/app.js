@@ -125,14 +125,19 @@ class View {
   }
   // Builds the instance for goal (timed in C); throws the library's error.
   setGoal(goal) {
-    this.goal = goal;
+    this.goal = null; this.fcost = null; this.units = null; this.n = 0;
     const us = this.M._qnw_set_goal(this.s, this.mode.id, goal[0], goal[1], DEFAULT_RADIUS, this.w.err);
+    this.bgKey = '';
     if (us < 0) throw this.w.error();
+    this.goal = goal;
     this.m.build_us = us;
     this.readField();
   }
   readField() {
     const M = this.M, s = this.s;
+    if (this.grid) this.grid.costs = Uint8Array.from(this.w.u8(M._qnw_grid_costs(s), this.grid.w * this.grid.h));
+    this.bgKey = '';
+    if (!this.goal) return;
     if (!this.mode.grid) {
       const n = this.qcost.length, pc = this.scr.b.get(4 * n + 8), pe = this.scr.c.get(8 * n + 8);
       M._qnw_quad_field(s, pc, pe);
@@ -143,12 +148,10 @@ class View {
       M._qnw_grid_field(s, this.mode.id, pc, pv);
       this.fcost = Float32Array.from(this.w.f32(pc, n));
       this.fvec = Float32Array.from(this.w.f32(pv, 2 * n));
-      this.grid.costs = Uint8Array.from(this.w.u8(M._qnw_grid_costs(s), n));
     }
     let mx = 0;
     for (const c of this.fcost) if (isFinite(c) && c > mx) mx = c;
     this.fmax = mx || 1;
-    this.bgKey = '';
   }
   start(units, seed) {
     const b = BigInt.asUintN(64, BigInt(seed));
@@ -561,6 +564,19 @@ class App {
       this.status(`repaired: ` + this.views.map((w) => `${w.m.repair_us.toFixed(0)} us (${w.mode.name})`).join(', '));
     } catch (e) { this.fail(e); }
   }
+  // Painting: every cell along the pointer's way since the last event.
+  paint(drag, p) {
+    const a = drag.last || drag.start, g = drag.v.grid, cs = g ? g.cs : 1;
+    const n = Math.max(1, Math.ceil(Math.hypot(p[0] - a[0], p[1] - a[1]) / (0.5 * cs)));
+    let prev = '';
+    for (let i = 1; i <= n; i++) {
+      const q = [a[0] + ((p[0] - a[0]) * i) / n, a[1] + ((p[1] - a[1]) * i) / n];
+      const key = Math.floor(q[0] / cs) + ',' + Math.floor(q[1] / cs);
+      if (key !== prev) this.click(drag.v, q, true);
+      prev = key;
+    }
+    drag.last = p;
+  }
   wire() {
     $('bundled').onchange = async () => {
       const u = $('bundled').value;
@@ -606,7 +622,7 @@ class App {
         this.cam.x -= (e.clientX - drag.x) / this.cam.s; this.cam.y -= (e.clientY - drag.y) / this.cam.s;
         drag.x = e.clientX; drag.y = e.clientY;
       } else if (this.editor.on) this.editor.move(this.worldAt(drag.v, e));
-      else if (drag.moved && this.tool() !== 'goal') this.click(drag.v, this.worldAt(drag.v, e), true);
+      else if (drag.moved && this.tool() !== 'goal') this.paint(drag, this.worldAt(drag.v, e));
     });
     window.addEventListener('mouseup', (e) => {
       if (!drag) return;

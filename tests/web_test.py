@@ -296,6 +296,16 @@ def editor(c, base):
     c.drag((b[0], a[1]), d)  # touches the first along x = 12
     n = c.eval("qnApp.editor.level.quads.length")
     check("editor: two rectangles drawn with the mouse", n == 2, str(n))
+    # A quad by four clicks (drawn clockwise on screen: the editor rewinds it),
+    # a cost, a named goal.
+    c.eval("document.querySelector('input[name=etool][value=quad]').click()")
+    for x, y in ((2, 8), (2, 12), (12, 12), (12, 8)):
+        c.click(*screen_of(c, x, y))
+    c.eval("document.querySelector('input[name=etool][value=cost]').click()")
+    c.click(*screen_of(c, 5, 10))
+    c.eval("document.querySelector('input[name=etool][value=goal]').click()")
+    c.eval("document.getElementById('ename').value = 'exit'")
+    c.click(*screen_of(c, 18, 5))
     c.click_id("esave")
     path = os.path.join(downloads, "edited.json")
     end = time.time() + 20
@@ -306,13 +316,21 @@ def editor(c, base):
         r = subprocess.run([QUADNAV, "info", path, "--json"], capture_output=True, text=True)
         info = json.loads(r.stdout) if r.stdout else {}
         check("editor: native loader accepts the saved level",
-              r.returncode == 0 and info.get("quads") == 2 and info.get("portals") == 1, r.stdout + r.stderr)
+              r.returncode == 0 and info.get("quads") == 3 and info.get("portals") == 2 and
+              info.get("goals") == 1, r.stdout + r.stderr)
+        with open(path) as f:
+            saved = json.load(f)
+        check("editor: the saved quad cost and goal name",
+              saved["quads"][2].get("cost") == 2 and saved["goals"][0]["name"] == "exit",
+              json.dumps(saved)[:300])
         os.makedirs(os.path.join(WEB, "test-out"), exist_ok=True)
         shutil.copy(path, os.path.join(WEB, "test-out", "edited.json"))
-        c.goto(f"{base}/index.html?level=test-out/edited.json&goal=18,5&units=50&auto=1")
+        c.goto(f"{base}/index.html?level=test-out/edited.json&units=50&auto=1")
         web = results(c, 60)
-        check("editor: saved level reloads and runs in the page",
-              web.get("arrived") == 50 and c.eval("qnApp.views[0].qcost.length") == 2, json.dumps(web))
+        check("editor: saved level reloads and runs in the page (to its named goal)",
+              web.get("arrived") == 50 and web.get("goal") == [18, 5] and
+              c.eval("qnApp.views[0].qcost.length") == 3, json.dumps(web))
+        c.screenshot(os.path.join(OUT, "editor-saved-reloaded.png"))
     c.goto(f"{base}/index.html?level=levels/maze.json&units=10")
     c.click_id("play")
     c.click_id("edit")

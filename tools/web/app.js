@@ -414,6 +414,9 @@ class App {
   // Loads text into one view per shown mode and fits the camera.
   async open(name, text) {
     this.text = text; this.name = name;
+    const sel = $('bundled');
+    if (![...sel.options].some((o) => o.value === name)) sel.add(new Option(name + ' (opened)', name));
+    sel.value = name;
     for (const v of this.views) v.free();
     this.views = [];
     $('views').innerHTML = '';
@@ -500,7 +503,7 @@ class App {
     f('stretch_mean', 4); f('stretch_p95', 4); f('steps', 0); f('sample_ns', 1);
     f('build_us', 0); f('step_ms_mean', 3); f('frame_ms_mean', 3);
     rows.push(['repair_us', ...this.views.map((v) => (isNaN(v.m.repair_us) ? '' : v.m.repair_us.toFixed(0)))]);
-    rows.push(['timer (ms)', ...this.views.map(() => (self.crossOriginIsolated ? '0.005' : '0.1'))]);
+    rows.push(['clock step (ms)', ...this.views.map(() => (self.crossOriginIsolated ? '0.005' : '0.1'))]);
     if (this.rafMs && this.rafMs.length) {
       const r = this.rafMs.slice(-60), ms = r.reduce((a, b) => a + b, 0) / r.length;
       rows.push(['fps (last 60 frames)', ...this.views.map(() => (1000 / ms).toFixed(1))]);
@@ -578,15 +581,16 @@ class App {
     drag.last = p;
   }
   wire() {
+    this.opened = {};
     $('bundled').onchange = async () => {
       const u = $('bundled').value;
       this.goal = null;
-      try { await this.open(u, await this.fetchText(u)); } catch (e) { this.fail(e); }
+      try { await this.open(u, this.opened[u] || await this.fetchText(u)); } catch (e) { this.fail(e); }
     };
     $('file').onchange = async () => {
       const f = $('file').files[0]; if (!f) return;
       this.goal = null;
-      try { await this.open(f.name, await f.text()); } catch (e) { this.fail(e); }
+      try { const t = await f.text(); this.opened[f.name] = t; await this.open(f.name, t); } catch (e) { this.fail(e); }
     };
     const reopen = async () => { try { await this.open(this.name, this.text); } catch (e) { this.fail(e); } };
     $('mode').onchange = reopen; $('mode2').onchange = reopen; $('side').onchange = reopen;
@@ -724,8 +728,8 @@ class Editor {
       if (t === 'delete') L.quads.splice(i, 1);
       else L.quads[i].cost = Math.max(1, parseFloat($('ecost').value) || 1);
       this.msg(t === 'delete' ? `deleted quad ${i}` : `quad ${i} cost ${L.quads[i].cost}`);
-    } else if (t === 'goal') L.goals.push({ name: this.nextName(L.goals, 'goal'), at: [p[0], p[1]].map((x) => +x.toFixed(2)) });
-    else if (t === 'spawn') L.spawns.push({ name: this.nextName(L.spawns, 'spawn'), at: [p[0], p[1]].map((x) => +x.toFixed(2)) });
+    } else if (t === 'goal') L.goals.push({ name: this.nextName(L.goals, 'goal'), at: s });
+    else if (t === 'spawn') L.spawns.push({ name: this.nextName(L.spawns, 'spawn'), at: s });
   }
   // The library's loader on the current JSON; its message shown at the element.
   validate() {
@@ -749,7 +753,9 @@ class Editor {
     if (!this.validate().ok) return;
     this.app.goal = null;
     this.close();
-    try { await this.app.open('edited.json', this.json()); } catch (e) { this.app.fail(e); }
+    const t = this.json();
+    this.app.opened['edited.json'] = t;
+    try { await this.app.open('edited.json', t); } catch (e) { this.app.fail(e); }
   }
   drawOver() {
     const app = this.app, v = app.views[0]; if (!v) return;

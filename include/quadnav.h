@@ -347,6 +347,9 @@ typedef struct qn_field_opts {
     ** touching only the part of the graph the changes affect. Without it,
     ** qn_field_update rebuilds the field in place. */
     bool repairable;
+    /* Keep the discrete instance (one exit portal per quad, the sampler
+    ** above) even where an exact one could be built. See qn_field_create. */
+    bool discrete;
 } qn_field_opts;
 
 /* Builds the instance for one or more goal points (at least 1, at most
@@ -710,8 +713,11 @@ typedef enum qn_flow_kind {
 ** QN_GRID_SAFE_STEP cells along it from p would enter a wall cell, leave the
 ** grid, or go from one cell to a diagonal neighbour through a blocked corner
 ** (the octile field's corner rule; passing within 1e-4 of the move's length
-** of a grid vertex needs both cells beside the vertex open): then, and on
-** flat spots (zero gradient), it gives the 8-direction flow instead. So a
+** of a grid vertex needs both cells beside the vertex open), or would enter
+** a cell whose integration value is not lower than that of p's cell (so a
+** unit never shuttles between two cells whose gradients point at each
+** other): then, and on flat spots (zero gradient), it gives the 8-direction
+** flow instead. So a
 ** straight move of up to QN_GRID_SAFE_STEP cells (a whole cell for
 ** QN_FLOW_DIR8) along any direction returned enters no wall and cuts no
 ** corner: units need no sliding along walls. */

@@ -11,6 +11,22 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* ---- compiler features ---------------------------------------------- */
+/* Every compiler-specific attribute goes through these, so the sources
+** build with any C11 compiler (the attributes only help gcc and clang). */
+#if defined(__GNUC__) || defined(__clang__)
+/* printf-style format checking: argument fmt is the format, args start at va. */
+#define QN__PRINTF(fmt, va) __attribute__((format(printf, fmt, va)))
+/* Inline even where the compiler would not: for a hot loop's helpers. */
+#define QN__ALWAYS_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define QN__PRINTF(fmt, va)
+#define QN__ALWAYS_INLINE __forceinline
+#else
+#define QN__PRINTF(fmt, va)
+#define QN__ALWAYS_INLINE inline
+#endif
+
 /* ---- memory (util.c) ------------------------------------------------ */
 
 /* The allocator a handle keeps: a copy of the caller's, or the C library's. */
@@ -33,16 +49,9 @@ qn_status qn__error_clear(qn_error *err);
 /* Fills err (if not NULL) with code, index, and a printf-style message;
 ** returns code, so callers can write `return qn__fail(err, ...)`. */
 qn_status qn__fail(qn_error *err, qn_status code, uint32_t index, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+    QN__PRINTF(4, 5);
 /* Sets err->path (if err is not NULL). */
-void qn__error_path(qn_error *err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void qn__error_path(qn_error *err, const char *fmt, ...) QN__PRINTF(2, 3);
 
 /* Reads a whole file into memory (NUL-terminated for convenience) with the
 ** allocator. QN_E_IO when it cannot be opened or read, QN_E_LIMIT above
@@ -50,6 +59,41 @@ void qn__error_path(qn_error *err, const char *fmt, ...)
 ** qn__free(a, buf, size + 1). */
 qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, size_t *size,
                         qn_error *err);
+
+/* ---- name tables (io/names.c) ----------------------------------------- */
+
+/* Optional unique names of numbered elements (a level's quad ids): one
+** string pool, an offset per element (QN_NONE: unnamed) and the entries
+** sorted by name for lookup. All zero when no element has a name. */
+typedef struct qn__name_entry {
+    const char *name;
+    uint32_t index;
+} qn__name_entry;
+
+typedef struct qn__names {
+    char *pool;
+    size_t pool_bytes, used;
+    uint32_t *offset; /* per element */
+    qn__name_entry *entries;
+    uint32_t elements, cap, count;
+} qn__names;
+
+/* Room for `named` names of `pool_bytes` bytes in all (NULs included)
+** among `elements` elements; allocates nothing when named is 0. QN_E_NOMEM
+** (free with qn__names_free either way). */
+qn_status qn__names_init(qn__names *t, const qn_allocator *a, uint32_t elements, uint32_t named,
+                         size_t pool_bytes);
+/* Adds the name of element index (< elements, each at most once), within
+** the room promised to qn__names_init. */
+void qn__names_add(qn__names *t, uint32_t index, const char *name);
+/* Sorts for lookup. A name used twice: QN_E_DUPLICATE_NAME with *first and
+** *later the two element indices (the earliest second use); else QN_OK. */
+qn_status qn__names_finish(qn__names *t, uint32_t *first, uint32_t *later);
+/* The element called name, or QN_NONE. O(log n). */
+uint32_t qn__names_find(const qn__names *t, const char *name);
+/* The name of an element, or NULL when it has none or is out of range. */
+const char *qn__names_get(const qn__names *t, uint32_t index);
+void qn__names_free(qn__names *t, const qn_allocator *a);
 
 /* ---- geometry helpers ------------------------------------------------ */
 

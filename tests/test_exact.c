@@ -132,12 +132,12 @@ static void oracle_build(oracle *o, const tm_mesh *t, qn_vec2 goal, uint32_t gq)
         qn_vec2 a = t->verts[4 * q], b = t->verts[4 * q + 2];
         o->of[q] = o->n;
         for (int k = 0; k < 4; k++) o->node[o->nn] = t->verts[4 * q + k], o->nrect[o->nn++] = o->n;
-        o->rs[o->n++] = (rect){a.x, a.y, b.x, b.y};
+        o->rs[o->n++] = (rect){(double)a.x, (double)a.y, (double)b.x, (double)b.y};
     }
     o->node[0] = goal;
     o->nrect[0] = o->of[gq];
     static bool done[4 * TM_MAX_RECTS + 1];
-    for (uint32_t i = 0; i < o->nn; i++) o->dist[i] = INFINITY, done[i] = false;
+    for (uint32_t i = 0; i < o->nn; i++) o->dist[i] = (double)INFINITY, done[i] = false;
     o->dist[0] = 0.0;
     for (;;) {
         uint32_t u = UINT32_MAX;
@@ -150,20 +150,22 @@ static void oracle_build(oracle *o, const tm_mesh *t, qn_vec2 goal, uint32_t gq)
             double dx = (double)o->node[v].x - (double)o->node[u].x;
             double dy = (double)o->node[v].y - (double)o->node[u].y;
             double c = o->dist[u] + sqrt(dx * dx + dy * dy);
-            if (c < o->dist[v] && seg_free(o->rs, o->n, o->node[u].x, o->node[u].y, o->node[v].x,
-                                           o->node[v].y, o->nrect[u], o->nrect[v]))
+            if (c < o->dist[v] && seg_free(o->rs, o->n, (double)o->node[u].x, (double)o->node[u].y,
+                                           (double)o->node[v].x, (double)o->node[v].y,
+                                           o->nrect[u], o->nrect[v]))
                 o->dist[v] = c;
         }
     }
 }
 
 static double oracle_cost(const oracle *o, qn_vec2 p, uint32_t q) {
-    double best = INFINITY;
+    double best = (double)INFINITY;
     for (uint32_t i = 0; i < o->nn; i++) {
         if (!isfinite(o->dist[i])) continue;
         double dx = (double)o->node[i].x - (double)p.x, dy = (double)o->node[i].y - (double)p.y;
         double c = o->dist[i] + sqrt(dx * dx + dy * dy);
-        if (c < best && seg_free(o->rs, o->n, p.x, p.y, o->node[i].x, o->node[i].y, o->of[q], o->nrect[i]))
+        if (c < best && seg_free(o->rs, o->n, (double)p.x, (double)p.y, (double)o->node[i].x,
+                                 (double)o->node[i].y, o->of[q], o->nrect[i]))
             best = c;
     }
     return best;

@@ -44,18 +44,12 @@ fetch_cjson() {
   cp "$tmp"/cJSON-*/cJSON.h "$deps/cjson/include/cjson/"
 }
 
-# The library's sources as src/meson.build lists them.
+# The library's sources as src/meson.build lists them (every
+# "quadnav_sources = files(...)" and "quadnav_sources += files(...)", the
+# level loader included: the page needs it).
 lib_sources() {
-  sed -n '/^quadnav_sources = files(/,/^)/p' src/meson.build |
-    grep -o "'[^']*\.c'" | tr -d "'" | sed 's|^|src/|'
-}
-
-version_header() {
-  local v
-  v=$(sed -n "s/^ *version : '\([0-9.]*\)'.*/\1/p" meson.build | head -1)
-  IFS=. read -r ma mi pa <<<"$v"
-  sed -e "s/@MAJOR@/$ma/" -e "s/@MINOR@/$mi/" -e "s/@PATCH@/$pa/" -e "s/@VERSION@/$v/" \
-    include/quadnav_version.h.in >"$deps/quadnav_version.h"
+  awk '/quadnav_sources \+?= *files\(/ { on = 1 } on { print } on && /\)/ { on = 0 }' \
+    src/meson.build | grep -o "'[^']*\.c'" | tr -d "'" | sed 's|^|src/|'
 }
 
 exports() {
@@ -77,8 +71,9 @@ deps() {
 # Compiles and links the module into $1 (more emcc options after it).
 link() {
   # shellcheck disable=SC2046
-  emcc -O3 -flto -std=c11 -fno-math-errno -Wall -Wextra -Wno-sign-compare \
-    -Iinclude -Isrc -Itools -I"$deps" -I"$deps/cjson/include" -I"$deps/cjson/include/cjson" \
+  # No thread pool in the page (QN_NO_THREADS, as Meson's -Dthreads=disabled).
+  emcc -O3 -flto -std=c11 -fno-math-errno -DQN_NO_THREADS -Wall -Wextra -Wno-sign-compare \
+    -Iinclude -Isrc -Itools -I"$deps/cjson/include" -I"$deps/cjson/include/cjson" \
     $(lib_sources) tools/sim.c tools/sim_grid.c tools/session.c tools/toolutil.c \
     tools/web/qn_web.c "$deps/cjson/cJSON.c" \
     -o "$1" "${@:2}" \
@@ -90,7 +85,6 @@ link() {
 build() {
   deps
   mkdir -p "$out"
-  version_header
   # Debian's emcc runs its JavaScript optimiser with Debian's node modules.
   export NODE_PATH="${NODE_PATH:-/usr/share/nodejs}"
   link "$out/quadnav.js"

@@ -42,11 +42,7 @@ typedef struct search {
 } search;
 
 /* The relaxation path is hot: keep it in one function. */
-#if defined(__GNUC__)
-#define QN__HOT_INLINE __attribute__((always_inline)) inline
-#else
-#define QN__HOT_INLINE inline
-#endif
+#define QN__HOT_INLINE QN__ALWAYS_INLINE
 
 /* ---- heap on g ----------------------------------------------------------- */
 

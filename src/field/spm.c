@@ -170,7 +170,7 @@ typedef struct froot {
 
 static froot in_frame(const qn__portal *p, qn_vec2 r, float g) {
     qn_vec2 d = qn__sub(r, p->p0);
-    froot fr = {qn__dot(d, p->u), qn__cross(p->u, d), g};
+    froot fr = {(double)qn__dot(d, p->u), (double)qn__cross(p->u, d), (double)g};
     return fr;
 }
 
@@ -215,12 +215,12 @@ static void span_add(span *out, uint32_t *n, float a, float b) {
 /* The parts of [lo, hi] where n is not beaten by w by more than tol. */
 static void unbeaten(froot n, froot w, float lo, float hi, double tol, span *out, uint32_t *cnt) {
     w.g += tol;
-    double t[4] = {lo, 0, 0, hi};
+    double t[4] = {(double)lo, 0, 0, (double)hi};
     double c[2];
     int k = crossings(n, w, c), m = 1;
     for (int i = 0; i < k; i++)
         if (c[i] > (double)lo && c[i] < (double)hi) t[m++] = c[i];
-    t[m++] = hi;
+    t[m++] = (double)hi;
     for (int i = 0; i + 1 < m; i++) {
         double mid = 0.5 * (t[i] + t[i + 1]);
         if (dist_at(n, mid) <= dist_at(w, mid)) span_add(out, cnt, (float)t[i], (float)t[i + 1]);

@@ -104,6 +104,36 @@ static void test_stepped_map_grid8(void **state) {
     stepped_equals_run("maps/arena.map", (qn_vec2){30.5f, 20.5f}, QN_MODE_GRID8);
 }
 
+/* Timing one sample in 16 changes nothing in the run; the sample time is
+** scaled to every sample. */
+static void test_clock_every(void **state) {
+    (void)state;
+    size_t len;
+    char *text = read_bundled("levels/town.json", &len);
+    qn_session *s = NULL;
+    qn_error e;
+    assert_int_equal(qn_session_create(text, len, &s, &e), QN_OK);
+    free(text);
+    qn_sim_result r[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(qn_session_set_goal(s, QN_MODE_QUAD, (qn_vec2){60, 45}, 0.25f, NULL, &e),
+                         QN_OK);
+        qn_sim_opts o = {.units = 200, .seed = 4, .clock_every = i ? 16u : 0u};
+        assert_int_equal(qn_session_start(s, &o), QN_OK);
+        while (qn_session_step(s)) continue;
+        assert_int_equal(qn_sim_state_result(qn_session_run(s), &r[i]), QN_OK);
+    }
+    assert_int_equal(r[0].sample_timed, r[0].samples);
+    assert_true(r[1].sample_timed < r[1].samples / 8);
+    assert_true(r[1].sample_timed > r[1].samples / 32);
+    assert_true(r[1].sample_seconds > 0.0);
+    r[0].sample_seconds = r[1].sample_seconds = 0.0;
+    r[0].sample_timed = r[1].sample_timed = 0;
+    assert_same(&r[0], &r[1]);
+    assert_true(r[0].walked == r[1].walked);
+    qn_session_destroy(s);
+}
+
 static const char small_map[] = "type octile\nheight 4\nwidth 6\nmap\n"
                                 "......\n"
                                 "..@@..\n"
@@ -199,6 +229,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stepped_town_quad),  cmocka_unit_test(test_stepped_town_gridvec),
         cmocka_unit_test(test_stepped_map_quad),   cmocka_unit_test(test_stepped_map_grid8),
+        cmocka_unit_test(test_clock_every),
         cmocka_unit_test(test_midrun_and_changes), cmocka_unit_test(test_bad_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -418,7 +418,8 @@ def frame_times(c, base):
             continue
         print(f"figure {k} baseline: native sample_ns {nat['sample_ns']:.1f}, build_us "
               f"{nat['build_us']:.1f}; page sample_ns {r['sample_ns']:.1f} "
-              f"({r['sample_ns'] / nat['sample_ns']:.2f} x native), build_us {r['build_us']:.1f} "
+              f"({r['sample_ns'] / nat['sample_ns']:.2f} x native; browser clock), sample+move per "
+              f"unit {r['unit_step_ns']:.1f} ns (whole steps timed), build_us {r['build_us']:.1f} "
               f"first, {r['rebuild_us']:.1f} again")
         r["native"] = nat
     for k, r in figures.items():

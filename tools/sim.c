@@ -133,8 +133,8 @@ typedef struct unit {
 
 /* What one thread counts during one step; summed afterwards. */
 typedef struct tally {
-    uint64_t contacts, samples, escapes;
-    double sample_seconds;
+    uint64_t contacts, samples, escapes, timed;
+    double sample_seconds; /* over the `timed` samples */
 } tally;
 
 static int cmp_double(const void *x, const void *y) {
@@ -198,10 +198,23 @@ static bool escape(const qn_sim_world *w, unit *u, float step, tally *t) {
     return true;
 }
 
+/* The sampler, its time measured for one call in `every` (0 or 1: each). */
+static qn_status sample_unit(const qn_sim_world *w, unit *u, qn_vec2 *dir, tally *t,
+                             uint32_t every) {
+    bool timed = every <= 1 || t->samples % every == 0;
+    t->samples++;
+    if (!timed) return w->sample(w->ctx, u->p, &u->hint, dir);
+    double t0 = qn_tool_now();
+    qn_status st = w->sample(w->ctx, u->p, &u->hint, dir);
+    t->sample_seconds += qn_tool_now() - t0;
+    t->timed++;
+    return st;
+}
+
 /* One unit's step: sample, then move. Sets the unit's state when it is done
 ** (arrived, or lost: outside, unreachable, out of budget). */
 static void step_unit(const qn_sim_world *w, unit *u, uint32_t s, float step, float arrive,
-                      tally *t) {
+                      tally *t, uint32_t clock_every) {
     double dg = dist(u->p, w->goal);
     if (dg <= (double)arrive) {
         u->walked += dg;
@@ -213,10 +226,7 @@ static void step_unit(const qn_sim_world *w, unit *u, uint32_t s, float step, fl
         return;
     }
     qn_vec2 dir;
-    double t0 = qn_tool_now();
-    qn_status st = w->sample(w->ctx, u->p, &u->hint, &dir);
-    t->sample_seconds += qn_tool_now() - t0;
-    t->samples++;
+    qn_status st = sample_unit(w, u, &dir, t, clock_every);
     if (st == QN_AT_GOAL) {
         u->walked += dg;
         u->state = UNIT_ARRIVED;
@@ -233,13 +243,14 @@ typedef struct work {
     uint32_t begin, end, step;
     float step_len, arrive;
     tally t;
+    uint32_t clock_every;
 } work;
 
 static void *run_work(void *arg) {
     work *k = arg;
     for (uint32_t i = k->begin; i < k->end; i++)
         if (k->units[i].state == UNIT_ACTIVE)
-            step_unit(k->w, &k->units[i], k->step, k->step_len, k->arrive, &k->t);
+            step_unit(k->w, &k->units[i], k->step, k->step_len, k->arrive, &k->t, k->clock_every);
     return NULL;
 }
 
@@ -261,6 +272,7 @@ static void step_all(work *parts, uint32_t threads, uint32_t s, qn_sim_result *r
         r->samples += parts[i].t.samples;
         r->escapes += parts[i].t.escapes;
         r->sample_seconds += parts[i].t.sample_seconds;
+        r->sample_timed += parts[i].t.timed;
     }
 }
 
@@ -275,6 +287,8 @@ static void report_step(const qn_sim_opts *o, const unit *u, uint32_t n, uint32_
 }
 
 static void summarise(const unit *u, uint32_t n, double *stretch, qn_sim_result *r) {
+    if (r->sample_timed && r->sample_timed < r->samples) /* scaled to every sample */
+        r->sample_seconds *= (double)r->samples / (double)r->sample_timed;
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
         r->walked += u[i].walked;
@@ -316,7 +330,8 @@ qn_status qn_sim_run(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_resu
     qn_status st = (u && stretch && active && pos && parts) ? QN_OK : QN_E_NOMEM;
     if (st == QN_OK && !place_units(w, &o, u, n, step)) st = QN_E_INVALID_ARG;
     for (uint32_t i = 0; st == QN_OK && i < threads; i++) {
-        work k = {w, u, n * i / threads, n * (i + 1) / threads, 0, step, arrive, {0, 0, 0, 0}};
+        work k = {w,      u,     n * i / threads, n * (i + 1) / threads, 0,
+                  step,   arrive, {0, 0, 0, 0, 0}, o.clock_every};
         parts[i] = k;
     }
     out->units = n;
@@ -365,7 +380,7 @@ qn_status qn_sim_begin(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_st
     if (!place_units(&s->w, &s->o, s->u, s->n, step)) return qn_sim_end(s), QN_E_INVALID_ARG;
     for (uint32_t i = 0; i < s->threads; i++) {
         work k = {&s->w, s->u, s->n * i / s->threads, s->n * (i + 1) / s->threads, 0, step,
-                  arrive, {0, 0, 0, 0}};
+                  arrive, {0, 0, 0, 0, 0}, opts->clock_every};
         s->parts[i] = k;
     }
     s->r.units = s->n;

@@ -48,6 +48,10 @@ typedef struct qn_sim_opts {
     /* Threads that step units (0 or 1: the calling thread only). Units do
     ** not interact, so the outcome is the same for any thread count. */
     uint32_t threads;
+    /* Time one sample in this many (0 or 1: every sample), for hosts whose
+    ** clock is slow to read (a browser's costs more than a sample);
+    ** sample_seconds is scaled up to all samples. No effect on the run. */
+    uint32_t clock_every;
 } qn_sim_opts;
 
 typedef struct qn_sim_result {
@@ -58,6 +62,7 @@ typedef struct qn_sim_result {
     double stretch_mean, stretch_p95;
     uint32_t steps;        /* steps the longest unit took */
     uint64_t escapes;      /* steps taken out of blocked ground */
+    uint64_t sample_timed; /* samples whose time was measured (clock_every) */
     double walked;         /* distance walked by all units, arrived or not */
 } qn_sim_result;
 

@@ -179,14 +179,17 @@ QNW_EXPORT void qnw_grid_field(const qn_session *s, int mode, float *cost, float
 
 /* ---- the run -------------------------------------------------------------- */
 
-/* Places units (seed as two 32-bit halves); 0 or a status. */
+/* Places units (seed as two 32-bit halves); 0 or a status. clock_every:
+** time one sample in that many (a browser's clock costs more to read than a
+** sample takes; see qn_sim_opts). */
 QNW_EXPORT int qnw_start(qn_session *s, uint32_t units, uint32_t seed_lo, uint32_t seed_hi,
-                         float step) {
+                         float step, uint32_t clock_every) {
     qn_sim_opts o;
     memset(&o, 0, sizeof o);
     o.units = units;
     o.seed = (uint64_t)seed_hi << 32 | seed_lo;
     o.step = step;
+    o.clock_every = clock_every;
     return (int)qn_session_start(s, &o);
 }
 

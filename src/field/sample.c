@@ -358,13 +358,20 @@ static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
 ** out, so a unit on a path that runs along a wall slides along it. Most
 ** units are farther than the radius from every edge of their quad, which
 ** the quad's edge planes tell at once. */
+/* The distance from p to the nearest edge of quad q (its edge planes). */
+static float edge_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    const qn__planes *pl = &m->planes[q];
+    float d = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        float h = pl->nx[i] * p.x + pl->ny[i] * p.y - pl->c[i];
+        d = h < d ? h : d;
+    }
+    return d;
+}
+
 static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir) {
     const qn_mesh *m = f->mesh;
-    const qn__planes *pl = &m->planes[q];
     float rad = agent_radius(f);
-    bool near = false;
-    for (int i = 0; i < 4; i++) near = near || pl->nx[i] * p.x + pl->ny[i] * p.y - pl->c[i] < rad;
-    if (!near) return dir;
     const qn__boundary *b = atomic_load(&m->bnd);
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
     qn_vec2 d = dir;
@@ -454,9 +461,11 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     } else {
         d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? e->dl.x : 0.0f);
     }
+    float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
     float side = 0.0f;
     const qn__sroot *c = corner_in_way(f, q, p, d, qn__len(qn__sub(r->at, p)), &side);
-    *dir = keep_off_walls(f, q, p, clamp_exit(f, q, p, c ? round_corner(f, c, p, side) : d, r->at));
+    d = clamp_exit(f, q, p, c ? round_corner(f, c, p, side) : d, r->at);
+    *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;
     return QN_OK;
 }
 

@@ -402,6 +402,21 @@ static bool wall_end(const qn_field *f, const qn__boundary *b, uint32_t base, ui
     (void)k;
 }
 
+/* Is there, past the wall beyond one end of sub-edge s of a quad's cycle
+** (step -1: before it, +1: after it), an open portal on the same line, with
+** only walls in line between? */
+static bool portal_in_line(const qn_field *f, const qn__boundary *b, uint32_t base, uint32_t k,
+                           uint32_t s, int step, qn_vec2 e, float len) {
+    uint32_t j = s;
+    for (uint32_t n = 1; n < k; n++) {
+        j = step < 0 ? (j == 0 ? k - 1 : j - 1) : (j + 1 == k ? 0 : j + 1);
+        qn_vec2 a = b->bv[base + j], d = qn__sub(b->bv[base + (j + 1 == k ? 0 : j + 1)], a);
+        if (!(qn__dot(d, e) > 0.999f * qn__len(d) * len)) return false; /* the edge turns */
+        if (!is_wall(f, b, base + j)) return true;
+    }
+    return false;
+}
+
 /* Where the way from p along dir leaves quad q, kept the agent's radius
 ** from every wall end along the portal it crosses (the same inset the
 ** article's sampler keeps): when the straight way would cross closer to a
@@ -434,10 +449,8 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     ** the edge (a way that runs along a wall line), slide along the edge
     ** inside the quad until past the wall; else cross nearer the middle. */
     float gx = qn__dot(qn__sub(goal, a), e) / len, end = x < lo ? 0.0f : len;
-    uint32_t nb = x < lo ? (hit == 0 ? k - 1 : hit - 1) : s1; /* the sub-edge past that end */
-    qn_vec2 na = b->bv[base + nb], ne = qn__sub(b->bv[base + (nb + 1 == k ? 0 : nb + 1)], na);
-    bool straight = qn__dot(ne, e) > 0.999f * qn__len(ne) * len; /* the wall runs on in line */
-    if (straight && ((x < lo && gx < end) || (x > hi && gx > end))) {
+    if (((x < lo && gx < end) || (x > hi && gx > end)) &&
+        portal_in_line(f, b, base, k, hit, x < lo ? -1 : 1, e, len)) {
         qn_vec2 u = qn__scale(e, (x < lo ? -1.0f : 1.0f) / len);
         return u;
     }

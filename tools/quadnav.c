@@ -504,6 +504,7 @@ static int run_sim(const opts *o) {
 }
 
 static int cmd_sim(int argc, char **argv) {
+    if (qn_tool_wants_crowd(argc, argv)) return qn_tool_crowd(argc, argv);
     opts o;
     if (!parse_opts(argc, argv, &o)) return 2;
     if (o.help) return fputs(sim_usage, stdout), 0;
@@ -517,6 +518,7 @@ static const char *const demo_usage =
     "sim summary (see quadnav sim --help).\n";
 
 static int cmd_demo(int argc, char **argv) {
+    if (qn_tool_wants_crowd(argc, argv)) return qn_tool_crowd(argc, argv);
     opts o;
     if (!parse_opts(argc, argv, &o)) return 2;
     if (o.help) return fputs(demo_usage, stdout), 0;

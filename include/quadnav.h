@@ -965,14 +965,19 @@ QN_API qn_status qn_crowd_step(qn_crowd *crowd, float dt);
 QN_API qn_status qn_crowd_step_parallel(qn_crowd *crowd, float dt, uint32_t threads);
 
 /* Range form for a job system: begin (one thread) takes the snapshot and
-** builds the spatial hash; step_range computes the new state of units
-** [begin, end) of the internal order (0 <= begin <= end <= unit count),
-** from any number of threads at once on disjoint ranges; end (one thread)
-** commits the new states. Every unit must be covered by exactly one range
-** between begin and end (end returns QN_E_MISMATCH and commits nothing
-** otherwise... it counts the units stepped). */
+** builds the spatial grid; then two phases over ranges [begin, end) of the
+** internal order (0 <= begin <= end <= unit count): step_range computes the
+** units' new velocities and moves from the snapshot; resolve_range then
+** pushes apart units that still overlap after the move, reading the moved
+** positions of their neighbours. Within a phase any number of threads may
+** run disjoint ranges at once; every step_range must have returned before
+** any resolve_range starts (a barrier). End (one thread) commits. Every unit
+** must be covered by exactly one range of each phase: resolve_range returns
+** QN_E_MISMATCH for a unit not yet stepped, and end returns QN_E_MISMATCH
+** (committing nothing; the step is abandoned) when a unit was missed. */
 QN_API qn_status qn_crowd_step_begin(qn_crowd *crowd, float dt);
 QN_API qn_status qn_crowd_step_range(qn_crowd *crowd, uint32_t begin, uint32_t end);
+QN_API qn_status qn_crowd_resolve_range(qn_crowd *crowd, uint32_t begin, uint32_t end);
 QN_API qn_status qn_crowd_step_end(qn_crowd *crowd);
 
 /* Figures of the crowd so far. */

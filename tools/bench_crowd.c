@@ -21,13 +21,13 @@ static double time_circle(const char *name, uint32_t steps, uint32_t threads, do
     /* Walk most of the way in so the window includes the crowded middle. */
     double best = INFINITY;
     for (uint32_t rep = 0; rep < 3; rep++) {
-        double t0 = qn_tool_now();
+        double t0 = qn_crowd_scene_clock(threads);
         for (uint32_t i = 0; i < steps; i++) {
             qn_status st = threads > 1 ? qn_crowd_step_parallel(s.crowd, s.dt, threads)
                                        : qn_crowd_step(s.crowd, s.dt);
             if (st != QN_OK) return qn_crowd_scene_free(&s), -1.0;
         }
-        double us = (qn_tool_now() - t0) * 1e6 / steps;
+        double us = (qn_crowd_scene_clock(threads) - t0) * 1e6 / steps;
         best = us < best ? us : best;
     }
     qn_crowd_scene_free(&s);

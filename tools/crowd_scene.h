@@ -31,7 +31,7 @@ typedef struct qn_crowd_metrics {
     uint32_t units, arrived, stuck, steps;
     uint64_t overlap_pairs, wall_contacts;
     double max_overlap;       /* deepest overlap / sum of radii, over all steps */
-    double step_us_per_1000;  /* mean time of qn_crowd_step* per 1,000 units */
+    double step_us_per_1000;  /* mean time of qn_crowd_step* per 1,000 units (see qn_crowd_scene_clock) */
     double step_us_mean;
     /* formation only (else negative): mean slot error over steps on open
     ** ground, in radii; the longest time (s) the mean error stayed above one
@@ -60,6 +60,10 @@ typedef void (*qn_crowd_scene_cb)(void *ud, const qn_crowd_scene *s, uint32_t st
 ** have run, measuring as it goes. Returns 0, or non-zero on a library error. */
 int qn_crowd_scene_run(qn_crowd_scene *s, uint32_t threads, uint32_t max_steps,
                        qn_crowd_metrics *m, qn_crowd_scene_cb cb, void *ud);
+
+/* The clock steps are timed with: CPU time of the calling thread for one
+** thread (robust on a shared machine), wall time for more. Seconds. */
+double qn_crowd_scene_clock(uint32_t threads);
 
 /* Overlapping pairs now: count of pairs deeper than 10 % of the sum of radii
 ** and the deepest overlap as a share of the sum of radii. */

@@ -22,7 +22,7 @@ static uint32_t unit_arrays(qn_crowd *c, unit_array out[32]) {
                       ARR(goal_r), ARR(field), ARR(group),    ARR(quad),  ARR(leader),
                       ARR(path_next), ARR(flags), ARR(path),  ARR(npos),  ARR(nvel),
                       ARR(ndes),  ARR(nquad), ARR(npath_next), ARR(nflags), ARR(hkey),
-                      ARR(nfollow)};
+                      ARR(nfollow), ARR(fpos), ARR(fquad), ARR(nnb)};
     uint32_t n = (uint32_t)(sizeof t / sizeof t[0]);
     memcpy(out, t, sizeof t);
     return n;
@@ -118,6 +118,7 @@ void qn_crowd_destroy(qn_crowd *crowd) {
     qn__free(&c->alloc, c->free_ids, c->id_cap * sizeof(uint32_t));
     qn__walls_free(&c->walls, &c->alloc);
     qn__crowd_step_free(c);
+    qn__free(&c->alloc, c->nbr, c->nbr_cap * c->max_nb * sizeof(uint32_t));
     qn_allocator al = c->alloc;
     qn__free(&al, c, sizeof *c);
 }

@@ -12,6 +12,7 @@
 #define QN__CU_ARRIVED 1u
 #define QN__CU_WALL 2u    /* the last move slid along a wall */
 #define QN__CU_STEPPED 4u /* stepped in the current step (range bookkeeping) */
+#define QN__CU_RESOLVED 8u /* overlaps resolved in the current step */
 
 /* A wall: a piece of a quad edge no open portal covers. */
 typedef struct qn__wall {
@@ -55,8 +56,11 @@ typedef struct qn__cunits {
     qn__cpath *path;
     qn_vec2 *npos, *nvel, *ndes;
     uint32_t *nquad, *npath_next;
+    qn_vec2 *fpos;   /* final positions, after overlaps are resolved */
+    uint32_t *fquad;
+    uint8_t *nnb;    /* neighbours found in the step (their dense indices in nbr) */
     uint8_t *nflags;
-    uint32_t *hkey; /* hash bucket of each unit in the current step */
+    uint32_t *hkey; /* grid cell of each unit in the current step */
 } qn__cunits;
 
 struct qn_crowd {
@@ -75,12 +79,16 @@ struct qn_crowd {
     bool in_step;
     float dt;
     float max_rad, max_vmax, nb_range; /* over all units, at begin */
+    /* the step's grid of units: gw x gh cells of hcell from gorigin */
     float hcell, hinv;
-    uint32_t hmask;
-    uint32_t *hstart;  /* hmask + 2 */
-    uint32_t *hunits;  /* dense indices in bucket order */
+    qn_vec2 gorigin;
+    uint32_t gw, gh;
+    uint32_t *hstart;  /* gw*gh + 1: units of cell k are hunits[hstart[k]..hstart[k+1]) */
+    uint32_t *hunits;  /* dense indices in cell order */
     qn_vec2 *hpos;     /* their positions, in the same order */
-    uint32_t hcap;     /* capacity of hunits/hpos/hstart-1 */
+    uint32_t hcap, gcap; /* capacity of hunits/hpos, and of hstart (cells) */
+    uint32_t *nbr;     /* max_nb per unit */
+    size_t nbr_cap;    /* units it has room for */
     uint64_t steps, wall_contacts;
 };
 

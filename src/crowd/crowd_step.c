@@ -13,38 +13,39 @@
 #define MAX_WALL_LINES 8u
 #define ARRIVE_SLOW 0.34f   /* arrival by contact: slower than this share of max speed */
 #define CATCH_UP_GAIN 1.5f  /* follower: 1/s of slot error added to the leader's velocity */
+#define PAD 1.0f /* avoidance keeps a margin: radii grown by this factor */
 
-/* ---- spatial hash ------------------------------------------------------ */
+/* ---- spatial grid ------------------------------------------------------ */
 
-static uint32_t hash_cell(int32_t cx, int32_t cy, uint32_t mask) {
-    uint32_t h = (uint32_t)cx * 0x8da6b343u ^ (uint32_t)cy * 0xd8163841u;
-    return (h ^ (h >> 15)) & mask;
-}
+/* The units are counting-sorted by cell of a uniform grid over their
+** bounding box, rows first, so the cells of one row of a search are one
+** contiguous run of units. The grid is rebuilt every step; its cells grow
+** when the box is large for the number of units (at most 8 cells a unit). */
 
-static int32_t cell_coord(float v, float inv) {
-    float f = floorf(v * inv);
-    return f < -1.0e9f ? -1000000000 : (f > 1.0e9f ? 1000000000 : (int32_t)f);
-}
+static size_t grid_bytes(uint32_t cells) { return ((size_t)cells + 1) * sizeof(uint32_t); }
 
-static size_t table_bytes(uint32_t cap) { return ((size_t)2 * cap + 1) * sizeof(uint32_t); }
-
-/* Hash arrays for at least n units; false (the old ones kept) when out of
-** memory. */
-static bool hash_reserve(qn_crowd *c, uint32_t n) {
+/* Unit arrays for at least n units and a cell table of `cells`; false (the
+** old ones kept) when out of memory. */
+static bool grid_reserve(qn_crowd *c, uint32_t n, uint32_t cells) {
+    if (cells > c->gcap) {
+        uint32_t *s = qn__realloc(&c->alloc, c->hstart, c->gcap ? grid_bytes(c->gcap) : 0,
+                                  grid_bytes(cells));
+        if (!s) return false;
+        c->hstart = s;
+        c->gcap = cells;
+    }
     if (n <= c->hcap) return true;
     uint32_t cap = 64;
     while (cap < n) cap *= 2;
-    uint32_t *s = qn__alloc(&c->alloc, table_bytes(cap));
     uint32_t *u = qn__alloc(&c->alloc, cap * sizeof *u);
     qn_vec2 *p = qn__alloc(&c->alloc, cap * sizeof *p);
-    if (!s || !u || !p) {
-        qn__free(&c->alloc, s, table_bytes(cap));
+    if (!u || !p) {
         qn__free(&c->alloc, u, cap * sizeof *u);
         qn__free(&c->alloc, p, cap * sizeof *p);
         return false;
     }
-    qn__crowd_step_free(c);
-    c->hstart = s;
+    qn__free(&c->alloc, c->hunits, c->hcap * sizeof(uint32_t));
+    qn__free(&c->alloc, c->hpos, c->hcap * sizeof(qn_vec2));
     c->hunits = u;
     c->hpos = p;
     c->hcap = cap;
@@ -52,97 +53,140 @@ static bool hash_reserve(qn_crowd *c, uint32_t n) {
 }
 
 void qn__crowd_step_free(qn_crowd *c) {
+    if (c->gcap) qn__free(&c->alloc, c->hstart, grid_bytes(c->gcap));
     if (c->hcap) {
-        qn__free(&c->alloc, c->hstart, table_bytes(c->hcap));
         qn__free(&c->alloc, c->hunits, c->hcap * sizeof(uint32_t));
         qn__free(&c->alloc, c->hpos, c->hcap * sizeof(qn_vec2));
     }
     c->hstart = c->hunits = NULL;
     c->hpos = NULL;
-    c->hcap = 0;
+    c->hcap = c->gcap = 0;
 }
 
-/* Counting sort of the units into 2*hcap buckets. */
-static void hash_build(qn_crowd *c) {
-    uint32_t tsize = 2 * c->hcap, n = c->count;
-    c->hmask = tsize - 1;
-    memset(c->hstart, 0, ((size_t)tsize + 1) * sizeof(uint32_t));
-    for (uint32_t i = 0; i < n; i++) {
+/* Grid shape over the units' bounding box for cells of (at least) `cell`. */
+static void grid_shape(qn_crowd *c, float cell) {
+    qn_vec2 lo = c->u.pos[0], hi = lo;
+    for (uint32_t i = 1; i < c->count; i++) {
         qn_vec2 p = c->u.pos[i];
-        uint32_t k = hash_cell(cell_coord(p.x, c->hinv), cell_coord(p.y, c->hinv), c->hmask);
+        lo.x = fminf(lo.x, p.x), lo.y = fminf(lo.y, p.y);
+        hi.x = fmaxf(hi.x, p.x), hi.y = fmaxf(hi.y, p.y);
+    }
+    double limit = 8.0 * (double)c->count + 64.0, w, h;
+    for (;;) {
+        w = floor((double)(hi.x - lo.x) / (double)cell) + 1.0;
+        h = floor((double)(hi.y - lo.y) / (double)cell) + 1.0;
+        if (w * h <= limit) break;
+        cell *= 1.5f;
+    }
+    c->gorigin = lo;
+    c->hcell = cell;
+    c->hinv = 1.0f / cell;
+    c->gw = (uint32_t)w;
+    c->gh = (uint32_t)h;
+}
+
+static uint32_t grid_coord(float v, float inv, uint32_t n) {
+    float f = v * inv;
+    return f <= 0.0f ? 0 : (f >= (float)(n - 1) ? n - 1 : (uint32_t)f);
+}
+
+/* Counting sort of the units by cell. */
+static void grid_fill(qn_crowd *c) {
+    uint32_t cells = c->gw * c->gh, n = c->count;
+    memset(c->hstart, 0, grid_bytes(cells));
+    for (uint32_t i = 0; i < n; i++) {
+        qn_vec2 p = qn__sub(c->u.pos[i], c->gorigin);
+        uint32_t k = grid_coord(p.y, c->hinv, c->gh) * c->gw + grid_coord(p.x, c->hinv, c->gw);
         c->u.hkey[i] = k;
         c->hstart[k + 1]++;
     }
-    for (uint32_t k = 0; k < tsize; k++) c->hstart[k + 1] += c->hstart[k];
+    for (uint32_t k = 0; k < cells; k++) c->hstart[k + 1] += c->hstart[k];
     for (uint32_t i = 0; i < n; i++) {
         uint32_t at = --c->hstart[c->u.hkey[i] + 1];
         c->hunits[at] = i;
         c->hpos[at] = c->u.pos[i];
     }
-    /* hstart[k + 1] now holds the start of bucket k; shift to hstart[k]. */
-    memmove(c->hstart, c->hstart + 1, (size_t)tsize * sizeof(uint32_t));
-    c->hstart[tsize] = n;
+    memmove(c->hstart, c->hstart + 1, (size_t)cells * sizeof(uint32_t));
+    c->hstart[cells] = n;
 }
 
 /* ---- nearest neighbours -------------------------------------------------- */
 
+typedef struct cand {
+    float d2;
+    uint32_t who; /* dense index */
+    uint32_t id;
+} cand;
+
 typedef struct knn {
     uint32_t n, cap;
-    float d2[QN_CROWD_MAX_NEIGHBOURS];
-    uint32_t who[QN_CROWD_MAX_NEIGHBOURS]; /* dense index */
-    uint32_t id[QN_CROWD_MAX_NEIGHBOURS];
+    cand c[QN_CROWD_MAX_NEIGHBOURS];
 } knn;
 
-/* Keeps the cap nearest by (distance, id); a unit seen twice (two cells in
-** one bucket) is kept once. */
+/* Keeps the cap nearest by (distance, id). */
 static void knn_offer(knn *k, float d2, uint32_t who, uint32_t id) {
-    uint32_t at = k->n;
-    while (at > 0 && (k->d2[at - 1] > d2 || (k->d2[at - 1] == d2 && k->id[at - 1] >= id))) {
-        if (k->d2[at - 1] == d2 && k->id[at - 1] == id) return;
+    if (k->n == k->cap) {
+        const cand *last = &k->c[k->n - 1];
+        if (last->d2 < d2 || (last->d2 == d2 && last->id < id)) return;
+    }
+    uint32_t at = k->n < k->cap ? k->n : k->cap - 1;
+    while (at > 0 && (k->c[at - 1].d2 > d2 || (k->c[at - 1].d2 == d2 && k->c[at - 1].id > id))) {
+        k->c[at] = k->c[at - 1];
         at--;
     }
-    if (at >= k->cap) return;
-    uint32_t last = k->n < k->cap ? k->n : k->cap - 1;
-    for (uint32_t j = last; j > at; j--) {
-        k->d2[j] = k->d2[j - 1];
-        k->who[j] = k->who[j - 1];
-        k->id[j] = k->id[j - 1];
-    }
-    k->d2[at] = d2;
-    k->who[at] = who;
-    k->id[at] = id;
+    k->c[at].d2 = d2;
+    k->c[at].who = who;
+    k->c[at].id = id;
     if (k->n < k->cap) k->n++;
 }
 
-static void scan_bucket(const qn_crowd *c, uint32_t b, uint32_t self, qn_vec2 p, float range2,
-                        knn *k) {
-    for (uint32_t s = c->hstart[b]; s < c->hstart[b + 1]; s++) {
-        uint32_t j = c->hunits[s];
-        if (j == self) continue;
+/* Offers the units of cells [x0, x1] of row y. */
+static void scan_run(const qn_crowd *c, uint32_t y, uint32_t x0, uint32_t x1, uint32_t self,
+                     qn_vec2 p, float range2, knn *k) {
+    uint32_t row = y * c->gw, end = c->hstart[row + x1 + 1];
+    for (uint32_t s = c->hstart[row + x0]; s < end; s++) {
         qn_vec2 d = qn__sub(c->hpos[s], p);
         float d2 = d.x * d.x + d.y * d.y;
-        if (d2 > range2 || (k->n == k->cap && d2 > k->d2[k->n - 1])) continue;
-        knn_offer(k, d2, j, c->u.id[j]);
+        if (d2 > range2 || (k->n == k->cap && !(d2 <= k->c[k->n - 1].d2))) continue;
+        uint32_t j = c->hunits[s];
+        if (j != self) knn_offer(k, d2, j, c->u.id[j]);
     }
 }
 
+/* Ring r around cell (cx, cy), clipped to the grid: two full rows and the
+** two end cells of the rows between. False when the ring lies outside. */
+static bool scan_ring(const qn_crowd *c, int32_t cx, int32_t cy, int32_t r, uint32_t self,
+                      qn_vec2 p, float range2, knn *k) {
+    int32_t w = (int32_t)c->gw, h = (int32_t)c->gh;
+    int32_t x0 = cx - r < 0 ? 0 : cx - r, x1 = cx + r >= w ? w - 1 : cx + r;
+    bool any = false;
+    for (int32_t y = cy - r; y <= cy + r; y++) {
+        if (y < 0 || y >= h) continue;
+        if (y == cy - r || y == cy + r) {
+            scan_run(c, (uint32_t)y, (uint32_t)x0, (uint32_t)x1, self, p, range2, k);
+            any = true;
+            continue;
+        }
+        if (cx - r >= 0) scan_run(c, (uint32_t)y, (uint32_t)(cx - r), (uint32_t)(cx - r), self, p, range2, k), any = true;
+        if (cx + r < w) scan_run(c, (uint32_t)y, (uint32_t)(cx + r), (uint32_t)(cx + r), self, p, range2, k), any = true;
+    }
+    return any;
+}
+
 /* The cap nearest units within `range` of unit i: rings of cells outwards,
-** stopping once the k-th nearest is nearer than any unsearched cell. */
+** stopping once the k-th nearest is nearer than any cell not yet searched. */
 static void neighbours(const qn_crowd *c, uint32_t i, float range, knn *k) {
-    qn_vec2 p = c->u.pos[i];
-    int32_t cx = cell_coord(p.x, c->hinv), cy = cell_coord(p.y, c->hinv);
-    float fx = p.x - (float)cx * c->hcell, fy = p.y - (float)cy * c->hcell;
-    float edge = fminf(fminf(fx, c->hcell - fx), fminf(fy, c->hcell - fy));
-    int32_t rings = (int32_t)ceilf(range * c->hinv);
+    qn_vec2 p = c->u.pos[i], rel = qn__sub(p, c->gorigin);
+    int32_t cx = (int32_t)grid_coord(rel.x, c->hinv, c->gw);
+    int32_t cy = (int32_t)grid_coord(rel.y, c->hinv, c->gh);
+    float fx = rel.x - (float)cx * c->hcell, fy = rel.y - (float)cy * c->hcell;
+    float edge = fmaxf(0.0f, fminf(fminf(fx, c->hcell - fx), fminf(fy, c->hcell - fy)));
+    int32_t rings = (int32_t)ceilf(range * c->hinv) + 1;
     float range2 = range * range;
     for (int32_t r = 0; r <= rings; r++) {
-        for (int32_t y = -r; y <= r; y++) {
-            int32_t step = (y == -r || y == r) ? 1 : 2 * r;
-            for (int32_t x = -r; x <= r; x += step ? step : 1)
-                scan_bucket(c, hash_cell(cx + x, cy + y, c->hmask), i, p, range2, k);
-        }
+        if (!scan_ring(c, cx, cy, r, i, p, range2, k) && r > 0) break;
         float clear = edge + (float)r * c->hcell; /* everything nearer has been seen */
-        if (k->n == k->cap && k->d2[k->n - 1] <= clear * clear) break;
+        if (clear >= range || (k->n == k->cap && k->c[k->n - 1].d2 <= clear * clear)) break;
     }
 }
 
@@ -248,13 +292,24 @@ static bool arrives(const qn_crowd *c, uint32_t i, const knn *k) {
     float v2 = qn__dot(u->vel[i], u->vel[i]), slow = ARRIVE_SLOW * u->vmax[i];
     if (v2 > slow * slow) return false;
     for (uint32_t n = 0; n < k->n; n++) {
-        uint32_t j = k->who[n];
+        uint32_t j = k->c[n].who;
         float touch = 1.1f * (r + u->rad[j]);
         if ((u->flags[j] & QN__CU_ARRIVED) && u->goal[j].x == u->goal[i].x &&
-            u->goal[j].y == u->goal[i].y && k->d2[n] <= touch * touch)
+            u->goal[j].y == u->goal[i].y && k->c[n].d2 <= touch * touch)
             return true;
     }
     return false;
+}
+
+/* A tiny turn of the preferred velocity, different for every unit and step
+** (a hash of both, so deterministic): breaks the perfect symmetries in
+** which reciprocal avoidance deadlocks (units meeting exactly head-on). */
+static qn_vec2 nudge(qn_vec2 v, uint32_t id, uint64_t step) {
+    uint64_t h = ((uint64_t)id * 0x9e3779b97f4a7c15ull) ^ (step * 0xbf58476d1ce4e5b9ull);
+    h ^= h >> 29;
+    float a = ((float)(h & 0xffff) / 65535.0f - 0.5f) * 2e-3f;
+    float cs = cosf(a), sn = sinf(a);
+    return qn__v2(v.x * cs - v.y * sn, v.x * sn + v.y * cs);
 }
 
 static void step_unit(qn_crowd *c, uint32_t i) {
@@ -276,14 +331,17 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     uint32_t n = nw;
     float inv_tau = 1.0f / c->tau, inv_dt = 1.0f / dt;
     for (uint32_t m = 0; m < k.n; m++) {
-        uint32_t j = k.who[m];
-        lines[n++] = qn__orca_line(p, v, r, u->pos[j], u->vel[j], u->rad[j], inv_tau, inv_dt,
+        uint32_t j = k.c[m].who;
+        lines[n++] = qn__orca_line(p, v, r * PAD, u->pos[j], u->vel[j], u->rad[j] * PAD, inv_tau, inv_dt,
                                    u->id[i] < u->id[j]);
     }
-    qn_vec2 nv = vmax > 0.0f ? qn__orca_solve(lines, n, nw, vmax, pref) : qn__v2(0, 0);
+    qn_vec2 nv = vmax > 0.0f ? qn__orca_solve(lines, n, nw, vmax, nudge(pref, u->id[i], c->steps))
+                             : qn__v2(0, 0);
     qn_vec2 np = p;
     uint32_t nq = u->quad[i];
     bool slid = qn__walls_move(&c->walls, c->mesh, &np, qn__scale(nv, dt), &nq);
+    for (uint32_t m = 0; m < k.n; m++) c->nbr[(size_t)i * c->max_nb + m] = k.c[m].who;
+    u->nnb[i] = (uint8_t)k.n;
     u->npos[i] = np;
     u->nvel[i] = slid ? qn__scale(qn__sub(np, p), inv_dt) : nv;
     u->ndes[i] = want;
@@ -291,6 +349,40 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     u->npath_next[i] = next;
     u->nflags[i] = (uint8_t)((arrived ? QN__CU_ARRIVED : 0) | (slid ? QN__CU_WALL : 0) |
                              QN__CU_STEPPED);
+}
+
+/* ---- resolving overlaps ------------------------------------------------- */
+
+/* Where avoidance failed (dense crowds, where no velocity satisfies every
+** neighbour), units that overlap after the move step apart: each moves away
+** from each neighbour it overlaps by half the depth (one Jacobi pass over
+** the moved positions, so a pair is resolved exactly), at most half its
+** radius, sliding along walls like any move. */
+static void resolve_unit(qn_crowd *c, uint32_t i) {
+    qn__cunits *u = &c->u;
+    qn_vec2 p = u->npos[i], push = {0, 0};
+    const uint32_t *nb = &c->nbr[(size_t)i * c->max_nb];
+    for (uint32_t m = 0; m < u->nnb[i]; m++) {
+        uint32_t j = nb[m];
+        float rs = u->rad[i] + u->rad[j];
+        qn_vec2 d = qn__sub(p, u->npos[j]);
+        float d2 = qn__dot(d, d);
+        if (d2 >= rs * rs) continue;
+        float dl = sqrtf(d2);
+        qn_vec2 away = dl > 1e-6f ? qn__scale(d, 1.0f / dl)
+                                  : qn__v2(u->id[i] < u->id[j] ? -1.0f : 1.0f, 0.0f);
+        push = qn__add(push, qn__scale(away, 0.5f * (rs - dl)));
+    }
+    qn_vec2 fp = p;
+    uint32_t fq = u->nquad[i];
+    bool slid = false;
+    if (push.x != 0.0f || push.y != 0.0f) {
+        slid = qn__walls_move(&c->walls, c->mesh, &fp, clamp_len(push, 0.5f * u->rad[i]), &fq);
+        u->nvel[i] = qn__scale(qn__sub(fp, u->pos[i]), 1.0f / c->dt);
+    }
+    u->fpos[i] = fp;
+    u->fquad[i] = fq;
+    u->nflags[i] |= (uint8_t)(QN__CU_RESOLVED | (slid ? QN__CU_WALL : 0));
 }
 
 /* ---- begin, ranges, end ----------------------------------------------------- */
@@ -303,11 +395,19 @@ static void crowd_extent(qn_crowd *c) {
     }
     c->max_rad = mr;
     c->max_vmax = mv;
-    c->nb_range = c->nb_extra > 0.0f ? c->nb_extra : 2.5f * mr + 1.5f * mv;
-    /* Cells of about a quarter of the search radius: few rings, few units each. */
-    c->hcell = fmaxf(2.0f * mr, 0.25f * (2.0f * mr + c->nb_range));
-    c->hcell = fmaxf(c->hcell, 1e-3f);
-    c->hinv = 1.0f / c->hcell;
+    c->nb_range = c->nb_extra > 0.0f ? c->nb_extra : 2.0f * mr + 0.75f * mv;
+}
+
+/* Room for every unit's neighbour list. */
+static bool nbr_reserve(qn_crowd *c) {
+    if (c->count <= c->nbr_cap) return true;
+    size_t cap = c->nbr_cap ? c->nbr_cap : 64, per = c->max_nb * sizeof(uint32_t);
+    while (cap < c->count) cap *= 2;
+    uint32_t *n = qn__realloc(&c->alloc, c->nbr, c->nbr_cap * per, cap * per);
+    if (!n) return false;
+    c->nbr = n;
+    c->nbr_cap = cap;
+    return true;
 }
 
 qn_status qn_crowd_step_begin(qn_crowd *crowd, float dt) {
@@ -316,9 +416,14 @@ qn_status qn_crowd_step_begin(qn_crowd *crowd, float dt) {
     if (c->walls.version != c->mesh->version &&
         qn__walls_build(&c->walls, c->mesh, &c->alloc) != QN_OK)
         return QN_E_NOMEM;
-    if (!hash_reserve(c, c->count)) return QN_E_NOMEM;
     crowd_extent(c);
-    if (c->count) hash_build(c);
+    if (c->count) {
+        /* Cells of half the search radius: a search looks at 5 x 5 cells or fewer. */
+        grid_shape(c, fmaxf(fmaxf(2.0f * c->max_rad, 0.5f * (2.0f * c->max_rad + c->nb_range)),
+                            1e-3f));
+        if (!grid_reserve(c, c->count, c->gw * c->gh) || !nbr_reserve(c)) return QN_E_NOMEM;
+        grid_fill(c);
+    }
     for (uint32_t i = 0; i < c->count; i++) c->u.nflags[i] = 0;
     c->dt = dt;
     c->in_step = true;
@@ -328,6 +433,14 @@ qn_status qn_crowd_step_begin(qn_crowd *crowd, float dt) {
 qn_status qn_crowd_step_range(qn_crowd *crowd, uint32_t begin, uint32_t end) {
     if (!crowd || !crowd->in_step || begin > end || end > crowd->count) return QN_E_INVALID_ARG;
     for (uint32_t i = begin; i < end; i++) step_unit(crowd, i);
+    return QN_OK;
+}
+
+qn_status qn_crowd_resolve_range(qn_crowd *crowd, uint32_t begin, uint32_t end) {
+    if (!crowd || !crowd->in_step || begin > end || end > crowd->count) return QN_E_INVALID_ARG;
+    for (uint32_t i = begin; i < end; i++)
+        if (!(crowd->u.nflags[i] & QN__CU_STEPPED)) return QN_E_MISMATCH;
+    for (uint32_t i = begin; i < end; i++) resolve_unit(crowd, i);
     return QN_OK;
 }
 
@@ -344,15 +457,17 @@ qn_status qn_crowd_step_end(qn_crowd *crowd) {
     qn__cunits *u = &c->u;
     c->in_step = false;
     for (uint32_t i = 0; i < c->count; i++)
-        if (!(u->nflags[i] & QN__CU_STEPPED)) return QN_E_MISMATCH;
-    swap_ptr(&u->pos, &u->npos);
+        if ((u->nflags[i] & (QN__CU_STEPPED | QN__CU_RESOLVED)) !=
+            (QN__CU_STEPPED | QN__CU_RESOLVED))
+            return QN_E_MISMATCH;
+    swap_ptr(&u->pos, &u->fpos);
+    swap_ptr(&u->quad, &u->fquad);
     swap_ptr(&u->vel, &u->nvel);
     swap_ptr(&u->des, &u->ndes);
-    swap_ptr(&u->quad, &u->nquad);
     swap_ptr(&u->path_next, &u->npath_next);
     swap_ptr(&u->flags, &u->nflags);
     for (uint32_t i = 0; i < c->count; i++) {
-        u->flags[i] &= (uint8_t)~QN__CU_STEPPED;
+        u->flags[i] &= (uint8_t)~(QN__CU_STEPPED | QN__CU_RESOLVED);
         c->wall_contacts += (u->flags[i] & QN__CU_WALL) != 0;
         float dl = qn__len(u->des[i]);
         if (dl > 0.1f * u->vmax[i] && dl > 0.0f) u->heading[i] = qn__scale(u->des[i], 1.0f / dl);
@@ -365,33 +480,35 @@ qn_status qn_crowd_step(qn_crowd *crowd, float dt) {
     qn_status st = qn_crowd_step_begin(crowd, dt);
     if (st != QN_OK) return st;
     qn_crowd_step_range(crowd, 0, crowd->count);
+    qn_crowd_resolve_range(crowd, 0, crowd->count);
     return qn_crowd_step_end(crowd);
 }
 
 typedef struct part {
     qn_crowd *c;
     uint32_t begin, end;
+    bool resolve;
 } part;
 
 static void *part_main(void *arg) {
     part *p = arg;
-    qn_crowd_step_range(p->c, p->begin, p->end);
+    if (p->resolve) qn_crowd_resolve_range(p->c, p->begin, p->end);
+    else qn_crowd_step_range(p->c, p->begin, p->end);
     return NULL;
 }
 
-qn_status qn_crowd_step_parallel(qn_crowd *crowd, float dt, uint32_t threads) {
-    if (threads == 0 || threads > MAX_THREADS) return QN_E_INVALID_ARG;
-    qn_status st = qn_crowd_step_begin(crowd, dt);
-    if (st != QN_OK) return st;
-    uint32_t n = crowd->count;
-    if (threads > n) threads = n ? n : 1;
+/* One phase over every unit on `threads` threads (the caller runs part 0;
+** parts whose thread cannot start run here too). */
+static qn_status run_phase(qn_crowd *c, uint32_t threads, bool resolve) {
     part parts[MAX_THREADS];
     pthread_t ids[MAX_THREADS];
-    uint32_t started = 0;
+    uint32_t n = c->count, started = 0;
+    qn_status st = QN_OK;
     for (uint32_t t = 0; t < threads; t++) {
-        parts[t].c = crowd;
+        parts[t].c = c;
         parts[t].begin = (uint32_t)((uint64_t)n * t / threads);
         parts[t].end = (uint32_t)((uint64_t)n * (t + 1) / threads);
+        parts[t].resolve = resolve;
     }
     for (uint32_t t = 1; t < threads; t++) {
         if (pthread_create(&ids[t], NULL, part_main, &parts[t]) != 0) {
@@ -403,6 +520,16 @@ qn_status qn_crowd_step_parallel(qn_crowd *crowd, float dt, uint32_t threads) {
     part_main(&parts[0]);
     for (uint32_t t = 1; t <= started; t++) pthread_join(ids[t], NULL);
     for (uint32_t t = started + 1; t < threads; t++) part_main(&parts[t]);
+    return st;
+}
+
+qn_status qn_crowd_step_parallel(qn_crowd *crowd, float dt, uint32_t threads) {
+    if (threads == 0 || threads > MAX_THREADS) return QN_E_INVALID_ARG;
+    qn_status st = qn_crowd_step_begin(crowd, dt);
+    if (st != QN_OK) return st;
+    if (threads > crowd->count) threads = crowd->count ? crowd->count : 1;
+    qn_status a = run_phase(crowd, threads, false);
+    qn_status b = run_phase(crowd, threads, true);
     qn_status end = qn_crowd_step_end(crowd);
-    return end != QN_OK ? end : st;
+    return end != QN_OK ? end : (a != QN_OK ? a : b);
 }

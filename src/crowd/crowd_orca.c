@@ -15,6 +15,7 @@
 
 #define LP_EPS 1.0e-6f
 #define MAX_LINES 64u
+#define SETTLE_PREF 0.0f /* in a jam, aim this share of the preferred velocity */
 
 static qn_vec2 perp_right(qn_vec2 v) { return qn__v2(v.y, -v.x); }
 
@@ -156,6 +157,28 @@ static void lp3(const qn__line *L, uint32_t n, uint32_t hard, uint32_t from, flo
     }
 }
 
+/* The fallback's velocity lies on the speed limit (it maximises the margin
+** along one line), so in a jam units would keep moving at full speed into
+** each other. Among the velocities that violate no soft line by more than
+** the fallback's worst violation, take the one nearest `opt` instead. */
+static qn_vec2 settle(const qn__line *L, uint32_t n, uint32_t hard, float vmax, qn_vec2 res,
+                      qn_vec2 opt) {
+    float worst = 0.0f;
+    for (uint32_t i = hard; i < n; i++) {
+        float v = qn__cross(L[i].d, qn__sub(L[i].p, res));
+        worst = v > worst ? v : worst;
+    }
+    qn__line shifted[MAX_LINES];
+    float slack = worst * 1.001f + 1e-5f;
+    for (uint32_t i = 0; i < n; i++) {
+        shifted[i] = L[i];
+        if (i >= hard) /* move the line by `slack` toward its forbidden side */
+            shifted[i].p = qn__add(L[i].p, qn__scale(qn__v2(L[i].d.y, -L[i].d.x), slack));
+    }
+    qn_vec2 out;
+    return lp2(shifted, n, vmax, opt, false, &out) == n ? out : res;
+}
+
 qn_vec2 qn__orca_solve(const qn__line *lines, uint32_t n, uint32_t hard, float vmax,
                        qn_vec2 pref) {
     if (n > MAX_LINES) n = MAX_LINES;
@@ -167,5 +190,5 @@ qn_vec2 qn__orca_solve(const qn__line *lines, uint32_t n, uint32_t hard, float v
     ** treat every line alike. */
     if (fail < hard) hard = 0;
     lp3(lines, n, hard, fail, vmax, &res);
-    return res;
+    return settle(lines, n, hard, vmax, res, qn__scale(pref, SETTLE_PREF));
 }

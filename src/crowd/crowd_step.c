@@ -13,7 +13,9 @@
 #define MAX_WALL_LINES 8u
 #define ARRIVE_SLOW 0.34f   /* arrival by contact: slower than this share of max speed */
 #define CATCH_UP_GAIN 1.5f  /* follower: 1/s of slot error added to the leader's velocity */
-#define PAD 1.0f /* avoidance keeps a margin: radii grown by this factor */
+#define PAD 1.1f /* avoidance keeps a margin: radii grown by this factor */
+#define RESOLVE 0.5f /* share of an overlap each unit of the pair steps back */
+#define RESOLVE_MAX 0.5f /* largest push, in radii */
 
 /* ---- spatial grid ------------------------------------------------------ */
 
@@ -371,13 +373,13 @@ static void resolve_unit(qn_crowd *c, uint32_t i) {
         float dl = sqrtf(d2);
         qn_vec2 away = dl > 1e-6f ? qn__scale(d, 1.0f / dl)
                                   : qn__v2(u->id[i] < u->id[j] ? -1.0f : 1.0f, 0.0f);
-        push = qn__add(push, qn__scale(away, 0.5f * (rs - dl)));
+        push = qn__add(push, qn__scale(away, RESOLVE * (rs - dl)));
     }
     qn_vec2 fp = p;
     uint32_t fq = u->nquad[i];
     bool slid = false;
     if (push.x != 0.0f || push.y != 0.0f) {
-        slid = qn__walls_move(&c->walls, c->mesh, &fp, clamp_len(push, 0.5f * u->rad[i]), &fq);
+        slid = qn__walls_move(&c->walls, c->mesh, &fp, clamp_len(push, RESOLVE_MAX * u->rad[i]), &fq);
         u->nvel[i] = qn__scale(qn__sub(fp, u->pos[i]), 1.0f / c->dt);
     }
     u->fpos[i] = fp;

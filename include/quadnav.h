@@ -868,11 +868,12 @@ typedef struct qn_crowd_unit_desc {
     /* Arrival region: a disc of goal_radius around goal (goal_radius 0: no
     ** region; the unit stops at QN_AT_GOAL). Inside it a unit slows down and
     ** arrives (stops for good, until it gets a new goal or is teleported)
-    ** once it is within its radius of the goal point, or touches an arrived
-    ** unit with the same goal while moving slower than a third of its max
-    ** speed: the region fills from the goal outwards, without stacking. The
-    ** caller sizes the region for the group (area of the discs over a
-    ** packing density of about 0.6 is enough). */
+    ** once it is within its radius of the goal point, or has touched an
+    ** arrived unit with the same goal for a second while moving slower than a
+    ** third of its max speed: the region fills from the goal outwards,
+    ** without stacking. The
+    ** caller sizes the region for the group: the area of the discs over a
+    ** packing density of 0.4 (radius * sqrt(units / 0.4)) leaves room. */
     qn_vec2 goal;
     float goal_radius; /* [0, QN_MAX_COORD] */
 } qn_crowd_unit_desc;
@@ -881,6 +882,7 @@ typedef struct qn_crowd_unit_desc {
 typedef struct qn_crowd_unit {
     qn_vec2 position, velocity;
     qn_vec2 desired;  /* desired velocity of the last step */
+    qn_vec2 heading;  /* unit direction the unit faces (formation frame) */
     float radius, max_speed, max_accel;
     const qn_field *field;
     uint32_t group;
@@ -931,7 +933,9 @@ QN_API qn_status qn_crowd_set_path(qn_crowd *crowd, uint32_t id, const qn_vec2 *
 /* Formation: the unit follows `leader` (QN_NONE clears), holding the slot
 ** `slot` in the leader's frame (x along the leader's heading, y to its left;
 ** the heading is the direction of the leader's last velocity faster than a
-** tenth of its max speed). The slot point is projected into free space
+** tenth of its max speed, turned toward it at most 90 degrees a second). Once
+** the leader has arrived, followers leave their slots and arrive like any
+** unit. The slot point is projected into free space
 ** (pulled toward the leader when the straight line from the leader to it
 ** leaves the mesh). The follower steers at the slot point when it sees it,
 ** else at the leader when it sees the leader, else along its own instance,

@@ -19,7 +19,7 @@ const char *const qn_crowd_scene_names[] = {"doorway",    "counterflow",  "cross
 
 #define RADIUS 0.25f
 #define SPEED 1.5f
-#define PACKING 0.5f /* share of a goal region the arrived units' discs fill */
+#define PACKING 0.4f /* share of a goal region the arrived units' discs fill */
 
 /* ---- geometry ------------------------------------------------------------ */
 
@@ -459,11 +459,12 @@ void qn_crowd_scene_overlaps(const qn_crowd_scene *s, uint64_t *pairs, double *d
     *deepest = o.deepest;
 }
 
-/* Formation bookkeeping: the leader's heading as the library keeps it, the
-** mean slot error on open ground, and how long re-forming takes. */
+/* Formation bookkeeping: the mean slot error on open ground (every slot in
+** plain view of the leader, radius included), and how long the group takes
+** to re-form (mean error back under one radius) from the first open step
+** after a stretch where slots did not fit (a street, a door). */
 typedef struct fstate {
-    qn_vec2 heading;
-    bool formed, reforming;
+    bool was_open, reforming;
     double since, reform_max, err_sum;
     uint64_t err_n;
 } fstate;
@@ -471,9 +472,7 @@ typedef struct fstate {
 static void formation_step(const qn_crowd_scene *s, fstate *f, double t) {
     qn_crowd_unit l;
     if (qn_crowd_get(s->crowd, s->leader, &l) != QN_OK || l.arrived) return;
-    float dl = sqrtf(l.desired.x * l.desired.x + l.desired.y * l.desired.y);
-    if (dl > 0.1f * l.max_speed) f->heading = (qn_vec2){l.desired.x / dl, l.desired.y / dl};
-    qn_vec2 h = f->heading;
+    qn_vec2 h = l.heading;
     bool open = true;
     double err = 0.0;
     for (uint32_t k = 0; k < s->nfollow; k++) {
@@ -488,14 +487,15 @@ static void formation_step(const qn_crowd_scene *s, fstate *f, double t) {
     }
     err /= (double)s->nfollow;
     if (open) f->err_sum += err, f->err_n++;
-    if (err <= 1.0) {
-        if (f->reforming && t - f->since > f->reform_max) f->reform_max = t - f->since;
-        f->formed = true;
-        f->reforming = false;
-    } else if (f->formed && open && !f->reforming) {
+    if (open && !f->was_open && err > 1.0) {
         f->reforming = true;
         f->since = t;
     }
+    if (f->reforming && (!open || err <= 1.0)) {
+        if (t - f->since > f->reform_max) f->reform_max = t - f->since;
+        f->reforming = false;
+    }
+    f->was_open = open;
 }
 
 /* Seconds of CPU time of the calling thread: what one thread's step costs,
@@ -514,7 +514,7 @@ int qn_crowd_scene_run(qn_crowd_scene *s, uint32_t threads, uint32_t max_steps,
     m->units = s->units;
     m->slot_error_mean = m->reform_s_max = -1.0;
     uint32_t limit = max_steps ? max_steps : s->budget;
-    fstate f = {{1, 0}, false, false, 0.0, 0.0, 0.0, 0};
+    fstate f = {true, false, 0.0, 0.0, 0.0, 0};
     double busy = 0.0;
     qn_crowd_stats st;
     for (uint32_t step = 0; step < limit; step++) {

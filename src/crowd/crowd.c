@@ -16,13 +16,14 @@ typedef struct unit_array {
 #define ARR(field) {(void **)&c->u.field, sizeof *c->u.field}
 
 /* Every per-unit array; returns how many. */
-static uint32_t unit_arrays(qn_crowd *c, unit_array out[32]) {
+static uint32_t unit_arrays(qn_crowd *c, unit_array out[40]) {
     unit_array t[] = {ARR(id),    ARR(pos),   ARR(vel),       ARR(des),   ARR(heading),
                       ARR(goal),  ARR(slot),  ARR(rad),       ARR(vmax),  ARR(amax),
                       ARR(goal_r), ARR(field), ARR(group),    ARR(quad),  ARR(leader),
                       ARR(path_next), ARR(flags), ARR(path),  ARR(npos),  ARR(nvel),
                       ARR(ndes),  ARR(nquad), ARR(npath_next), ARR(nflags), ARR(hkey),
-                      ARR(nfollow), ARR(fpos), ARR(fquad), ARR(nnb)};
+                      ARR(nfollow), ARR(fpos), ARR(fquad), ARR(nnb),
+                      ARR(wait), ARR(nwait)};
     uint32_t n = (uint32_t)(sizeof t / sizeof t[0]);
     memcpy(out, t, sizeof t);
     return n;
@@ -30,7 +31,7 @@ static uint32_t unit_arrays(qn_crowd *c, unit_array out[32]) {
 
 /* Grows every per-unit array to ncap units; false (nothing lost) on failure. */
 static bool grow_units(qn_crowd *c, uint32_t ncap) {
-    unit_array a[32];
+    unit_array a[40];
     uint32_t n = unit_arrays(c, a);
     for (uint32_t i = 0; i < n; i++) {
         void *p = qn__realloc(&c->alloc, *a[i].ptr, a[i].size * c->cap, a[i].size * ncap);
@@ -111,7 +112,7 @@ void qn_crowd_destroy(qn_crowd *crowd) {
     if (!crowd) return;
     qn_crowd *c = crowd;
     for (uint32_t i = 0; i < c->count; i++) free_path(c, i);
-    unit_array a[32];
+    unit_array a[40];
     uint32_t n = unit_arrays(c, a);
     for (uint32_t i = 0; i < n; i++) qn__free(&c->alloc, *a[i].ptr, a[i].size * c->cap);
     qn__free(&c->alloc, c->dense_of, c->id_cap * sizeof(uint32_t));
@@ -195,6 +196,7 @@ static void init_unit(qn_crowd *c, uint32_t i, uint32_t id, const qn_crowd_unit_
     u->nfollow[i] = 0;
     u->path_next[i] = 0;
     u->flags[i] = 0;
+    u->wait[i] = 0;
     u->path[i].pts = NULL;
     u->path[i].n = 0;
 }
@@ -229,7 +231,7 @@ static uint32_t dense(const qn_crowd *c, uint32_t id) {
 
 /* Moves unit `from` into dense slot `to` (every array). */
 static void move_unit(qn_crowd *c, uint32_t from, uint32_t to) {
-    unit_array a[32];
+    unit_array a[40];
     uint32_t n = unit_arrays(c, a);
     for (uint32_t k = 0; k < n; k++)
         memcpy((char *)*a[k].ptr + a[k].size * to, (char *)*a[k].ptr + a[k].size * from,
@@ -276,6 +278,7 @@ qn_status qn_crowd_get(const qn_crowd *crowd, uint32_t id, qn_crowd_unit *out) {
     out->position = u->pos[i];
     out->velocity = u->vel[i];
     out->desired = u->des[i];
+    out->heading = u->heading[i];
     out->radius = u->rad[i];
     out->max_speed = u->vmax[i];
     out->max_accel = u->amax[i];

@@ -59,6 +59,7 @@ typedef struct qn__cunits {
     qn_vec2 *fpos;   /* final positions, after overlaps are resolved */
     uint32_t *fquad;
     uint8_t *nnb;    /* neighbours found in the step (their dense indices in nbr) */
+    uint16_t *wait, *nwait; /* steps slow against arrived units (arrival) */
     uint8_t *nflags;
     uint32_t *hkey; /* grid cell of each unit in the current step */
 } qn__cunits;

@@ -11,8 +11,10 @@
 
 #define MAX_THREADS 64u
 #define MAX_WALL_LINES 8u
+#define ARRIVE_WAIT 1.0f   /* seconds slow against arrived units before arriving */
 #define ARRIVE_SLOW 0.34f   /* arrival by contact: slower than this share of max speed */
 #define CATCH_UP_GAIN 1.5f  /* follower: 1/s of slot error added to the leader's velocity */
+#define TURN_RATE 1.5707963f /* formation frame: radians a second */
 #define PAD 1.1f /* avoidance keeps a margin: radii grown by this factor */
 #define RESOLVE 0.5f /* share of an overlap each unit of the pair steps back */
 #define RESOLVE_MAX 0.5f /* largest push, in radii */
@@ -273,7 +275,7 @@ static qn_vec2 desired(const qn_crowd *c, uint32_t i, float dt, uint32_t *next) 
     if (u->flags[i] & QN__CU_ARRIVED) return qn__v2(0, 0);
     uint32_t l = u->leader[i] == QN_NONE ? QN_NONE : c->dense_of[u->leader[i]];
     qn_vec2 v;
-    if (l != QN_NONE) return follow(c, i, l);
+    if (l != QN_NONE && !(u->flags[l] & QN__CU_ARRIVED)) return follow(c, i, l);
     if (u->path[i].n) v = walk_path(c, i, dt, next);
     else if (u->field[i]) v = qn__scale(field_dir(u->field[i], u->pos[i], u->quad[i]), u->vmax[i]);
     else v = qn__v2(0, 0);
@@ -282,10 +284,14 @@ static qn_vec2 desired(const qn_crowd *c, uint32_t i, float dt, uint32_t *next) 
 
 /* ---- one unit ------------------------------------------------------------- */
 
-/* Sticky arrival (see qn_crowd_unit_desc): at the goal point, or touching
-** an arrived unit of the same goal while slow. */
-static bool arrives(const qn_crowd *c, uint32_t i, const knn *k) {
+/* Sticky arrival (see qn_crowd_unit_desc): at the goal point, or after
+** ARRIVE_WAIT seconds in a row touching an arrived unit of the same goal
+** while slow (the wait lets avoidance slide it round into gaps first, so
+** the region fills instead of growing fingers). *wait gets the count of
+** such steps so far. */
+static bool arrives(const qn_crowd *c, uint32_t i, const knn *k, uint16_t *wait) {
     const qn__cunits *u = &c->u;
+    *wait = 0;
     if (u->flags[i] & QN__CU_ARRIVED) return true;
     float gr = u->goal_r[i], r = u->rad[i];
     qn_vec2 to = qn__sub(u->goal[i], u->pos[i]);
@@ -297,8 +303,10 @@ static bool arrives(const qn_crowd *c, uint32_t i, const knn *k) {
         uint32_t j = k->c[n].who;
         float touch = 1.1f * (r + u->rad[j]);
         if ((u->flags[j] & QN__CU_ARRIVED) && u->goal[j].x == u->goal[i].x &&
-            u->goal[j].y == u->goal[i].y && k->c[n].d2 <= touch * touch)
-            return true;
+            u->goal[j].y == u->goal[i].y && k->c[n].d2 <= touch * touch) {
+            *wait = (uint16_t)(u->wait[i] < UINT16_MAX ? u->wait[i] + 1 : UINT16_MAX);
+            return (float)*wait * c->dt >= ARRIVE_WAIT;
+        }
     }
     return false;
 }
@@ -325,7 +333,7 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     k.n = 0;
     k.cap = c->max_nb;
     neighbours(c, i, r + c->max_rad + c->nb_range, &k);
-    bool arrived = arrives(c, i, &k);
+    bool arrived = arrives(c, i, &k, &u->nwait[i]);
     if (arrived) pref = qn__v2(0, 0);
     qn__line lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
     uint32_t nw = qn__walls_lines(&c->walls, p, r, r + vmax * c->tau_wall + 1e-3f, c->tau_wall,
@@ -446,6 +454,20 @@ qn_status qn_crowd_resolve_range(qn_crowd *crowd, uint32_t begin, uint32_t end) 
     return QN_OK;
 }
 
+/* Turns a heading toward the desired velocity, at most TURN_RATE radians a
+** second, when the unit means to move (faster than a tenth of max speed). */
+static void turn_heading(qn_vec2 *h, qn_vec2 des, float vmax, float dt) {
+    float dl = qn__len(des);
+    if (!(dl > 0.1f * vmax && dl > 0.0f)) return;
+    qn_vec2 to = qn__scale(des, 1.0f / dl);
+    float ang = atan2f(qn__cross(*h, to), qn__dot(*h, to)), lim = TURN_RATE * dt;
+    ang = ang > lim ? lim : (ang < -lim ? -lim : ang);
+    float cs = cosf(ang), sn = sinf(ang);
+    qn_vec2 n = qn__v2(h->x * cs - h->y * sn, h->x * sn + h->y * cs);
+    float nl = qn__len(n);
+    *h = nl > 0.0f ? qn__scale(n, 1.0f / nl) : to;
+}
+
 static void swap_ptr(void *a, void *b) {
     void *t;
     memcpy(&t, a, sizeof t);
@@ -468,11 +490,11 @@ qn_status qn_crowd_step_end(qn_crowd *crowd) {
     swap_ptr(&u->des, &u->ndes);
     swap_ptr(&u->path_next, &u->npath_next);
     swap_ptr(&u->flags, &u->nflags);
+    swap_ptr(&u->wait, &u->nwait);
     for (uint32_t i = 0; i < c->count; i++) {
         u->flags[i] &= (uint8_t)~(QN__CU_STEPPED | QN__CU_RESOLVED);
         c->wall_contacts += (u->flags[i] & QN__CU_WALL) != 0;
-        float dl = qn__len(u->des[i]);
-        if (dl > 0.1f * u->vmax[i] && dl > 0.0f) u->heading[i] = qn__scale(u->des[i], 1.0f / dl);
+        turn_heading(&u->heading[i], u->des[i], u->vmax[i], c->dt);
     }
     c->steps++;
     return QN_OK;

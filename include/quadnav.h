@@ -868,10 +868,10 @@ typedef struct qn_crowd_unit_desc {
     /* Arrival region: a disc of goal_radius around goal (goal_radius 0: no
     ** region; the unit stops at QN_AT_GOAL). Inside it a unit slows down and
     ** arrives (stops for good, until it gets a new goal or is teleported)
-    ** once it is within its radius of the goal point, or has touched an
-    ** arrived unit with the same goal for a second while moving slower than a
-    ** third of its max speed: the region fills from the goal outwards,
-    ** without stacking. The
+    ** once it is within its radius of the goal point, or has been held up
+    ** inside the region for a second (moving slower than a third of the speed
+    ** it wants, because units that arrived before it are in the way): the
+    ** region fills from the goal outwards, without stacking. The
     ** caller sizes the region for the group: the area of the discs over a
     ** packing density of 0.4 (radius * sqrt(units / 0.4)) leaves room. */
     qn_vec2 goal;

@@ -285,13 +285,13 @@ static int build_rooms(qn_crowd_scene *s, const layout *l, uint32_t units, uint6
     return rc;
 }
 
-/* The classic circle: n units of radius 0.5 evenly on a ring (spaced 2.3
+/* The classic circle: n units of radius 0.5 evenly on a ring (spaced 3.2
 ** radii apart) each walk to the opposite point; open ground. */
 static int circle(qn_crowd_scene *s, uint32_t n, const qn_crowd_opts *opts) {
     s->radius = 0.5f;
     s->speed = 2.0f;
     s->dt = 0.25f;
-    float ring = (float)n * 2.3f * s->radius / (2.0f * 3.14159265f);
+    float ring = (float)n * 3.2f * s->radius / (2.0f * 3.14159265f);
     rect4 b = {-ring - 5.0f, -ring - 5.0f, ring + 5.0f, ring + 5.0f};
     s->own_mesh = mesh_from_rects(&b, 1);
     if (!s->own_mesh) return 1;

@@ -29,34 +29,45 @@ static uint32_t unit_arrays(qn_crowd *c, unit_array out[40]) {
     return n;
 }
 
-/* Grows every per-unit array to ncap units; false (nothing lost) on failure. */
+/* Grows every per-unit array to ncap units: all new arrays are allocated
+** before any old one is given up, so a failure loses nothing. */
 static bool grow_units(qn_crowd *c, uint32_t ncap) {
     unit_array a[40];
+    void *fresh[40];
     uint32_t n = unit_arrays(c, a);
     for (uint32_t i = 0; i < n; i++) {
-        void *p = qn__realloc(&c->alloc, *a[i].ptr, a[i].size * c->cap, a[i].size * ncap);
-        if (!p) {
-            /* Arrays grown so far keep the bigger size: shrink them back. */
-            for (uint32_t k = 0; k < i; k++) {
-                void *s = qn__realloc(&c->alloc, *a[k].ptr, a[k].size * ncap, a[k].size * c->cap);
-                if (s) *a[k].ptr = s;
-            }
+        fresh[i] = qn__alloc(&c->alloc, a[i].size * ncap);
+        if (!fresh[i]) {
+            for (uint32_t k = 0; k < i; k++) qn__free(&c->alloc, fresh[k], a[k].size * ncap);
             return false;
         }
-        *a[i].ptr = p;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (c->count) memcpy(fresh[i], *a[i].ptr, a[i].size * c->count);
+        qn__free(&c->alloc, *a[i].ptr, a[i].size * c->cap);
+        *a[i].ptr = fresh[i];
     }
     c->cap = ncap;
     return true;
 }
 
 static bool grow_ids(qn_crowd *c, uint32_t ncap) {
-    uint32_t *d = qn__realloc(&c->alloc, c->dense_of, c->id_cap * sizeof *d, ncap * sizeof *d);
-    if (!d) return false;
-    c->dense_of = d;
-    uint32_t *f = qn__realloc(&c->alloc, c->free_ids, c->id_cap * sizeof *f, ncap * sizeof *f);
-    if (!f) return false; /* dense_of keeps its larger size; id_cap stays */
-    c->free_ids = f;
+    uint32_t *d = qn__alloc(&c->alloc, ncap * sizeof *d);
+    uint32_t *f = qn__alloc(&c->alloc, ncap * sizeof *f);
+    if (!d || !f) {
+        qn__free(&c->alloc, d, ncap * sizeof *d);
+        qn__free(&c->alloc, f, ncap * sizeof *f);
+        return false;
+    }
+    if (c->id_cap) {
+        memcpy(d, c->dense_of, c->id_cap * sizeof *d);
+        memcpy(f, c->free_ids, c->id_cap * sizeof *f);
+    }
     for (uint32_t i = c->id_cap; i < ncap; i++) d[i] = QN_NONE;
+    qn__free(&c->alloc, c->dense_of, c->id_cap * sizeof *d);
+    qn__free(&c->alloc, c->free_ids, c->id_cap * sizeof *f);
+    c->dense_of = d;
+    c->free_ids = f;
     c->id_cap = ncap;
     return true;
 }

@@ -11,11 +11,10 @@
 
 #define MAX_THREADS 64u
 #define MAX_WALL_LINES 8u
-#define ARRIVE_WAIT 1.0f   /* seconds slow against arrived units before arriving */
-#define ARRIVE_SLOW 0.34f   /* arrival by contact: slower than this share of max speed */
+#define ARRIVE_WAIT 1.0f   /* seconds held up inside the region before arriving */
 #define CATCH_UP_GAIN 1.5f  /* follower: 1/s of slot error added to the leader's velocity */
 #define TURN_RATE 1.5707963f /* formation frame: radians a second */
-#define PAD 1.1f /* avoidance keeps a margin: radii grown by this factor */
+#define PAD 1.3f /* avoidance keeps a margin: radii grown by this factor */
 #define RESOLVE 0.5f /* share of an overlap each unit of the pair steps back */
 #define RESOLVE_MAX 0.5f /* largest push, in radii */
 
@@ -285,11 +284,11 @@ static qn_vec2 desired(const qn_crowd *c, uint32_t i, float dt, uint32_t *next) 
 /* ---- one unit ------------------------------------------------------------- */
 
 /* Sticky arrival (see qn_crowd_unit_desc): at the goal point, or after
-** ARRIVE_WAIT seconds in a row touching an arrived unit of the same goal
-** while slow (the wait lets avoidance slide it round into gaps first, so
-** the region fills instead of growing fingers). *wait gets the count of
-** such steps so far. */
-static bool arrives(const qn_crowd *c, uint32_t i, const knn *k, uint16_t *wait) {
+** ARRIVE_WAIT seconds in a row inside the region moving slower than a third
+** of the speed it wants (held up by units already there). The wait lets
+** avoidance slide it round into gaps first, so the region fills instead of
+** growing fingers. *wait gets the count of such steps so far. */
+static bool arrives(const qn_crowd *c, uint32_t i, qn_vec2 want, uint16_t *wait) {
     const qn__cunits *u = &c->u;
     *wait = 0;
     if (u->flags[i] & QN__CU_ARRIVED) return true;
@@ -297,18 +296,10 @@ static bool arrives(const qn_crowd *c, uint32_t i, const knn *k, uint16_t *wait)
     qn_vec2 to = qn__sub(u->goal[i], u->pos[i]);
     if (gr <= 0.0f || qn__dot(to, to) > gr * gr) return false;
     if (qn__dot(to, to) <= r * r) return true;
-    float v2 = qn__dot(u->vel[i], u->vel[i]), slow = ARRIVE_SLOW * u->vmax[i];
-    if (v2 > slow * slow) return false;
-    for (uint32_t n = 0; n < k->n; n++) {
-        uint32_t j = k->c[n].who;
-        float touch = 1.1f * (r + u->rad[j]);
-        if ((u->flags[j] & QN__CU_ARRIVED) && u->goal[j].x == u->goal[i].x &&
-            u->goal[j].y == u->goal[i].y && k->c[n].d2 <= touch * touch) {
-            *wait = (uint16_t)(u->wait[i] < UINT16_MAX ? u->wait[i] + 1 : UINT16_MAX);
-            return (float)*wait * c->dt >= ARRIVE_WAIT;
-        }
-    }
-    return false;
+    float v2 = qn__dot(u->vel[i], u->vel[i]), w2 = qn__dot(want, want);
+    if (v2 * 9.0f > w2) return false;
+    *wait = (uint16_t)(u->wait[i] < UINT16_MAX ? u->wait[i] + 1 : UINT16_MAX);
+    return (float)*wait * c->dt >= ARRIVE_WAIT;
 }
 
 /* A tiny turn of the preferred velocity, different for every unit and step
@@ -333,7 +324,7 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     k.n = 0;
     k.cap = c->max_nb;
     neighbours(c, i, r + c->max_rad + c->nb_range, &k);
-    bool arrived = arrives(c, i, &k, &u->nwait[i]);
+    bool arrived = arrives(c, i, want, &u->nwait[i]);
     if (arrived) pref = qn__v2(0, 0);
     qn__line lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
     uint32_t nw = qn__walls_lines(&c->walls, p, r, r + vmax * c->tau_wall + 1e-3f, c->tau_wall,

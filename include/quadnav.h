@@ -801,34 +801,45 @@ QN_API double qn_scen_tolerance(const qn_scen_row *row);
 ** off the mesh's walls, and never leave the mesh.
 **
 ** Each step, per unit: the desired velocity (qn_field_sample of the unit's
-** instance, or its path, or its formation slot; slowed near its goal; turned
-** at most max_accel * dt from the current velocity), the nearest neighbours
-** from a uniform spatial hash rebuilt every step, one half-plane per
-** neighbour (shared responsibility: each unit takes half) and per wall edge
-** near the unit, the velocity closest to the desired one that satisfies the
-** wall half-planes and as many neighbour half-planes as possible (when none
-** satisfies all, the one that violates the worst least), and a move of
-** velocity * dt that slides along the boundary instead of leaving the mesh.
-** Avoidance may brake or swerve harder than max_accel: a collision-free
-** velocity wins over smoothness.
+** instance, or its path, or its formation slot; slowed inside its arrival
+** region; turned at most max_accel * dt from the current velocity), its
+** nearest neighbours from a uniform grid of the units rebuilt every step,
+** one half-plane per neighbour (each unit takes half of the avoidance; the
+** radii are padded by 30 % so that units keep a margin) and per wall edge
+** near the unit, the velocity closest to the desired one that satisfies
+** the wall half-planes and every neighbour's. When no velocity satisfies
+** them all (dense crowds), the unit takes the smallest worst violation, and
+** among those velocities the one nearest half its desired velocity (a unit
+** in a jam eases off instead of pushing at full speed). The move of
+** velocity * dt slides along the boundary instead of leaving the mesh.
+** Then units that still overlap after the move step apart, half the depth
+** each (at most half a radius), again sliding along walls; the velocity
+** read back is the displacement of the step when that push or a slide
+** changed it. Avoidance may brake or swerve harder than max_accel: a
+** collision-free velocity wins over smoothness. A tiny deterministic turn
+** of each desired velocity (a thousandth of a radian at most) breaks the
+** exact symmetries in which reciprocal avoidance deadlocks.
 **
 ** Walls are the parts of unblocked quads' edges not covered by a portal to
 ** another unblocked quad, taken from the mesh when the crowd is created and
-** again at the next step after a dynamic change (qn_mesh_version).
+** again at the next step after a dynamic change (qn_mesh_version). A unit
+** standing in a quad that was blocked under it walks out (its instance's
+** qn_field_way_out); its moves are then only kept inside the mesh.
 **
 ** Determinism: a step reads a snapshot of every unit taken at its start, and
 ** each unit's result depends on the snapshot alone (neighbours are ordered by
 ** distance, then id), so the same calls give bit-identical states whatever
 ** the thread count and however the units are split into ranges.
 **
-** Threads: a crowd is not thread-safe itself, except for the range form:
-** between qn_crowd_step_begin and qn_crowd_step_end, any number of threads
-** may call qn_crowd_step_range on disjoint ranges at the same time, and
-** qn_crowd_unit_count / qn_crowd_get may be called; nothing else may touch
-** the crowd (add, remove, teleport, set_* return QN_E_INVALID_ARG). The mesh
-** and the instances the units follow are only read, and must not change
-** during a step (dynamic changes go between steps, followed by
-** qn_field_update). */
+** Threads: a crowd is not thread-safe itself, except for the range form
+** (qn_crowd_step_begin): between begin and end, any number of threads may
+** run step_range, then resolve_range, on disjoint ranges at the same time,
+** and qn_crowd_unit_count / qn_crowd_get / qn_crowd_get_stats may be
+** called; nothing else may touch the crowd (add, remove, teleport, set_*
+** return QN_E_INVALID_ARG). The mesh and the instances the units follow are
+** only read, and must not change during a step (dynamic changes go between
+** steps, followed by qn_field_update). Memory: about 250 bytes per unit plus
+** 4 per neighbour slot, and the grid (at most 8 cells a unit). */
 typedef struct qn_crowd qn_crowd;
 
 #define QN_CROWD_MAX_UNITS (1u << 22)
@@ -842,12 +853,13 @@ typedef struct qn_crowd_opts {
     /* Neighbours each unit avoids: the nearest ones (by distance, then id).
     ** 0: 10. At most QN_CROWD_MAX_NEIGHBOURS. */
     uint32_t max_neighbours;
-    /* How far ahead (seconds) units avoid one another; 0: 1.5. In (0, 100]. */
+    /* How far ahead (seconds) units avoid one another; 0: 1.5. In [0, 100]. */
     float time_horizon;
-    /* How far ahead (seconds) units avoid walls; 0: 0.5. In (0, 100]. */
+    /* How far ahead (seconds) units avoid walls; 0: 0.5. In [0, 100]. */
     float wall_horizon;
-    /* Neighbours are looked for within the sum of radii plus this distance;
-    ** 0: 2.5 times the largest radius plus 1.5 times the largest max speed. */
+    /* Neighbours are looked for within the unit's radius plus the largest
+    ** radius plus this distance; 0: twice the largest radius plus 0.75 s at
+    ** the largest max speed. In [0, QN_MAX_COORD]. */
     float neighbour_distance;
 } qn_crowd_opts;
 
@@ -898,15 +910,16 @@ QN_API qn_status qn_crowd_create(const qn_mesh *mesh, const qn_crowd_opts *opts,
                                  const qn_allocator *alloc, qn_crowd **out, qn_error *err);
 QN_API void qn_crowd_destroy(qn_crowd *crowd);
 
-/* Adds a unit; *id gets its id (the lowest free one: ids of removed units
-** are reused). O(1) amortised (arrays grow by doubling). Codes: QN_OK,
+/* Adds a unit; *id gets its id (ids of removed units are reused, the most
+** recently freed first). O(1) amortised (arrays grow by doubling). Codes: QN_OK,
 ** QN_E_INVALID_ARG (a field out of range, a field of another mesh, during a
 ** step), QN_E_OUTSIDE (position outside every quad), QN_E_BLOCKED (in a
 ** blocked quad), QN_E_LIMIT (QN_CROWD_MAX_UNITS units), QN_E_NOMEM. */
 QN_API qn_status qn_crowd_add(qn_crowd *crowd, const qn_crowd_unit_desc *desc, uint32_t *id,
                               qn_error *err);
-/* Removes a unit, O(1) (and its path). Followers of a removed leader lose
-** their slot. QN_E_NOT_FOUND for an id that is not in use. */
+/* Removes a unit (and its path), O(1); removing a leader also clears its
+** followers' leader, found by a scan of the units (O(n)). QN_E_NOT_FOUND
+** for an id that is not in use; QN_E_INVALID_ARG during a step. */
 QN_API qn_status qn_crowd_remove(qn_crowd *crowd, uint32_t id);
 /* Moves a unit to p (velocity kept; arrival cleared). QN_E_OUTSIDE,
 ** QN_E_BLOCKED, QN_E_NOT_FOUND, QN_E_INVALID_ARG (non-finite p, during a step). */
@@ -924,9 +937,9 @@ QN_API qn_status qn_crowd_set_target(qn_crowd *crowd, uint32_t id, const qn_fiel
                                      qn_vec2 goal, float goal_radius);
 /* A path for the unit to walk instead of its instance (a copy of pts[0..n-1],
 ** e.g. from qn_path_find; n <= QN_CROWD_MAX_PATH; n = 0 clears it). The unit
-** aims at the next waypoint, passing each one when within its radius (or
-** when it sees the one after it ... no: within 2 radii) of it; after the last one it stops
-** there (or arrives in its region). QN_E_NOMEM, QN_E_NOT_FOUND,
+** aims at the next waypoint, passing each one when within twice its radius
+** of it; at the last one it stops (or arrives in its region). A follower
+** (qn_crowd_set_leader) ignores its path while it has a leader. QN_E_NOMEM, QN_E_NOT_FOUND,
 ** QN_E_INVALID_ARG (n too large, a non-finite point, pts NULL with n > 0). */
 QN_API qn_status qn_crowd_set_path(qn_crowd *crowd, uint32_t id, const qn_vec2 *pts,
                                    uint32_t n);

@@ -15,7 +15,7 @@
 
 #define LP_EPS 1.0e-6f
 #define MAX_LINES 64u
-#define SETTLE_PREF 0.5f /* in a jam, aim this share of the preferred velocity */
+#define SETTLE_PREF 0.5f /* in a jam, aim at this share of the preferred velocity */
 
 static qn_vec2 perp_right(qn_vec2 v) { return qn__v2(v.y, -v.x); }
 

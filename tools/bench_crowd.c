@@ -19,7 +19,7 @@ static double time_circle(const char *name, uint32_t steps, uint32_t threads, do
     if (qn_crowd_scene_build(&s, name, 0, 1, NULL)) return qn_crowd_scene_free(&s), -1.0;
     *units = s.units;
     /* Walk most of the way in so the window includes the crowded middle. */
-    double best = INFINITY;
+    double best = 1e300;
     for (uint32_t rep = 0; rep < 3; rep++) {
         double t0 = qn_crowd_scene_clock(threads);
         for (uint32_t i = 0; i < steps; i++) {

@@ -14,7 +14,7 @@
 #define ARRIVE_WAIT 1.0f   /* seconds held up inside the region before arriving */
 #define CATCH_UP_GAIN 1.5f  /* follower: 1/s of slot error added to the leader's velocity */
 #define TURN_RATE 1.5707963f /* formation frame: radians a second */
-#define PAD 1.3f /* avoidance keeps a margin: radii grown by this factor */
+#define PAD 1.3f /* avoidance keeps a margin: radii grown by this factor */ /* avoidance margin: radii grown by up to this share (pad_factor) */
 #define RESOLVE 0.5f /* share of an overlap each unit of the pair steps back */
 #define RESOLVE_MAX 0.5f /* largest push, in radii */
 
@@ -333,8 +333,8 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     float inv_tau = 1.0f / c->tau, inv_dt = 1.0f / dt;
     for (uint32_t m = 0; m < k.n; m++) {
         uint32_t j = k.c[m].who;
-        lines[n++] = qn__orca_line(p, v, r * PAD, u->pos[j], u->vel[j], u->rad[j] * PAD, inv_tau, inv_dt,
-                                   u->id[i] < u->id[j]);
+        lines[n++] = qn__orca_line(p, v, r * PAD, u->pos[j], u->vel[j], u->rad[j] * PAD, inv_tau,
+                                   inv_dt, u->id[i] < u->id[j]);
     }
     qn_vec2 nv = vmax > 0.0f ? qn__orca_solve(lines, n, nw, vmax, nudge(pref, u->id[i], c->steps))
                              : qn__v2(0, 0);

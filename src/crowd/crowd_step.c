@@ -14,7 +14,7 @@
 #define ARRIVE_WAIT 1.0f   /* seconds held up inside the region before arriving */
 #define CATCH_UP_GAIN 1.5f  /* follower: 1/s of slot error added to the leader's velocity */
 #define TURN_RATE 1.5707963f /* formation frame: radians a second */
-#define PAD 1.3f /* avoidance keeps a margin: radii grown by this factor */ /* avoidance margin: radii grown by up to this share (pad_factor) */
+#define PAD 1.3f /* avoidance keeps a margin: radii grown by this factor */
 #define RESOLVE 0.5f /* share of an overlap each unit of the pair steps back */
 #define RESOLVE_MAX 0.5f /* largest push, in radii */
 

@@ -22,7 +22,7 @@ static const char crowd_usage[] =
     "clear of walls and of one another (or the command says the level cannot hold\n"
     "them) and run to --goal (default: the level's first goal).\n"
     "Scenarios (generated; step budget in steps of the scenario's dt):\n"
-    "  doorway      1000 units through a door 4 radii wide (budget 12000 x 0.1 s)\n"
+    "  doorway      1000 units through a door 4 radii wide (budget 30000 x 0.1 s)\n"
     "  counterflow  2 x 500 units swap rooms through a corridor 6 wide (6000 x 0.1 s)\n"
     "  crossroads   4 x 250 units cross a plus of arms 12 wide (6000 x 0.1 s)\n"
     "  formation    a leader on its qn_path_find path and 11 followers in a wedge,\n"

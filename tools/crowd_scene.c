@@ -228,7 +228,7 @@ static void doorway(layout *l) {
     l->goal[0] = (qn_vec2){61, 20};
     l->groups = 1;
     l->units = 1000;
-    l->budget = 12000;
+    l->budget = 30000;
 }
 
 static void counterflow(layout *l) {

@@ -19,7 +19,7 @@ const char *const qn_crowd_scene_names[] = {"doorway",    "counterflow",  "cross
 
 #define RADIUS 0.25f
 #define SPEED 1.5f
-#define PACKING 0.4f /* share of a goal region the arrived units' discs fill */
+#define PACKING 0.25f /* share of a goal region the arrived units' discs fill */
 
 /* ---- geometry ------------------------------------------------------------ */
 
@@ -459,8 +459,9 @@ void qn_crowd_scene_overlaps(const qn_crowd_scene *s, uint64_t *pairs, double *d
     *deepest = o.deepest;
 }
 
-/* Formation bookkeeping: the mean slot error on open ground (every slot in
-** plain view of the leader, radius included), and how long the group takes
+/* Formation bookkeeping, until the leader enters its arrival region: the
+** mean slot error on open ground (every slot in plain view of the leader,
+** radius included) once formed, and how long the group takes
 ** to re-form (mean error back under one radius) from the first open step
 ** after a stretch where slots did not fit (a street, a door). */
 typedef struct fstate {
@@ -472,6 +473,9 @@ typedef struct fstate {
 static void formation_step(const qn_crowd_scene *s, fstate *f, double t) {
     qn_crowd_unit l;
     if (qn_crowd_get(s->crowd, s->leader, &l) != QN_OK || l.arrived) return;
+    /* Inside its arrival region the group is arriving, not marching. */
+    float gx = l.position.x - s->goals[0].x, gy = l.position.y - s->goals[0].y;
+    if (sqrtf(gx * gx + gy * gy) < region_for(s->units, s->radius)) return;
     qn_vec2 h = l.heading;
     bool open = true;
     double err = 0.0;
@@ -486,7 +490,6 @@ static void formation_step(const qn_crowd_scene *s, fstate *f, double t) {
         err += (double)hypotf(u.position.x - at.x, u.position.y - at.y) / (double)s->radius;
     }
     err /= (double)s->nfollow;
-    if (open) f->err_sum += err, f->err_n++;
     if (open && !f->was_open && err > 1.0) {
         f->reforming = true;
         f->since = t;
@@ -495,6 +498,7 @@ static void formation_step(const qn_crowd_scene *s, fstate *f, double t) {
         if (t - f->since > f->reform_max) f->reform_max = t - f->since;
         f->reforming = false;
     }
+    if (open && !f->reforming) f->err_sum += err, f->err_n++;
     f->was_open = open;
 }
 

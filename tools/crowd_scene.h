@@ -33,9 +33,11 @@ typedef struct qn_crowd_metrics {
     double max_overlap;       /* deepest overlap / sum of radii, over all steps */
     double step_us_per_1000;  /* mean time of qn_crowd_step* per 1,000 units (see qn_crowd_scene_clock) */
     double step_us_mean;
-    /* formation only (else negative): mean slot error over steps on open
-    ** ground, in radii; the longest time (s) the mean error stayed above one
-    ** radius after the group first formed. */
+    /* formation only (else negative), until the leader enters its arrival
+    ** region: mean slot error in radii over steps on open ground (every slot
+    ** in plain view of the leader) outside re-forming; and the longest time
+    ** (s) the group took to re-form (mean error back under one radius) from
+    ** its first open step after a stretch where the slots did not fit. */
     double slot_error_mean, reform_s_max;
 } qn_crowd_metrics;
 

@@ -7,9 +7,7 @@
 */
 #include "crowd_internal.h"
 
-#include <pthread.h>
 
-#define MAX_THREADS 64u
 #define MAX_WALL_LINES 8u
 #define ARRIVE_WAIT 1.0f   /* seconds held up inside the region before arriving */
 #define CATCH_UP_GAIN 1.5f  /* follower: 1/s of slot error added to the leader's velocity */
@@ -499,52 +497,35 @@ qn_status qn_crowd_step(qn_crowd *crowd, float dt) {
     return qn_crowd_step_end(crowd);
 }
 
-typedef struct part {
+/* A phase cut into jobs: job t covers units [n*t/jobs, n*(t+1)/jobs). */
+typedef struct phase {
     qn_crowd *c;
-    uint32_t begin, end;
+    uint32_t jobs;
     bool resolve;
-} part;
+} phase;
 
-static void *part_main(void *arg) {
-    part *p = arg;
-    if (p->resolve) qn_crowd_resolve_range(p->c, p->begin, p->end);
-    else qn_crowd_step_range(p->c, p->begin, p->end);
-    return NULL;
+static void phase_job(void *data, uint32_t job) {
+    const phase *p = data;
+    uint32_t n = p->c->count;
+    uint32_t begin = (uint32_t)((uint64_t)n * job / p->jobs);
+    uint32_t end = (uint32_t)((uint64_t)n * (job + 1u) / p->jobs);
+    if (p->resolve) qn_crowd_resolve_range(p->c, begin, end);
+    else qn_crowd_step_range(p->c, begin, end);
 }
 
-/* One phase over every unit on `threads` threads (the caller runs part 0;
-** parts whose thread cannot start run here too). */
-static qn_status run_phase(qn_crowd *c, uint32_t threads, bool resolve) {
-    part parts[MAX_THREADS];
-    pthread_t ids[MAX_THREADS];
-    uint32_t n = c->count, started = 0;
-    qn_status st = QN_OK;
-    for (uint32_t t = 0; t < threads; t++) {
-        parts[t].c = c;
-        parts[t].begin = (uint32_t)((uint64_t)n * t / threads);
-        parts[t].end = (uint32_t)((uint64_t)n * (t + 1) / threads);
-        parts[t].resolve = resolve;
-    }
-    for (uint32_t t = 1; t < threads; t++) {
-        if (pthread_create(&ids[t], NULL, part_main, &parts[t]) != 0) {
-            st = QN_E_NOMEM;
-            break;
-        }
-        started = t;
-    }
-    part_main(&parts[0]);
-    for (uint32_t t = 1; t <= started; t++) pthread_join(ids[t], NULL);
-    for (uint32_t t = started + 1; t < threads; t++) part_main(&parts[t]);
-    return st;
+qn_status qn_crowd_step_jobs(qn_crowd *crowd, float dt, uint32_t jobs, const qn_jobs *runner) {
+    if (jobs == 0 || jobs > QN_MAX_JOBS || (runner && !runner->run)) return QN_E_INVALID_ARG;
+    qn_status st = qn_crowd_step_begin(crowd, dt);
+    if (st != QN_OK) return st;
+    if (jobs > crowd->count) jobs = crowd->count ? crowd->count : 1;
+    phase a = {crowd, jobs, false}, b = {crowd, jobs, true};
+    bool all = qn__run_jobs(runner, jobs, phase_job, &a);
+    all = qn__run_jobs(runner, jobs, phase_job, &b) && all;
+    qn_status end = qn_crowd_step_end(crowd);
+    return end != QN_OK ? end : (all ? QN_OK : QN_E_NOMEM);
 }
 
 qn_status qn_crowd_step_parallel(qn_crowd *crowd, float dt, uint32_t threads) {
-    if (threads == 0 || threads > MAX_THREADS) return QN_E_INVALID_ARG;
-    qn_status st = qn_crowd_step_begin(crowd, dt);
-    if (st != QN_OK) return st;
-    if (threads > crowd->count) threads = crowd->count ? crowd->count : 1;
-    qn_status a = run_phase(crowd, threads, false);
-    qn_status b = run_phase(crowd, threads, true);
-    qn_status end = qn_crowd_step_end(crowd);
-    return end != QN_OK ? end : (a != QN_OK ? a : b);
+    if (threads == 0 || threads > QN_MAX_THREADS) return QN_E_INVALID_ARG;
+    return qn_crowd_step_jobs(crowd, dt, threads, NULL);
 }

@@ -197,7 +197,7 @@ static void test_add_remove(void **state) {
     assert_int_equal(qn_crowd_teleport(c, 3, (qn_vec2){45, 45}), QN_E_NOT_FOUND);
     /* Add 10 new ones in the centre: they take freed ids. */
     for (int k = 0; k < 10; k++) {
-        qn_crowd_unit_desc d = unit_at(41.0f + (float)k, 45.0f);
+        qn_crowd_unit_desc d = unit_at(100.0f + (float)k, 105.0f);
         d.radius = 0.25f;
         d.field = s.fields[0];
         d.goal = s.goals[0];

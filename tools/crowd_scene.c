@@ -30,7 +30,7 @@ typedef struct rect4 {
 static qn_mesh *mesh_from_rects(const rect4 *r, uint32_t n) {
     qn_vec2 v[64];
     uint32_t q[64];
-    for (uint32_t i = 0; i < n && i < 16; i++) {
+    for (uint32_t i = 0; i < n && i < 16; i++) { /* at most 16 rooms */
         v[4 * i] = (qn_vec2){r[i].x0, r[i].y0};
         v[4 * i + 1] = (qn_vec2){r[i].x1, r[i].y0};
         v[4 * i + 2] = (qn_vec2){r[i].x1, r[i].y1};
@@ -212,7 +212,7 @@ static int spawn_group(qn_crowd_scene *s, placer *pl, uint32_t g, rect4 b, uint3
 }
 
 typedef struct layout {
-    rect4 rooms[8];
+    rect4 rooms[9];
     uint32_t nrooms;
     rect4 spawn[QN_SCENE_MAX_GROUPS];
     qn_vec2 goal[QN_SCENE_MAX_GROUPS];
@@ -232,33 +232,36 @@ static void doorway(layout *l) {
 }
 
 static void counterflow(layout *l) {
-    /* Two rooms joined by a corridor 60 long and 6 wide; the groups swap rooms. */
-    rect4 r[3] = {{0, 0, 20, 20}, {20, 7, 80, 13}, {80, 0, 100, 20}};
+    /* Two 40 x 40 rooms joined by a corridor 60 long and 6 wide; each group
+    ** crosses to the far side of the other room. */
+    rect4 r[3] = {{0, 0, 40, 40}, {40, 17, 100, 23}, {100, 0, 140, 40}};
     memcpy(l->rooms, r, sizeof r);
     l->nrooms = 3;
-    l->spawn[0] = (rect4){1, 1, 19, 19};
-    l->spawn[1] = (rect4){81, 1, 99, 19};
-    l->goal[0] = (qn_vec2){90, 10};
-    l->goal[1] = (qn_vec2){10, 10};
+    l->spawn[0] = (rect4){15, 5, 39, 35};
+    l->spawn[1] = (rect4){101, 5, 125, 35};
+    l->goal[0] = (qn_vec2){128, 20};
+    l->goal[1] = (qn_vec2){12, 20};
     l->groups = 2;
     l->units = 1000;
-    l->budget = 6000;
+    l->budget = 8000;
 }
 
 static void crossroads(layout *l) {
-    /* A plus of four arms 12 wide; each group crosses to the opposite arm. */
-    rect4 r[5] = {{39, 39, 51, 51}, {39, 0, 51, 39}, {39, 51, 51, 90},
-                  {0, 39, 39, 51},  {51, 39, 90, 51}};
+    /* A plus of four arms 12 wide and 60 long, each ending in a 30 x 30
+    ** square; each group crosses to the far side of the opposite square. */
+    rect4 r[9] = {{99, 99, 111, 111}, {99, 39, 111, 99},  {99, 111, 111, 171},
+                  {39, 99, 99, 111},  {111, 99, 171, 111}, {90, 9, 120, 39},
+                  {90, 171, 120, 201}, {9, 90, 39, 120},  {171, 90, 201, 120}};
     memcpy(l->rooms, r, sizeof r);
-    l->nrooms = 5;
-    l->spawn[0] = (rect4){40, 1, 50, 25};
-    l->spawn[1] = (rect4){40, 65, 50, 89};
-    l->spawn[2] = (rect4){1, 40, 25, 50};
-    l->spawn[3] = (rect4){65, 40, 89, 50};
-    l->goal[0] = (qn_vec2){45, 82};
-    l->goal[1] = (qn_vec2){45, 8};
-    l->goal[2] = (qn_vec2){82, 45};
-    l->goal[3] = (qn_vec2){8, 45};
+    l->nrooms = 9;
+    l->spawn[0] = (rect4){100, 40, 110, 65};
+    l->spawn[1] = (rect4){100, 145, 110, 170};
+    l->spawn[2] = (rect4){40, 100, 65, 110};
+    l->spawn[3] = (rect4){145, 100, 170, 110};
+    l->goal[0] = (qn_vec2){105, 190};
+    l->goal[1] = (qn_vec2){105, 20};
+    l->goal[2] = (qn_vec2){190, 105};
+    l->goal[3] = (qn_vec2){20, 105};
     l->groups = 4;
     l->units = 1000;
     l->budget = 6000;

@@ -237,8 +237,8 @@ static void counterflow(layout *l) {
     rect4 r[3] = {{0, 0, 40, 40}, {40, 17, 100, 23}, {100, 0, 140, 40}};
     memcpy(l->rooms, r, sizeof r);
     l->nrooms = 3;
-    l->spawn[0] = (rect4){15, 5, 39, 35};
-    l->spawn[1] = (rect4){101, 5, 125, 35};
+    l->spawn[0] = (rect4){24, 5, 39, 35};
+    l->spawn[1] = (rect4){101, 5, 116, 35};
     l->goal[0] = (qn_vec2){128, 20};
     l->goal[1] = (qn_vec2){12, 20};
     l->groups = 2;

@@ -106,9 +106,10 @@ bool qn__walls_move(const qn__walls *w, const qn_mesh *m, qn_vec2 *p, qn_vec2 d,
                     uint32_t *quad);
 
 /* ---- avoidance (crowd_orca.c) ---- */
-/* ORCA line for unit a against b (relative position and velocities). */
+/* ORCA line for unit a against b; a takes `share` of the avoidance (b the
+** rest; 0.5 is the reciprocal split). */
 qn__line qn__orca_line(qn_vec2 pa, qn_vec2 va, float ra, qn_vec2 pb, qn_vec2 vb, float rb,
-                       float inv_tau, float inv_dt, bool a_first);
+                       float inv_tau, float inv_dt, bool a_first, float share);
 /* The velocity nearest `pref` within speed vmax satisfying lines[0..n)
 ** (the first `hard` of them strictly when possible). */
 qn_vec2 qn__orca_solve(const qn__line *lines, uint32_t n, uint32_t hard, float vmax,

@@ -62,12 +62,12 @@ static qn__line cone_line(qn_vec2 rel_pos, qn_vec2 rel_vel, float rsum, float di
 }
 
 qn__line qn__orca_line(qn_vec2 pa, qn_vec2 va, float ra, qn_vec2 pb, qn_vec2 vb, float rb,
-                       float inv_tau, float inv_dt, bool a_first) {
+                       float inv_tau, float inv_dt, bool a_first, float share) {
     qn_vec2 rel_pos = qn__sub(pb, pa), rel_vel = qn__sub(va, vb);
     float rsum = ra + rb, dist2 = qn__dot(rel_pos, rel_pos);
     qn__line l = dist2 > rsum * rsum ? cone_line(rel_pos, rel_vel, rsum, dist2, inv_tau)
                                      : overlap_line(rel_pos, rel_vel, rsum, inv_dt, a_first);
-    l.p = qn__add(va, qn__scale(l.p, 0.5f));
+    l.p = qn__add(va, qn__scale(l.p, share));
     return l;
 }
 

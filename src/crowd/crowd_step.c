@@ -13,6 +13,7 @@
 #define CATCH_UP_GAIN 1.5f  /* follower: 1/s of slot error added to the leader's velocity */
 #define TURN_RATE 1.5707963f /* formation frame: radians a second */
 #define PAD 1.3f /* avoidance keeps a margin: radii grown by this factor */
+#define YIELD 0.8f /* share of the avoidance an arrived unit takes against a moving one */
 #define RESOLVE 0.5f /* share of an overlap each unit of the pair steps back */
 #define RESOLVE_MAX 0.5f /* largest push, in radii */
 
@@ -331,8 +332,12 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     float inv_tau = 1.0f / c->tau, inv_dt = 1.0f / dt;
     for (uint32_t m = 0; m < k.n; m++) {
         uint32_t j = k.c[m].who;
+        /* Arrived units make way: they take the larger share against units
+        ** still on their way (the pair's shares still add up to one). */
+        bool ai = (u->flags[i] & QN__CU_ARRIVED) != 0, aj = (u->flags[j] & QN__CU_ARRIVED) != 0;
+        float share = ai == aj ? 0.5f : (ai ? YIELD : 1.0f - YIELD);
         lines[n++] = qn__orca_line(p, v, r * PAD, u->pos[j], u->vel[j], u->rad[j] * PAD, inv_tau,
-                                   inv_dt, u->id[i] < u->id[j]);
+                                   inv_dt, u->id[i] < u->id[j], share);
     }
     qn_vec2 nv = vmax > 0.0f ? qn__orca_solve(lines, n, nw, vmax, nudge(pref, u->id[i], c->steps))
                              : qn__v2(0, 0);

@@ -1057,7 +1057,8 @@ typedef struct qn_crowd_unit_desc {
     ** region; the unit stops at QN_AT_GOAL). Inside it a unit slows down and
     ** arrives (stops for good, until it gets a new goal or is teleported)
     ** once it is within its radius of the goal point, or has been held up
-    ** inside the region for a second (moving slower than a third of the speed
+    ** inside the region (or within its diameter of the region's rim, where
+    ** the last units of a full region stop) for a second (moving slower than a third of the speed
     ** it wants, because units that arrived before it are in the way): the
     ** region fills from the goal outwards, without stacking. The
     ** caller sizes the region for the group: the area of the discs over a

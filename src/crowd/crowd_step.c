@@ -283,17 +283,18 @@ static qn_vec2 desired(const qn_crowd *c, uint32_t i, float dt, uint32_t *next) 
 /* ---- one unit ------------------------------------------------------------- */
 
 /* Sticky arrival (see qn_crowd_unit_desc): at the goal point, or after
-** ARRIVE_WAIT seconds in a row inside the region moving slower than a third
-** of the speed it wants (held up by units already there). The wait lets
+** ARRIVE_WAIT seconds in a row inside the region (or within a diameter of
+** its rim) moving slower than a third of the speed it wants (held up by
+** units already there). The wait lets
 ** avoidance slide it round into gaps first, so the region fills instead of
 ** growing fingers. *wait gets the count of such steps so far. */
 static bool arrives(const qn_crowd *c, uint32_t i, qn_vec2 want, uint16_t *wait) {
     const qn__cunits *u = &c->u;
     *wait = 0;
     if (u->flags[i] & QN__CU_ARRIVED) return true;
-    float gr = u->goal_r[i], r = u->rad[i];
+    float gr = u->goal_r[i], r = u->rad[i], rim = gr + 2.0f * r;
     qn_vec2 to = qn__sub(u->goal[i], u->pos[i]);
-    if (gr <= 0.0f || qn__dot(to, to) > gr * gr) return false;
+    if (gr <= 0.0f || qn__dot(to, to) > rim * rim) return false;
     if (qn__dot(to, to) <= r * r) return true;
     float v2 = qn__dot(u->vel[i], u->vel[i]), w2 = qn__dot(want, want);
     if (v2 * 9.0f > w2) return false;

@@ -33,7 +33,7 @@ static const char crowd_usage[] =
     "               antipodes (speed 2, step 0.25 s; budget: twice the crossing\n"
     "               time plus 400 steps)\n"
     "  circle10000  the same with 10000 units\n"
-    "Reports: arrived (stopped in the goal region), stuck (not arrived within\n"
+    "Reports: arrived (stopped in the goal region or at its rim), stuck (not arrived within\n"
     "the budget), wall_contacts (moves that had to slide along a wall),\n"
     "overlap_pairs (pairs deeper into each other than 10 % of the sum of radii,\n"
     "summed over steps), overlap_rate (overlap_pairs / (units x steps)),\n"

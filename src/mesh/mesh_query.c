@@ -40,7 +40,11 @@ bool qn_mesh_quad_blocked(const qn_mesh *mesh, uint32_t quad) {
 
 float qn_mesh_quad_area(const qn_mesh *mesh, uint32_t quad) {
     if (!mesh || quad >= mesh->quad_count) return NAN;
-    return mesh->area[quad];
+    const qn_vec2 *c = &mesh->corners[4 * (size_t)quad];
+    double a2 = 0.0; /* shoelace, in double: the same value the build checked */
+    for (int i = 0; i < 4; i++)
+        a2 += (double)c[i].x * (double)c[(i + 1) & 3].y - (double)c[(i + 1) & 3].x * (double)c[i].y;
+    return (float)(0.5 * a2);
 }
 
 qn_status qn_mesh_portal(const qn_mesh *mesh, uint32_t portal, qn_portal *out) {

@@ -8,6 +8,7 @@
 #include "quadnav.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -206,7 +207,9 @@ struct qn_mesh {
     uint32_t grid_w, grid_h;
     uint32_t *cell_start; /* grid_w*grid_h + 1 */
     uint32_t *cell_list;
-    qn__boundary *bnd; /* built last, with the mesh */
+    /* Built by the first search that needs it (qn__mesh_boundary), then
+    ** shared; published with an atomic compare-and-swap. */
+    _Atomic(qn__boundary *) bnd;
     size_t bytes;
     /* Dynamic changes: version counts them; journal[v % QN__JOURNAL] is the
     ** quad changed by change number v (1-based). */
@@ -230,6 +233,9 @@ static inline uint32_t qn__portal_other(const qn_mesh *m, uint32_t e, uint32_t q
 
 /* Builds or frees a mesh's boundary cycles (boundary.c). */
 qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err);
+/* The mesh's boundary cycles, built on first use (any thread may ask; one
+** copy wins and is kept until the mesh is destroyed); NULL on failure. */
+const qn__boundary *qn__mesh_boundary(const qn_mesh *m, qn_error *err);
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b);
 
 /* (Re)computes the islands from the blocked flags and portals (mesh.c). */
@@ -307,6 +313,7 @@ typedef struct qn__sroot {
     qn_vec2 at;
     float g;
     qn_vec2 out;
+    float side; /* the obstacle, seen along out: +1 left, -1 right, 0 unknown */
 } qn__sroot;
 typedef struct qn__sent {
     uint32_t root;

@@ -380,12 +380,7 @@ static qn_status read_mesh(const uint8_t *b, const qnm_header *h, const qn_alloc
         return st;
     }
     qn__mesh_islands(m);
-    st = qn__boundary_build(m, &m->bnd, err);
-    if (st != QN_OK) {
-        qn_mesh_destroy(m);
-        return st;
-    }
-    m->bytes = sizeof *m + qn__mesh_array_bytes(m) + sizeof *m->bnd + m->bnd->bytes;
+    m->bytes = sizeof *m + qn__mesh_array_bytes(m);
     *out = m;
     return QN_OK;
 }

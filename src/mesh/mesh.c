@@ -48,7 +48,7 @@ static void mesh_free_arrays(qn_mesh *m) {
 void qn_mesh_destroy(qn_mesh *mesh) {
     if (!mesh) return;
     qn_allocator a = mesh->alloc;
-    qn__boundary_free(&a, mesh->bnd);
+    qn__boundary_free(&a, atomic_load(&mesh->bnd));
     mesh_free_arrays(mesh);
     qn__free(&a, mesh, sizeof *mesh);
 }
@@ -536,7 +536,6 @@ static qn_status build_all(qn__builder *bd) {
     if (st == QN_OK && bd->desc->has_links) st = apply_links(bd);
     if (st == QN_OK) st = qn__mesh_portals(bd);
     if (st == QN_OK) qn__mesh_islands(m);
-    if (st == QN_OK) st = qn__boundary_build(m, &m->bnd, bd->err);
     return st;
 }
 
@@ -562,7 +561,7 @@ qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *alloc, qn
         qn_mesh_destroy(m);
         return st;
     }
-    m->bytes = sizeof *m + qn__mesh_array_bytes(m) + sizeof *m->bnd + m->bnd->bytes;
+    m->bytes = sizeof *m + qn__mesh_array_bytes(m);
     *out = m;
     return QN_OK;
 }

@@ -10,7 +10,11 @@
 uint32_t qn_mesh_quad_count(const qn_mesh *mesh) { return mesh ? mesh->quad_count : 0; }
 uint32_t qn_mesh_portal_count(const qn_mesh *mesh) { return mesh ? mesh->portal_count : 0; }
 uint32_t qn_mesh_island_count(const qn_mesh *mesh) { return mesh ? mesh->island_count : 0; }
-size_t qn_mesh_bytes(const qn_mesh *mesh) { return mesh ? mesh->bytes : 0; }
+size_t qn_mesh_bytes(const qn_mesh *mesh) {
+    if (!mesh) return 0;
+    const qn__boundary *b = atomic_load(&mesh->bnd);
+    return mesh->bytes + (b ? sizeof *b + b->bytes : 0);
+}
 
 qn_rect qn_mesh_bounds(const qn_mesh *mesh) {
     qn_rect none = {{0, 0}, {0, 0}};

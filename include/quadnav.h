@@ -1070,8 +1070,8 @@ QN_API double qn_scen_tolerance(const qn_scen_row *row);
 ** called; nothing else may touch the crowd (add, remove, teleport, set_*
 ** return QN_E_INVALID_ARG). The mesh and the instances the units follow are
 ** only read, and must not change during a step (dynamic changes go between
-** steps, followed by qn_field_update). Memory: about 250 bytes per unit plus
-** 4 per neighbour slot, and the grid (at most 8 cells a unit). */
+** steps, followed by qn_field_update). Memory: about 220 bytes per unit plus
+** 4 per neighbour slot (max_neighbours), with the grid (at most 8 cells a unit). */
 typedef struct qn_crowd qn_crowd;
 
 #define QN_CROWD_MAX_UNITS (1u << 22)

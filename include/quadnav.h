@@ -490,7 +490,26 @@ typedef struct qn_field_opts {
 } qn_field_opts;
 
 /* Builds the field for one or more goal points (at least 1, at most
-** QN_MAX_GOALS): Dijkstra over the portals from the goals. Inside a quad,
+** QN_MAX_GOALS).
+**
+** Exact fields (the default where every open quad costs the same, unless
+** opts asks for midpoint_costs, discrete or a lookahead): the field is the
+** shortest path map of the goals, built by one-to-all interval propagation
+** over the quads (a continuous Dijkstra). Each quad keeps the roots (goal
+** points, and corners of the free space that shortest paths bend round, with
+** their exact distance to the goal) through which shortest paths from its
+** points leave, each with the wedge of the quad it serves. The sampler steers
+** a unit at its root (along the tangent to the agent's radius round a
+** corner), so units walk the shortest path (with radius 0; round corners at
+** the radius otherwise) and qn_field_cost_at is the exact distance. Portals
+** narrower than 2 * radius are closed. After qn_field_update (a rebuild, as
+** is any update of an exact field) the field is exact again if the open
+** quads still all cost the same, else discrete. An exact field also holds
+** the discrete one below (quad costs and exits, the way out); memory grows
+** with the map's complexity: about 100-400 bytes per quad on game maps.
+**
+** Discrete fields (weighted meshes, or when asked): Dijkstra over the
+** portals from the goals. Inside a quad,
 ** going from one portal (or goal point) to another costs the distance between
 ** the crossing points times the quad's cost (see midpoint_costs for where a
 ** portal is crossed). Every portal gets its cost to the goal; every quad gets
@@ -536,7 +555,8 @@ QN_API float qn_field_quad_cost(const qn_field *field, uint32_t quad);
 QN_API uint32_t qn_field_quad_exit(const qn_field *field, uint32_t quad);
 /* The quad on the other side of the exit portal; QN_NONE as above. */
 QN_API uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad);
-/* Cost to the goal from point p: the least, over the portals of p's quad,
+/* Cost to the goal from point p. For an exact field, the exact shortest
+** distance (times the quads' common cost). Otherwise: the least, over the portals of p's quad,
 ** of the portal's cost plus the distance from p to its crossable part times
 ** the quad's cost (the estimate the sampler picks exits by); in a goal quad,
 ** the distance to the nearest goal point times the quad's cost. INFINITY when

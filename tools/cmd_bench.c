@@ -430,6 +430,7 @@ int qn_tool_bench(int argc, char **argv) {
     qn_mesh_destroy(m);
     if (!ok) return qn_cli_error("bench failed");
     bench_levels(&r, quick);
+    if (qn_tool_bench_exact(&r, quick) != 0) return qn_cli_error("bench: exact part failed");
     if (!bench_shapes(&r, quick)) return qn_cli_error("bench: a generated level failed to load");
     if (grid && qn_tool_bench_grid(&r, quick) != 0) return qn_cli_error("bench: grid part failed");
     if (live && qn_tool_bench_live(&r, quick) != 0) return qn_cli_error("bench: live part failed");

@@ -69,6 +69,8 @@ int qn_tool_bake(int argc, char **argv);
 int qn_tool_bench_grid(qn_bench_report *r, int quick);
 /* Living-world figures (repair, cache, threads) for `quadnav bench`. */
 int qn_tool_bench_live(qn_bench_report *r, int quick);
+/* Exact instances against discrete ones (bench_exact.c). 0 on success. */
+int qn_tool_bench_exact(qn_bench_report *r, int quick);
 /* `quadnav path`: one unit's own path (A* plus funnel) on a level or map. */
 int qn_tool_path(int argc, char **argv);
 /* Individual paths for `quadnav bench`: 1,000 units' own paths against one

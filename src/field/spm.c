@@ -420,6 +420,7 @@ static void through_sub_edge(xsearch *S, const xnode *n, const bend *br, const b
 static bool still_useful(xsearch *S, xnode *n) {
     if (n->on) return true;
     uint32_t e = S->b->bportal[S->b->bstart[n->quad] + n->sub];
+    if (S->head[e] == n->piece) return true; /* nothing reached the portal since */
     const qn__portal *pt = &S->m->portals[e];
     float ta = along(pt, n->R), tb = along(pt, n->L);
     bool up = ta <= tb;
@@ -577,10 +578,36 @@ static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t 
     return map[rid] = s->nroots++;
 }
 
+/* Sorts the entries by quad (counting sort; each quad's few entries then
+** by insertion); false when out of memory. */
+static bool sort_entries(xsearch *S) {
+    uint32_t nq = S->m->quad_count;
+    uint32_t *start = qn__calloc(&S->alloc, (size_t)nq + 1, sizeof *start);
+    xentry *tmp = qn__alloc(&S->alloc, ((size_t)S->ne + 1) * sizeof *tmp);
+    if (!start || !tmp) {
+        qn__free(&S->alloc, start, ((size_t)nq + 1) * sizeof *start);
+        qn__free(&S->alloc, tmp, ((size_t)S->ne + 1) * sizeof *tmp);
+        return false;
+    }
+    for (uint32_t i = 0; i < S->ne; i++) start[S->ents[i].quad + 1]++;
+    for (uint32_t q = 0; q < nq; q++) start[q + 1] += start[q];
+    for (uint32_t i = 0; i < S->ne; i++) tmp[start[S->ents[i].quad]++] = S->ents[i];
+    for (uint32_t i = 1; i < S->ne; i++) {
+        xentry x = tmp[i];
+        uint32_t j = i;
+        for (; j > 0 && cmp_entry(&tmp[j - 1], &x) > 0; j--) tmp[j] = tmp[j - 1];
+        tmp[j] = x;
+    }
+    memcpy(S->ents, tmp, (size_t)S->ne * sizeof *tmp);
+    qn__free(&S->alloc, start, ((size_t)nq + 1) * sizeof *start);
+    qn__free(&S->alloc, tmp, ((size_t)S->ne + 1) * sizeof *tmp);
+    return true;
+}
+
 /* Sorts the entries by quad, drops repeats, and lays out the instance. */
 static qn_status finish(xsearch *S, qn__spm **out) {
     const qn_mesh *m = S->m;
-    if (S->ne > 1) qsort(S->ents, S->ne, sizeof *S->ents, cmp_entry);
+    if (!sort_entries(S)) return QN_E_NOMEM;
     uint32_t kept = 0, first = 0;
     for (uint32_t i = 0; i < S->ne; i++) {
         if (i == 0 || S->ents[i].quad != S->ents[i - 1].quad) first = kept;

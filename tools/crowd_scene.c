@@ -3,6 +3,7 @@
 ** are unions of axis-aligned rectangles; units start at random places at
 ** least their radius from every wall and from one another.
 */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "crowd_scene.h"
 
 #include <math.h>

@@ -381,4 +381,9 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
 ** (sorted) goal index is `first` (field.c). */
 const qn__goal *qn__nearest_goal(const qn_field *f, uint32_t first, qn_vec2 p);
 
+/* Runs fn(data, j) for every j in [0, jobs) with the caller's runner, or
+** the built-in one when runner is NULL; false when a thread of the built-in
+** runner could not start (every job has still run). (parallel.c) */
+bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data);
+
 #endif /* QN_INTERNAL_H */

@@ -399,7 +399,7 @@ static void print_report(const qn_bench_report *r, bool json) {
 }
 
 static const char *const bench_usage =
-    "usage: quadnav bench [--json] [--quick] [--no-grid] [--no-live]\n"
+    "usage: quadnav bench [--json] [--quick] [--no-grid] [--no-live] [--no-crowd]\n"
     "Instance build time on a generated 650-quad level and each bundled level,\n"
     "sampling time per unit for 1,000 and 100,000 units, and grid integration\n"
     "fields, repair after a change, the destination cache and threads, each\n"
@@ -407,12 +407,13 @@ static const char *const bench_usage =
     "repetitions (a smoke test, not a measurement).\n";
 
 int qn_tool_bench(int argc, char **argv) {
-    bool json = false, quick = false, grid = true, live = true;
+    bool json = false, quick = false, grid = true, live = true, crowd = true;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) json = true;
         else if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--no-grid")) grid = false;
         else if (!strcmp(argv[i], "--no-live")) live = false;
+        else if (!strcmp(argv[i], "--no-crowd")) crowd = false;
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
             return fputs(bench_usage, stdout), 0;
         else return qn_cli_error("bench: unknown argument %s", argv[i]), 2;
@@ -434,6 +435,7 @@ int qn_tool_bench(int argc, char **argv) {
     if (grid && qn_tool_bench_grid(&r, quick) != 0) return qn_cli_error("bench: grid part failed");
     if (live && qn_tool_bench_live(&r, quick) != 0) return qn_cli_error("bench: live part failed");
     if (live && qn_tool_bench_path(&r, quick) != 0) return qn_cli_error("bench: path part failed");
+    if (crowd && qn_tool_bench_crowd(&r, quick) != 0) return qn_cli_error("bench: crowd part failed");
     print_report(&r, json);
     return 0;
 }

@@ -585,6 +585,7 @@ static int run_sim(const opts *o) {
 }
 
 static int cmd_sim(int argc, char **argv) {
+    if (qn_tool_wants_crowd(argc, argv)) return qn_tool_crowd(argc, argv);
     opts o;
     if (!parse_opts(argc, argv, &o)) return 2;
     if (o.help) return fputs(sim_usage, stdout), 0;
@@ -606,6 +607,7 @@ static const char *const demo_web =
     "mode=quad|grid8|gridvec, side=MODE, frames=N, auto=1 (see README.md).\n";
 
 static int cmd_demo(int argc, char **argv) {
+    if (qn_tool_wants_crowd(argc, argv)) return qn_tool_crowd(argc, argv);
     if (argc == 2 && !strcmp(argv[1], "--web")) return fputs(demo_web, stdout), 0;
     opts o;
     if (!parse_opts(argc, argv, &o)) return 2;

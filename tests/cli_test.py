@@ -4,6 +4,7 @@ object with --json, the documented keys, one-line errors."""
 import json
 import os
 import subprocess
+import tempfile
 import sys
 
 QN = sys.argv[1]
@@ -40,7 +41,7 @@ def one_json(name, out):
 rc, out, _ = run(["--help"])
 check("--help", rc == 0 and "sim" in out, out)
 for cmd in ("info", "field", "sample", "sim", "demo", "bench", "scen", "import-map", "compare",
-            "render", "path"):
+            "render", "path", "bake"):
     rc, out, _ = run([cmd, "--help"])
     check(cmd + " --help", rc == 0 and "usage" in out, out)
 rc, _, err = run(["nonsense"])
@@ -126,8 +127,38 @@ check("demo", rc == 0 and j.get("units") == 1000 and j.get("arrived") == 1000, o
 rc, out, _ = run(["bench", "--quick", "--json"])
 j = one_json("bench", out)
 for k in ("instance_us_650", "naive_instance_us_650", "sample_ns_per_unit_1000",
-          "sample_ns_per_unit_100000"):
+          "sample_ns_per_unit_100000", "load_ms_squares_50176", "load_ms_band_1000",
+          "load_ms_kites_8000", "load_ms_long_20000", "load_ms_long_50000"):
     check("bench key " + k, isinstance(j.get(k), (int, float)) and j[k] > 0, out[:300])
+
+# bake: a baked level loads in every command that takes a level and gives
+# the same answers; the input is never the output.
+with tempfile.TemporaryDirectory() as tmp:
+    qnm = os.path.join(tmp, "level.qnm")
+    rc, out, err = run(["bake", LEVELS[0], "-o", qnm, "--json"])
+    j = one_json("bake", out)
+    check("bake", rc == 0 and j.get("quads", 0) > 0 and os.path.getsize(qnm) == j.get("bytes"),
+          out + err)
+    rc1, out1, _ = run(["info", LEVELS[0], "--json"])
+    rc2, out2, _ = run(["info", qnm, "--json"])
+    j1, j2 = one_json("info json", out1), one_json("info qnm", out2)
+    check("info of a baked level", rc1 == 0 and rc2 == 0 and
+          all(j1.get(k) == j2.get(k) for k in ("quads", "portals", "islands", "goals")),
+          out1 + out2)
+    rc1, out1, _ = run(["field", LEVELS[0], "--json"])
+    rc2, out2, _ = run(["field", qnm, "--json"])
+    check("field of a baked level", rc1 == 0 and rc2 == 0 and
+          one_json("f1", out1).get("field") == one_json("f2", out2).get("field"), out2[:200])
+    rc, out, err = run(["bake", qnm, "-o", qnm])
+    check("bake refuses its input", rc == 1 and err.count("\n") == 1 and os.path.getsize(qnm) > 0,
+          err)
+    with open(qnm, "r+b") as f:
+        f.seek(100)
+        b = f.read(1)
+        f.seek(100)
+        f.write(bytes([b[0] ^ 1]))
+    rc, out, err = run(["info", qnm])
+    check("damaged baked level", rc == 1 and "QN_E_CORRUPT" in err, err)
 
 for f in failures:
     print("FAIL", f)

@@ -62,7 +62,7 @@ int qn_cli_error(const char *fmt, ...) {
 qn_level *qn_cli_load_level(const char *path) {
     qn_level *level = NULL;
     qn_error e;
-    qn_status st = qn_level_load_file(path, NULL, &level, &e);
+    qn_status st = qn_level_load_any_file(path, NULL, &level, &e);
     if (st == QN_OK) return level;
     if (e.line)
         qn_cli_error("%s:%u:%u: %s: %s", path, e.line, e.column, qn_status_name(st), e.message);

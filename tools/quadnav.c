@@ -114,7 +114,7 @@ static const char *const info_usage =
 static void info_invalid_json(const char *path) {
     qn_level *level = NULL;
     qn_error e;
-    qn_status st = qn_level_load_file(path, NULL, &level, &e);
+    qn_status st = qn_level_load_any_file(path, NULL, &level, &e);
     printf("{\"level\":");
     qn_json_str(stdout, path);
     printf(",\"valid\":false,\"status\":");
@@ -195,7 +195,7 @@ static int cmd_info(int argc, char **argv) {
     if (o.npos != 1) return fputs(info_usage, stderr), 2;
     qn_level *level = NULL;
     if (o.json) {
-        if (qn_level_load_file(o.positional[0], NULL, &level, NULL) != QN_OK) {
+        if (qn_level_load_any_file(o.positional[0], NULL, &level, NULL) != QN_OK) {
             info_invalid_json(o.positional[0]);
             return 1;
         }
@@ -549,6 +549,7 @@ static const command commands[] = {
     {"compare", qn_tool_compare, "quad vs grid modes on the same starts and goals"},
     {"render", qn_tool_render, "SVG of a field: costs, portals, flow, unit trails"},
     {"path", qn_tool_path, "one unit's own path: A* plus string pulling"},
+    {"bake", qn_tool_bake, "a level as a baked binary file (.qnm), fast to load"},
 };
 
 static void usage(FILE *f) {

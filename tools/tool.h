@@ -63,6 +63,7 @@ int qn_tool_bench(int argc, char **argv);
 int qn_tool_import_map(int argc, char **argv);
 int qn_tool_compare(int argc, char **argv);
 int qn_tool_render(int argc, char **argv);
+int qn_tool_bake(int argc, char **argv);
 /* Grid figures for `quadnav bench`: appends grid_* items. `quick` shrinks
 ** repetitions for smoke tests. Returns 0, or non-zero on failure. */
 int qn_tool_bench_grid(qn_bench_report *r, int quick);

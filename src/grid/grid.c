@@ -32,11 +32,7 @@
 
 /* The search's inner functions must be inlined into its loop: called, they
 ** spill registers on every cell. */
-#if defined(__GNUC__) || defined(__clang__)
-#define QN__INLINE inline __attribute__((always_inline))
-#else
-#define QN__INLINE inline
-#endif
+#define QN__INLINE QN__ALWAYS_INLINE
 
 /* A stamped rectangle of cells, x0 <= x < x1, y0 <= y < y1. */
 typedef struct cell_rect {

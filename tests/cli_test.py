@@ -124,6 +124,33 @@ rc, out, _ = run(["demo", "--json"])
 j = one_json("demo", out)
 check("demo", rc == 0 and j.get("units") == 1000 and j.get("arrived") == 1000, out)
 
+rc, out, _ = run(["demo", "--web"])
+check("demo --web", rc == 0 and "tools/web.sh" in out, out)
+
+# sim on a map and in grid modes (the session code the browser viewer runs).
+ARENA = os.path.join(DATA, "maps", "arena.map")
+for mode in ("quad", "grid8", "gridvec"):
+    rc, out, _ = run(["sim", ARENA, "--goal", "30.5,20.5", "--units", "200", "--mode", mode, "--json"])
+    j = one_json("sim map " + mode, out)
+    check("sim map " + mode, rc == 0 and j.get("arrived") == 200 and j.get("wall_contacts") == 0,
+          out)
+rc, out, _ = run(["sim", LEVELS[0], "--units", "200", "--mode", "gridvec", "--json"])
+j = one_json("sim level gridvec", out)
+check("sim level gridvec", rc == 0 and j.get("arrived") == 200, out)
+rc, out1, _ = run(["sim", LEVELS[0], "--units", "200", "--json"])
+rc2, out2, _ = run(["sim", LEVELS[0], "--units", "200", "--mode", "quad", "--json"])
+a, b = json.loads(out1), json.loads(out2)
+check("sim --mode quad = default", all(a[k] == b[k] for k in ("arrived", "stretch_mean", "steps")),
+      out1 + out2)
+rc, _, err = run(["sim", ARENA, "--units", "10"])
+check("sim map needs --goal", rc == 1 and err.count("\n") == 1 and "--goal" in err, err)
+rc, _, err = run(["sim", LEVELS[0], "--mode", "crowd"])
+check("sim bad --mode", rc == 2 and err.count("\n") == 1 and "crowd" in err, err)
+rc, _, err = run(["sim", ARENA, "--goal", "30.5,20.5", "--block", "1@3"])
+check("sim map refuses --block", rc == 1 and err.count("\n") == 1, err)
+rc, _, err = run(["sim", ARENA, "--goal", "-40,2", "--mode", "grid8"])
+check("sim map goal outside", rc == 1 and err.count("\n") == 1 and "goal" in err, err)
+
 rc, out, _ = run(["bench", "--quick", "--json"])
 j = one_json("bench", out)
 for k in ("instance_us_650", "naive_instance_us_650", "sample_ns_per_unit_1000",

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session.h"
 #include "sim.h"
 #include "tool.h"
 
@@ -26,7 +27,7 @@ typedef struct change {
 typedef struct opts {
     const char *positional[2];
     int npos;
-    const char *goal, *units, *seed, *radius, *step, *threads;
+    const char *goal, *units, *seed, *radius, *step, *threads, *mode;
     bool json, help, spawns;
     change changes[MAX_CHANGES];
     int nchanges;
@@ -76,6 +77,7 @@ static bool parse_opts(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--radius")) slot = &o->radius;
         else if (!strcmp(a, "--step")) slot = &o->step;
         else if (!strcmp(a, "--threads")) slot = &o->threads;
+        else if (!strcmp(a, "--mode")) slot = &o->mode;
         else if (is_change_flag(a)) {
             if (i + 1 >= argc || o->nchanges == MAX_CHANGES ||
                 !parse_change(a, argv[i + 1], &o->changes[o->nchanges])) {
@@ -335,7 +337,7 @@ static int cmd_sample(int argc, char **argv) {
 
 static const char *const sim_usage =
     "usage: quadnav sim LEVEL [--goal X,Y|NAME] [--units N] [--seed S] [--radius R]\n"
-    "                   [--step D] [--spawns] [--threads N] [--json]\n"
+    "                   [--step D] [--spawns] [--threads N] [--mode M] [--json]\n"
     "                   [--block Q@S] [--unblock Q@S] [--cost Q=C@S] ...\n"
     "Defaults: 1000 units, seed 1, radius 0.25, step 0.2, 1 thread.\n"
     "Scripted changes happen before step S; the field is repaired, units re-route,\n"
@@ -343,7 +345,12 @@ static const char *const sim_usage =
     "Units start at random reachable positions (with --spawns: at the level's spawn\n"
     "points) and step D (default 0.2) along sampled directions. Reports arrivals,\n"
     "wall contacts (moves that would leave traversable space), stuck units and the\n"
-    "stretch: distance walked / cost to goal at the start (mean and 95th percentile).\n";
+    "stretch: distance walked / cost to goal at the start (mean and 95th percentile).\n"
+    "LEVEL may be a MovingAI .map (its quads: the rectangle decomposition; --goal X,Y\n"
+    "needed). --mode quad|grid8|gridvec: the quad field (default), or the grid field\n"
+    "with 8-direction or vector flow (a level without a grid is rasterised at cell\n"
+    "size 1); maps and grid modes go through the viewer's session code\n"
+    "(tools/session.c) and take no scripted changes or --spawns.\n";
 
 /* Units have bodies: the sim's default agent radius. */
 #define QN_SIM_DEFAULT_RADIUS 0.25f
@@ -459,9 +466,83 @@ static qn_vec2 *level_spawns(const qn_level *level, uint32_t *n) {
     return p;
 }
 
+/* The whole file at path, NUL-terminated (NULL after printing an error). */
+static char *read_text(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+        (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+        buf[n] = 0;
+        *len = (size_t)n;
+    } else {
+        free(buf), buf = NULL;
+        qn_cli_error("%s: cannot read", path);
+    }
+    if (f) fclose(f);
+    return buf;
+}
+
+/* The goal of a session run: --goal X,Y or a goal name, else a level's first
+** goal; a map needs X,Y. */
+static bool session_goal(const opts *o, const qn_session *ses, qn_vec2 *goal) {
+    if (qn_session_level(ses)) return qn_cli_goal(qn_session_level(ses), o->goal, goal);
+    if (o->goal && qn_cli_parse_vec(o->goal, goal)) return true;
+    return qn_cli_error("a map needs --goal X,Y"), false;
+}
+
+/* `sim` on a map or in a grid mode: through the session the viewer uses. */
+static int run_sim_session(const opts *o, const sim_args *a, qn_sim_mode mode, char *text,
+                           size_t len) {
+    qn_session *ses = NULL;
+    qn_error e;
+    setup s = {0};
+    s.radius = QN_SIM_DEFAULT_RADIUS;
+    qn_status st = qn_session_create(text, len, &ses, &e);
+    free(text);
+    if (st != QN_OK)
+        return qn_cli_error("%s: %s: %s", o->positional[0], qn_status_name(st), e.message);
+    bool ok = false;
+    if (o->nchanges || o->spawns)
+        qn_cli_error("sim: a map or a grid mode takes no --block, --unblock, --cost or --spawns");
+    else if (o->radius && !qn_cli_parse_float(o->radius, 0.0f, 1e4f, &s.radius))
+        qn_cli_error("--radius %s: not a number in [0, 10000]", o->radius);
+    else
+        ok = session_goal(o, ses, &s.goal);
+    if (!ok) return qn_session_destroy(ses), 1;
+    st = qn_session_set_goal(ses, mode, s.goal, s.radius, &s.build_us, &e);
+    if (st != QN_OK) {
+        qn_session_destroy(ses);
+        return qn_cli_error("goal %g,%g: %s: %s", (double)s.goal.x, (double)s.goal.y,
+                            qn_status_name(st), e.message);
+    }
+    if (!qn_session_level(ses)) s.radius = fminf(s.radius, 0.45f);
+    qn_sim_opts so = {.units = (uint32_t)a->units, .seed = a->seed, .step = a->step,
+                      .threads = (uint32_t)a->threads};
+    qn_sim_result r;
+    st = qn_session_start(ses, &so);
+    while (st == QN_OK && qn_session_step(ses))
+        continue;
+    if (st == QN_OK) st = qn_sim_state_result(qn_session_run(ses), &r);
+    qn_session_destroy(ses);
+    if (st != QN_OK)
+        return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
+    sim_print(o->positional[0], &s, &r, o->json, &so, 0);
+    return 0;
+}
+
 static int run_sim(const opts *o) {
     sim_args a;
     if (!sim_parse(o, &a)) return 2;
+    qn_sim_mode mode = QN_MODE_QUAD;
+    if (o->mode && !qn_sim_mode_parse(o->mode, &mode))
+        return qn_cli_error("--mode %s: not quad, grid8 or gridvec", o->mode), 2;
+    size_t len = 0;
+    char *text = read_text(o->positional[0], &len);
+    if (!text) return 1;
+    if (mode != QN_MODE_QUAD || strncmp(text + strspn(text, " \t\r\n"), "type", 4) == 0)
+        return run_sim_session(o, &a, mode, text, len);
+    free(text);
     setup s;
     if (!setup_field(o, QN_SIM_DEFAULT_RADIUS, &s)) return setup_free(&s), 1;
     qn_sim_world w;
@@ -512,11 +593,20 @@ static int cmd_sim(int argc, char **argv) {
 }
 
 static const char *const demo_usage =
-    "usage: quadnav demo [--units N] [--seed S] [--json]\n"
+    "usage: quadnav demo [--units N] [--seed S] [--json] | demo --web\n"
     "The bundled town level: 1000 units (by default) run to the plaza; prints the\n"
-    "sim summary (see quadnav sim --help).\n";
+    "sim summary (see quadnav sim --help). --web prints how to build and open the\n"
+    "browser viewer instead.\n";
+
+static const char *const demo_web =
+    "The browser viewer (the library compiled to WebAssembly), from the source tree:\n"
+    "  bash tools/web.sh build    # installs emscripten if missing; writes build/web/\n"
+    "  bash tools/web.sh serve    # then open http://127.0.0.1:8321/\n"
+    "URL parameters: level=URL or map=URL, goal=X,Y, units=N, seed=S,\n"
+    "mode=quad|grid8|gridvec, side=MODE, frames=N, auto=1 (see README.md).\n";
 
 static int cmd_demo(int argc, char **argv) {
+    if (argc == 2 && !strcmp(argv[1], "--web")) return fputs(demo_web, stdout), 0;
     opts o;
     if (!parse_opts(argc, argv, &o)) return 2;
     if (o.help) return fputs(demo_usage, stdout), 0;

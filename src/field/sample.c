@@ -375,7 +375,9 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
         t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
         qn_vec2 to = qn__sub(qn__add(a, qn__scale(ab, t)), p);
         float dist = qn__len(to);
-        if (!(dist < rad)) continue;
+        /* A little inside the radius, so that this and the crossing kept a
+        ** radius from a wall end (clamp_exit) do not pull against each other. */
+        if (!(dist < 0.9f * rad)) continue;
         /* On the wall itself: its inward normal (the quad is on the left). */
         qn_vec2 n = dist > 0.0f ? qn__scale(to, 1.0f / dist) : qn__scale(qn__v2(ab.y, -ab.x), 1.0f / sqrtf(l2));
         float toward = qn__dot(d, n);
@@ -412,7 +414,7 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         float t = qn__cross(ap, e) / den, u = qn__cross(ap, dir) / den;
         if (t >= -1e-6f && t < best && u >= -1e-4f && u <= 1.0f + 1e-4f) best = t, hit = s, at = u;
     }
-    if (hit == QN_NONE) return dir;
+    if (hit == QN_NONE || best > 2.0f * agent_radius(f)) return dir; /* not there yet */
     uint32_t s1 = hit + 1 == k ? 0 : hit + 1;
     if (is_wall(f, b, base + hit)) return dir; /* keep_off_walls slides it */
     qn_vec2 a = b->bv[base + hit], e = qn__sub(b->bv[base + s1], a);

@@ -977,7 +977,13 @@ QN_API qn_status qn_grid_field_sample_batch(const qn_grid_field *field, qn_flow_
 
 /* Rectangle decomposition of a grid's passable cells into quads (far fewer
 ** quads than cells): axis-aligned rectangles of cells with one cost byte
-** each, the quad's cost multiplier being that byte. Every passable cell lies
+** each, the quad's cost multiplier being that byte, as few as a partition
+** into such rectangles can have (cuts along a largest set of untouching
+** chords between reflex corners; on grids of scattered obstacles the
+** matching behind it is capped and the count can exceed the fewest by a
+** fraction of a percent). Linear in the cells apart from that matching;
+** about 10 ms for a 512x512 map (a greedy row-major cut takes 1-2 ms and
+** gives up to 19 % more quads). Every passable cell lies
 ** in exactly one quad and no wall cell in any; adjacency (T-junctions
 ** included) is computed as for any mesh. Quad corners are in the grid's world
 ** coordinates: cell (x, y) covers [ox + x*cs, ox + (x+1)*cs) x [oy + y*cs, ...).

@@ -386,4 +386,30 @@ const qn__goal *qn__nearest_goal(const qn_field *f, uint32_t first, qn_vec2 p);
 ** runner could not start (every job has still run). (parallel.c) */
 bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data);
 
+/* ---- grids into rectangles (grid_rects.c, grid_mesh.c) ---------------- */
+
+/* Cut marks per cell of a grid: on the edge above the cell, on its left. */
+#define QN__CUT_TOP 1u
+#define QN__CUT_LEFT 2u
+
+/* Marks in cut (width*height zeroed bytes) the edges between cells of equal
+** cost along which the grid's passable cells split into the fewest
+** rectangles of one cost each: every region of equal-cost cells bounded by
+** walls, other costs and cuts is then a rectangle. QN_OK or QN_E_NOMEM. */
+qn_status qn__grid_cuts(const qn_grid *g, const qn_allocator *a, uint8_t *cut, qn_error *err);
+
+/* Decompositions of qn__mesh_from_grid_with. */
+typedef enum qn__decomp {
+    QN__DECOMP_FEWEST, /* along qn__grid_cuts: the fewest rectangles (the default) */
+    QN__DECOMP_ROWS    /* greedy, row-major: widest run, then grown down */
+} qn__decomp;
+
+/* The number of rectangles of decomposition `how` (no mesh is built). */
+qn_status qn__grid_rect_count(const qn_grid *grid, qn__decomp how, const qn_allocator *alloc,
+                              uint32_t *count, qn_error *err);
+
+/* qn_mesh_from_grid with a chosen decomposition (the tools compare them). */
+qn_status qn__mesh_from_grid_with(const qn_grid *grid, qn__decomp how, const qn_allocator *alloc,
+                                  qn_mesh **out, qn_error *err);
+
 #endif /* QN_INTERNAL_H */

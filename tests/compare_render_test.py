@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
 """Smoke tests of `quadnav compare` and `quadnav render`: the JSON keys of
-every mode, unit counts, arrivals, the grid optimum plumbing, one-line errors,
-and SVG output that parses as XML and holds the expected elements."""
+every mode, unit counts, arrivals, the grid optimum plumbing, exact stretch
+and per-unit records checked against an independent visibility-graph
+shortest path, one-line errors, and SVG output that parses as XML and holds
+the expected elements."""
+import heapq
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -17,7 +21,7 @@ MAP = os.path.join(DATA, "maps", "arena.map")
 SCEN = MAP + ".scen"
 MODES = ("quad", "grid8", "gridvec")
 KEYS = ("build_us", "bytes", "sample_ns", "arrived", "units", "wall_contacts", "stuck",
-        "stretch_mean", "stretch_p95")
+        "stretch_mean", "stretch_p95", "exact_stretch_mean", "exact_stretch_p95")
 SVG_NS = "{http://www.w3.org/2000/svg}"
 failures = []
 passed = 0
@@ -113,6 +117,163 @@ with tempfile.TemporaryDirectory(prefix="qn_compare_") as d:
             same = all(a[m][k] == b[m][k] for m in MODES
                        for k in ("bytes", "arrived", "wall_contacts", "stretch_mean"))
             check("imported level same as map", same and a["quads"] == b["quads"], (a, b))
+
+# ---- exact any-angle shortest paths, independently: a visibility graph ----
+
+def read_map(path):
+    """The open cells of a MovingAI map as a set of (x, y)."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    h, w = int(lines[1].split()[1]), int(lines[2].split()[1])
+    return {(x, y) for y in range(h) for x in range(w) if lines[4 + y][x] in ".G"}, w, h
+
+
+def corners(cells, w, h):
+    """Grid vertices with exactly three open cells around them: the only
+    places where a shortest path through the open cells bends."""
+    out = []
+    for y in range(1, h):
+        for x in range(1, w):
+            around = [(x - 1, y - 1) in cells, (x, y - 1) in cells,
+                      (x - 1, y) in cells, (x, y) in cells]
+            if sum(around) == 3:
+                out.append((float(x), float(y)))
+    return out
+
+
+def visible(cells, a, b):
+    """Does segment a-b stay in the closed union of open cells, without
+    passing through a vertex where only two diagonal cells are open (no
+    corner is cut there, as in the mesh and the grid)?"""
+    (ax, ay), (bx, by) = a, b
+    dx, dy = bx - ax, by - ay
+    ts = {0.0, 1.0}
+    for (p, d) in ((ax, dx), (ay, dy)):
+        if abs(d) > 1e-12:
+            lo, hi = sorted((p, p + d))
+            for k in range(math.ceil(lo), math.floor(hi) + 1):
+                t = (k - p) / d
+                if 0.0 < t < 1.0:
+                    ts.add(t)
+    ts = sorted(ts)
+    for t0, t1 in zip(ts, ts[1:]):
+        if t1 - t0 < 1e-12:
+            continue
+        t = (t0 + t1) / 2
+        mx, my = ax + dx * t, ay + dy * t
+        xs = [round(mx) - 1, round(mx)] if abs(mx - round(mx)) < 1e-9 else [math.floor(mx)]
+        ys = [round(my) - 1, round(my)] if abs(my - round(my)) < 1e-9 else [math.floor(my)]
+        if not any((x, y) in cells for x in xs for y in ys):
+            return False
+    for t in ts[1:-1]:  # vertices passed strictly inside the segment
+        vx, vy = ax + dx * t, ay + dy * t
+        if abs(vx - round(vx)) < 1e-9 and abs(vy - round(vy)) < 1e-9:
+            x, y = round(vx), round(vy)
+            nw, ne, sw, se = ((x - 1, y - 1) in cells, (x, y - 1) in cells,
+                              (x - 1, y) in cells, (x, y) in cells)
+            if (nw and se and not ne and not sw) or (ne and sw and not nw and not se):
+                return False
+    return True
+
+
+class VisGraph:
+    def __init__(self, path):
+        self.cells, w, h = read_map(path)
+        self.nodes = corners(self.cells, w, h)
+        n = len(self.nodes)
+        self.adj = [[] for _ in range(n)]
+        for i in range(n):
+            for j in range(i + 1, n):
+                if visible(self.cells, self.nodes[i], self.nodes[j]):
+                    d = math.dist(self.nodes[i], self.nodes[j])
+                    self.adj[i].append((j, d))
+                    self.adj[j].append((i, d))
+
+    def shortest(self, s, g):
+        """Exact shortest length s -> g (Dijkstra over the corners)."""
+        if visible(self.cells, s, g):
+            return math.dist(s, g)
+        n = len(self.nodes)
+        to_goal = {i: math.dist(c, g) for i, c in enumerate(self.nodes)
+                   if visible(self.cells, c, g)}
+        dist = [math.inf] * n
+        heap = []
+        for i, c in enumerate(self.nodes):
+            if visible(self.cells, s, c):
+                dist[i] = math.dist(s, c)
+                heapq.heappush(heap, (dist[i], i))
+        best = math.inf
+        while heap:
+            d, i = heapq.heappop(heap)
+            if d > dist[i] or d >= best:
+                continue
+            if i in to_goal:
+                best = min(best, d + to_goal[i])
+            for j, e in self.adj[i]:
+                if d + e < dist[j]:
+                    dist[j] = d + e
+                    heapq.heappush(heap, (dist[j], j))
+        return best
+
+
+def percentile95(v):
+    v = sorted(v)
+    return v[max(math.ceil(0.95 * len(v)), 1) - 1]
+
+
+# Arena rows with --per-unit: every record against the scenario rows, and
+# exact stretch recomputed from the records and this visibility graph: so
+# qn_path_find at radius 0 is the exact any-angle length on these rows.
+UNITS = 40
+rc, out, err = run(["compare", MAP, "--scen", SCEN, "--units", str(UNITS), "--radius", "0.1",
+                    "--json", "--per-unit"])
+check("per-unit exit 0", rc == 0, err)
+if rc == 0:
+    j = json.loads(out)
+    with open(SCEN) as f:
+        rows = [l.split("\t") for l in f.read().splitlines()[1:] if l.strip()]
+    picked = [rows[i * len(rows) // UNITS] for i in range(UNITS)]
+    vgraph = VisGraph(MAP)
+    exact = [vgraph.shortest((int(r[4]) + 0.5, int(r[5]) + 0.5), (int(r[6]) + 0.5, int(r[7]) + 0.5))
+             for r in picked]
+    # The visibility graph agrees with the scenario's octile optimum where a
+    # straight or single-diagonal line is the shortest: never longer.
+    check("visibility graph <= octile", all(e <= float(r[8]) + 1e-3 for e, r in zip(exact, picked)),
+          [(e, r[8]) for e, r in zip(exact, picked)])
+    for m in MODES:
+        r = j[m]
+        pu = r.get("per_unit", [])
+        check(f"per-unit {m} count", len(pu) == UNITS, len(pu))
+        if len(pu) != UNITS:
+            continue
+        check(f"per-unit {m} keys", all(set(u) == {"start", "goal", "walked", "arrived"}
+                                        for u in pu), pu[:2])
+        check(f"per-unit {m} rows", all(
+            u["start"] == [int(w[4]) + 0.5, int(w[5]) + 0.5]
+            and u["goal"] == [int(w[6]) + 0.5, int(w[7]) + 0.5] for u, w in zip(pu, picked)),
+            (pu[:2], picked[:2]))
+        check(f"per-unit {m} arrived", sum(u["arrived"] for u in pu) == r["arrived"], r)
+        st = [u["walked"] / e if e > 0 else 1.0 for u, e in zip(pu, exact) if u["arrived"]]
+        if not st:
+            failures.append(f"per-unit {m}: no unit arrived")
+            continue
+        mean = sum(st) / len(st)
+        check(f"exact stretch {m} mean = visibility graph",
+              abs(mean - r["exact_stretch_mean"]) <= 1e-4 * mean, (mean, r["exact_stretch_mean"]))
+        check(f"exact stretch {m} p95 = visibility graph",
+              abs(percentile95(st) - r["exact_stretch_p95"]) <= 1e-4 * mean,
+              (percentile95(st), r["exact_stretch_p95"]))
+        # Nobody walks shorter than the shortest path.
+        check(f"exact stretch {m} >= 1", min(st) >= 1.0 - 1e-4, min(st))
+    check("quad exact stretch near 1", j["quad"]["exact_stretch_mean"] < 1.1, j["quad"])
+
+# Without --per-unit there is no per_unit array; --per-unit needs --json.
+rc, out, err = run(["compare", MAP, "--scen", SCEN, "--units", "5", "--json"])
+check("no per_unit by default", rc == 0 and all("per_unit" not in v for v in
+                                                json.loads(out).values() if isinstance(v, dict)),
+      out[:200])
+rc, out, err = run(["compare", MAP, "--per-unit"])
+check("--per-unit needs --json", rc == 2 and err.count("\n") == 1, (rc, err))
 
 # The markdown table: a header and one row per mode.
 rc, out, err = run(["compare", TOWN, "--units", "20"])

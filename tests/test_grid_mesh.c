@@ -352,6 +352,105 @@ static void test_bundled_maps(void **state) {
     if (!found) skip();
 }
 
+/* ---- the fewest rectangles ----------------------------------------------- */
+
+/* Fewest rectangles of one cost covering the uncovered passable cells of a
+** tiny grid, by exhaustive search: the first uncovered cell in row-major
+** order is the top-left corner of whichever rectangle covers it. */
+static uint32_t brute_min(const uint8_t *c, uint8_t *covered, uint32_t w, uint32_t h,
+                          uint32_t from, uint32_t best, uint32_t used) {
+    while (from < w * h && (covered[from] || c[from] == QN_CELL_WALL)) from++;
+    if (from == w * h) return used < best ? used : best;
+    if (used + 1 >= best) return best;
+    uint32_t x0 = from % w, y0 = from / w, xmax = w;
+    for (uint32_t y1 = y0 + 1; y1 <= h; y1++) {
+        uint32_t x = x0;
+        while (x < xmax && !covered[(y1 - 1) * w + x] && c[(y1 - 1) * w + x] == c[from]) x++;
+        xmax = x; /* a taller rectangle is at most as wide */
+        if (xmax == x0) break;
+        for (uint32_t x1 = x0 + 1; x1 <= xmax; x1++) {
+            for (uint32_t y = y0; y < y1; y++) memset(covered + y * w + x0, 1, x1 - x0);
+            best = brute_min(c, covered, w, h, from, best, used + 1);
+            for (uint32_t y = y0; y < y1; y++) memset(covered + y * w + x0, 0, x1 - x0);
+        }
+    }
+    return best;
+}
+
+static uint32_t rect_count(const qn_grid *g, qn__decomp how) {
+    uint32_t n = 0;
+    qn_error e;
+    qn_status st = qn__grid_rect_count(g, how, NULL, &n, &e);
+    if (st != QN_OK) fail_msg("grid_rect_count: %s", e.message);
+    return n;
+}
+
+/* On tiny random grids (walls, two costs) the decomposition has exactly
+** the fewest rectangles an exhaustive search finds, and is a valid mesh. */
+static void test_fewest_is_minimum(void **state) {
+    (void)state;
+    uint64_t s = 4242;
+    uint32_t fewer = 0;
+    for (int it = 0; it < 400; it++) {
+        uint32_t w = 2 + tm_rand(&s) % 5, h = 2 + tm_rand(&s) % 5;
+        uint8_t c[36], covered[36] = {0};
+        for (uint32_t i = 0; i < w * h; i++) {
+            uint32_t r = tm_rand(&s) % 100;
+            c[i] = r < 25 ? QN_CELL_WALL : (r < 35 && it % 2 ? 3 : 1);
+        }
+        c[tm_rand(&s) % (w * h)] = 1;
+        qn_grid *g = make_grid(w, h, c, 1.0f, qn__v2(0, 0));
+        uint32_t want = brute_min(c, covered, w, h, 0, UINT32_MAX, 0);
+        uint32_t got = rect_count(g, QN__DECOMP_FEWEST), rows = rect_count(g, QN__DECOMP_ROWS);
+        if (got != want)
+            fail_msg("grid %d (%ux%u): %u rectangles, the fewest are %u", it, w, h, got, want);
+        assert_int_equal(check_grid(g), got);
+        fewer += want < rows;
+        qn_grid_destroy(g);
+    }
+    assert_true(fewer > 0); /* the greedy rows are not always the fewest */
+}
+
+/* Pillars on a lattice (a wall at every odd x and odd y): the rows of
+** pillars line up, so chords between them pay, and the greedy rows are not
+** the fewest. The exhaustive search starts bounded by the greedy count. */
+static void test_fewest_pillars(void **state) {
+    (void)state;
+    for (uint32_t n = 5; n <= 7; n += 2) {
+        uint8_t c[49], covered[49] = {0};
+        for (uint32_t i = 0; i < n * n; i++)
+            c[i] = (i % n) % 2 && (i / n) % 2 ? QN_CELL_WALL : 1;
+        qn_grid *g = make_grid(n, n, c, 1.0f, qn__v2(0, 0));
+        uint32_t rows = rect_count(g, QN__DECOMP_ROWS);
+        uint32_t want = brute_min(c, covered, n, n, 0, rows + 1, 0);
+        assert_int_equal(check_grid(g), want);
+        assert_true(want < rows);
+        qn_grid_destroy(g);
+    }
+}
+
+/* On the bundled maps the fewest rectangles are never more than the greedy
+** rows, and both decompositions are valid meshes. */
+static void test_fewest_on_maps(void **state) {
+    (void)state;
+    static const char *const maps[] = {"arena.map", "lak303d.map", "Berlin_0_256.map"};
+    int found = 0;
+    for (size_t i = 0; i < sizeof maps / sizeof maps[0]; i++) {
+        qn_grid *g = NULL;
+        if (!read_map(maps[i], &g)) continue;
+        found++;
+        uint32_t rows = rect_count(g, QN__DECOMP_ROWS), fewest = rect_count(g, QN__DECOMP_FEWEST);
+        qn_mesh *m = NULL;
+        assert_int_equal(qn__mesh_from_grid_with(g, QN__DECOMP_ROWS, NULL, &m, NULL), QN_OK);
+        assert_int_equal(qn_mesh_quad_count(m), rows);
+        qn_mesh_destroy(m);
+        printf("%-18s rows %5u, fewest %5u\n", maps[i], rows, fewest);
+        assert_true(fewest <= rows);
+        qn_grid_destroy(g);
+    }
+    if (!found) skip();
+}
+
 /* ---- rasterising a hand-made mesh --------------------------------------- */
 
 /* Quads: an open rect, a costly rect (2.6 rounds to 3), a blocked rect, and
@@ -732,6 +831,9 @@ int main(void) {
         cmocka_unit_test(test_simple_shapes),
         cmocka_unit_test(test_thin_grids),
         cmocka_unit_test(test_bundled_maps),
+        cmocka_unit_test(test_fewest_is_minimum),
+        cmocka_unit_test(test_fewest_pillars),
+        cmocka_unit_test(test_fewest_on_maps),
         cmocka_unit_test(test_rasterise_hand_mesh),
         cmocka_unit_test(test_rasterise_blocked_border),
         cmocka_unit_test(test_rasterise_random_meshes),

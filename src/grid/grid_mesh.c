@@ -3,20 +3,22 @@
 ** passable cells into rectangles of one cost byte each and builds a mesh from
 ** them; qn_grid_from_mesh samples a mesh at cell centres.
 **
-** Decomposition. Cells are visited in row-major order; the first passable
-** cell not yet covered anchors a new rectangle: as wide as the run of
-** uncovered cells of its cost in its row, then grown down while that whole
-** span stays uncovered and of that cost. Covered cells need no bitmap: every
-** rectangle covers, in each of its columns, a run of rows starting at its
-** anchor row, and anchors come in row-major order, so in column x the covered
-** cells at or below the current row y are exactly rows y .. cover[x]-1. One
-** uint32 per column suffices, whatever the grid's height. Each cell is read
-** a bounded number of times, so the work is linear in the cells.
+** Decomposition. grid_rects.c marks cuts between cells along which the
+** passable cells split into the fewest rectangles of one cost each (its
+** header tells how). The rectangles are then read off in row-major order:
+** the first passable cell not yet covered anchors a new rectangle, as wide
+** as the run of uncovered cells of its cost in its row up to a cut, then
+** grown down while that whole span stays uncovered, of that cost and
+** uncut. Covered cells need no bitmap: every rectangle covers, in each of
+** its columns, a run of rows starting at its anchor row, and anchors come
+** in row-major order, so in column x the covered cells at or below the
+** current row y are exactly rows y .. cover[x]-1. One uint32 per column
+** suffices, whatever the grid's height.
 **
-** On the MovingAI maps this gives 17 to 60 cells per quad on game and city
-** maps (3.3 on a maze of 1-wide corridors). Taking instead the largest
-** rectangle at each anchor was tried: within 1% in quad count (slightly
-** more quads, slightly fewer portals), so the simpler rule stays.
+** Without cuts the same reading is the earlier greedy decomposition
+** (QN__DECOMP_ROWS, kept for comparison by tools/decomp_stats.c): on the
+** MovingAI maps the fewest are 0 % (arena) to 16 % (8room_000) fewer quads. Taking the largest rectangle at each anchor
+** instead was tried: within 1 % of the greedy count.
 */
 #include "internal.h"
 
@@ -56,29 +58,47 @@ static qn_status rect_push(rect_list *l, cell_rect r, qn_error *err) {
     return QN_OK;
 }
 
-/* Uncovered cells of cost c in row y from x0, at most `limit` of them. */
-static uint32_t run_right(const uint8_t *row, const uint32_t *cover, uint32_t y, uint32_t x0,
-                          uint32_t limit, uint8_t c) {
+/* Uncovered cells of cost c in row y from x0, at most `limit` of them, and
+** with cuts (NULL: none) not crossing a cut on a cell's left edge. */
+static uint32_t run_right(const uint8_t *row, const uint8_t *cuts, const uint32_t *cover,
+                          uint32_t y, uint32_t x0, uint32_t limit, uint8_t c) {
     uint32_t n = 0;
-    while (n < limit && row[x0 + n] == c && cover[x0 + n] <= y) n++;
+    while (n < limit && row[x0 + n] == c && cover[x0 + n] <= y &&
+           !(n > 0 && cuts && (cuts[x0 + n] & QN__CUT_LEFT)))
+        n++;
     return n;
 }
 
+/* Is there a cut (cuts may be NULL) above any of cells [x0, x0 + n) of a row? */
+static bool cut_above(const uint8_t *cuts, uint32_t x0, uint32_t n) {
+    for (uint32_t i = 0; cuts && i < n; i++)
+        if (cuts[x0 + i] & QN__CUT_TOP) return true;
+    return false;
+}
+
 /* The rectangle anchored at (x, y): as wide as the run of uncovered cells of
-** the anchor's cost, then as tall as that whole span stays so. */
-static cell_rect grow_rect(const qn_grid *g, const uint32_t *cover, uint32_t x, uint32_t y) {
+** the anchor's cost, then as tall as that whole span stays so, never
+** crossing a cut. */
+static cell_rect grow_rect(const qn_grid *g, const uint8_t *cut, const uint32_t *cover,
+                           uint32_t x, uint32_t y) {
     uint32_t w = qn_grid_width(g), h = qn_grid_height(g);
     const uint8_t *costs = qn_grid_costs(g);
     uint8_t c = costs[(size_t)y * w + x];
-    uint32_t run = run_right(costs + (size_t)y * w, cover, y, x, w - x, c);
+    const uint8_t *cr = cut ? cut + (size_t)y * w : NULL;
+    uint32_t run = run_right(costs + (size_t)y * w, cr, cover, y, x, w - x, c);
     cell_rect r = {x, y, x + run, y + 1, c};
-    while (r.y1 < h && run_right(costs + (size_t)r.y1 * w, cover, r.y1, x, run, c) == run)
-        r.y1++;
+    for (; r.y1 < h; r.y1++) {
+        size_t o = (size_t)r.y1 * w;
+        cr = cut ? cut + o : NULL;
+        if (cut_above(cr, x, run) || run_right(costs + o, cr, cover, r.y1, x, run, c) != run)
+            break;
+    }
     return r;
 }
 
-/* Cuts the passable cells into rectangles, in row-major order of anchors. */
-static qn_status decompose(const qn_grid *g, rect_list *l, qn_error *err) {
+/* Cuts the passable cells into rectangles, in row-major order of anchors,
+** never across a cut (cut may be NULL). */
+static qn_status decompose(const qn_grid *g, const uint8_t *cut, rect_list *l, qn_error *err) {
     uint32_t w = qn_grid_width(g), h = qn_grid_height(g);
     const uint8_t *costs = qn_grid_costs(g);
     uint32_t *cover = qn__calloc(l->a, w, sizeof(uint32_t));
@@ -91,13 +111,25 @@ static qn_status decompose(const qn_grid *g, rect_list *l, qn_error *err) {
                 x++;
                 continue;
             }
-            cell_rect r = grow_rect(g, cover, x, y);
+            cell_rect r = grow_rect(g, cut, cover, x, y);
             for (uint32_t k = r.x0; k < r.x1; k++) cover[k] = r.y1;
             st = rect_push(l, r, err);
             x = r.x1;
         }
     }
     qn__free(l->a, cover, (size_t)w * sizeof(uint32_t));
+    return st;
+}
+
+/* The rectangles of decomposition `how`. */
+static qn_status rectangles(const qn_grid *g, qn__decomp how, rect_list *l, qn_error *err) {
+    if (how == QN__DECOMP_ROWS) return decompose(g, NULL, l, err);
+    size_t n = (size_t)qn_grid_width(g) * qn_grid_height(g);
+    uint8_t *cut = qn__calloc(l->a, n, 1);
+    if (!cut) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (%zu cut marks)", n);
+    qn_status st = qn__grid_cuts(g, l->a, cut, err);
+    if (st == QN_OK) st = decompose(g, cut, l, err);
+    qn__free(l->a, cut, n);
     return st;
 }
 
@@ -170,8 +202,23 @@ static qn_status check_extent(const qn_grid *g, qn_error *err) {
     return QN_OK;
 }
 
+qn_status qn__grid_rect_count(const qn_grid *grid, qn__decomp how, const qn_allocator *alloc,
+                              uint32_t *count, qn_error *err) {
+    qn_allocator a = qn__allocator(alloc);
+    rect_list l = {&a, NULL, 0, 0};
+    qn_status st = rectangles(grid, how, &l, err);
+    *count = l.n;
+    rect_list_free(&l);
+    return st;
+}
+
 qn_status qn_mesh_from_grid(const qn_grid *grid, const qn_allocator *alloc, qn_mesh **out,
                             qn_error *err) {
+    return qn__mesh_from_grid_with(grid, QN__DECOMP_FEWEST, alloc, out, err);
+}
+
+qn_status qn__mesh_from_grid_with(const qn_grid *grid, qn__decomp how, const qn_allocator *alloc,
+                                  qn_mesh **out, qn_error *err) {
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!grid || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "grid or out is NULL");
@@ -179,7 +226,7 @@ qn_status qn_mesh_from_grid(const qn_grid *grid, const qn_allocator *alloc, qn_m
     if (st != QN_OK) return st;
     qn_allocator a = qn__allocator(alloc);
     rect_list l = {&a, NULL, 0, 0};
-    st = decompose(grid, &l, err);
+    st = rectangles(grid, how, &l, err);
     if (st == QN_OK && l.n == 0)
         st = qn__fail(err, QN_E_INVALID_ARG, QN_NONE,
                       "grid %ux%u has no passable cell (every cost is 255)", qn_grid_width(grid),

@@ -1,0 +1,102 @@
+/*
+** cliload.c: the tool's one loader. Every command that takes a level takes
+** a MovingAI map too: the file is read once (qn_cli_read) and is a map when
+** its text starts with the word "type" (after an optional UTF-8 BOM and
+** white space), else a level JSON. A map's mesh is its rectangle
+** decomposition (qn_mesh_from_grid); a level without a "grid" is rasterised
+** at cell size 1 when a grid is asked for.
+**
+** The library has no "load a level or a map from memory, by content" call;
+** qn_terrain_load is the place it would replace.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "tool.h"
+
+static bool report(const char *path, const char *what, qn_status st, const qn_error *e) {
+    /* Messages of the map reader may start with the path: not twice. */
+    const char *msg = e->message;
+    size_t n = strlen(path);
+    if (!strncmp(msg, path, n) && !strncmp(msg + n, ": ", 2)) msg += n + 2;
+    if (e->line)
+        qn_cli_error("%s:%u:%u: %s: %s", path, e->line, e->column, qn_status_name(st), msg);
+    else if (what)
+        qn_cli_error("%s: %s: %s: %s", path, what, qn_status_name(st), msg);
+    else
+        qn_cli_error("%s: %s: %s", path, qn_status_name(st), msg);
+    return false;
+}
+
+qn_status qn_cli_parse_level(const qn_cli_input *in, qn_level **out, qn_error *e) {
+    qn_status st = qn_level_load_mem(in->data, in->len, NULL, out, e);
+    if (st != QN_OK) report(in->path, NULL, st, e);
+    return st;
+}
+
+qn_level *qn_cli_load_level(const char *path) {
+    qn_cli_input in;
+    if (qn_cli_read(path, &in)) return NULL;
+    qn_level *level = NULL;
+    qn_error e;
+    qn_cli_parse_level(&in, &level, &e);
+    qn_cli_input_free(&in);
+    return level;
+}
+
+static bool load_map(qn_terrain *t, bool need_mesh) {
+    qn_error e;
+    qn_status st = qn_map_load_mem(t->in.data, t->in.len, NULL, &t->own_grid, &e);
+    if (st != QN_OK) return report(t->path, "map", st, &e);
+    t->grid = t->own_grid;
+    if (need_mesh) {
+        st = qn_mesh_from_grid(t->grid, NULL, &t->own_mesh, &e);
+        if (st != QN_OK) return report(t->path, "quads from the grid", st, &e);
+        t->mesh = t->own_mesh;
+    }
+    t->from_grid = true;
+    return true;
+}
+
+static bool load_level(qn_terrain *t, bool need_grid) {
+    qn_error e;
+    t->load_status = qn_cli_parse_level(&t->in, &t->level, &t->load_error);
+    if (t->load_status != QN_OK) return false;
+    t->mesh = qn_level_mesh(t->level);
+    t->grid = qn_level_grid(t->level);
+    t->from_grid = t->grid != NULL;
+    if (need_grid && !t->grid) {
+        qn_status st = qn_grid_from_mesh(t->mesh, 1.0f, NULL, &t->own_grid, &e);
+        if (st != QN_OK) return report(t->path, "grid from the quads", st, &e);
+        t->grid = t->own_grid;
+    }
+    return true;
+}
+
+bool qn_terrain_load(const char *path, bool need_mesh, bool need_grid, qn_terrain *t) {
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    if (qn_cli_read(path, &t->in)) return false;
+    t->is_map = qn_cli_is_map_text(t->in.data, t->in.len);
+    bool ok = t->is_map ? load_map(t, need_mesh) : load_level(t, need_grid);
+    free(t->in.data); /* parsed: only the file's identity is kept */
+    t->in.data = NULL;
+    return ok;
+}
+
+qn_mesh *qn_terrain_mesh_mut(qn_terrain *t) {
+    return t->level ? qn_level_mesh_mut(t->level) : t->own_mesh;
+}
+
+void qn_terrain_free(qn_terrain *t) {
+    qn_mesh_destroy(t->own_mesh);
+    qn_grid_destroy(t->own_grid);
+    qn_level_destroy(t->level);
+    qn_cli_input_free(&t->in);
+    memset(t, 0, sizeof *t);
+}
+
+float qn_terrain_radius(const qn_terrain *t, float radius) {
+    return t->from_grid && radius > 0.45f ? 0.45f : radius;
+}

@@ -103,6 +103,14 @@ bool qn_cli_is_map_text(const char *text, size_t len) {
            (text[i + 4] == ' ' || text[i + 4] == '\t');
 }
 
+const char *qn_cli_skip_bom(const char *text, size_t *len) {
+    if (*len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
+        *len -= 3;
+        return text + 3;
+    }
+    return text;
+}
+
 /* ---- output ----------------------------------------------------------- */
 
 static mode_t new_file_mode(void) {

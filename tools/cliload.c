@@ -47,7 +47,9 @@ qn_level *qn_cli_load_level(const char *path) {
 
 static bool load_map(qn_terrain *t, bool need_mesh) {
     qn_error e;
-    qn_status st = qn_map_load_mem(t->in.data, t->in.len, NULL, &t->own_grid, &e);
+    size_t len = t->in.len;
+    const char *text = qn_cli_skip_bom(t->in.data, &len);
+    qn_status st = qn_map_load_mem(text, len, NULL, &t->own_grid, &e);
     if (st != QN_OK) return report(t->path, "map", st, &e);
     t->grid = t->own_grid;
     if (need_mesh) {

@@ -274,7 +274,9 @@ static int load_and_cut(qn_cli_input *in, const char *path, qn_grid **g, qn_mesh
         return qn_cli_error("import-map: %s: QN_E_MAP_SYNTAX: not a MovingAI map (it does not "
                             "start with \"type\")",
                             path);
-    qn_status st = qn_map_load_mem(in->data, in->len, NULL, g, &e);
+    size_t len = in->len;
+    const char *text = qn_cli_skip_bom(in->data, &len);
+    qn_status st = qn_map_load_mem(text, len, NULL, g, &e);
     free(in->data);
     in->data = NULL;
     if (st != QN_OK) return report(path, st, &e);

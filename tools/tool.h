@@ -124,6 +124,9 @@ void qn_cli_input_free(qn_cli_input *in);
 /* Is the text a MovingAI map? After an optional UTF-8 BOM and white space,
 ** it starts with the word "type". Everything else is taken as a level. */
 bool qn_cli_is_map_text(const char *text, size_t len);
+/* The text after one UTF-8 BOM, if any (*len shortened to match): the map
+** reader takes text without it. */
+const char *qn_cli_skip_bom(const char *text, size_t *len);
 
 /* An output file being written (see cliio.c for the rules). */
 typedef struct qn_cli_output {

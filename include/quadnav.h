@@ -1,7 +1,15 @@
 /*
 ** quadnav: crowd navigation over convex quads and grids.
+** Copyright (c) 2026 quadnav authors. MIT License: see the LICENSE file.
 **
-** This header is the whole public API. Conventions, once for all functions:
+** This header is the whole public API. Words: a *mesh* is the walkable space
+** (convex quads and the portals between them); a *level* is a mesh with
+** named goals and spawns, loaded from JSON; a *field* (qn_field, called an
+** *instance* in the design notes) is what one destination computes over a
+** mesh and every unit heading there samples; a *grid field* is the same for
+** a grid.
+**
+** Conventions, once for all functions:
 **
 **  - Every function that can fail returns a qn_status; QN_OK is 0.
 **    qn_status_str(code) gives fixed English text, qn_status_name(code) the
@@ -29,6 +37,32 @@
 ** Coordinates: world units, x to the right, y as the level defines it. For
 ** MovingAI maps and levels made from grids, y grows downward and cell (x, y)
 ** covers [x, x+1) x [y, y+1), so its centre is (x + 0.5, y + 0.5).
+**
+** Units: positions, lengths, radii and distances are world units; a cost is
+** a length times the cost multiplier of the quads (or cells) it runs
+** through, so on ground of cost 1 a cost is a distance. Directions are unit
+** vectors (or zero). There is no time anywhere: a caller decides how far a
+** unit moves per frame.
+**
+** Parameters. The comments list parameters as `name  in|out|in,out  what`
+** where the signature alone does not say it all. Unless a comment says
+** otherwise:
+**  - Object handles (mesh, field, ...) must not be NULL: a function that
+**    returns a qn_status returns QN_E_INVALID_ARG, an accessor returns the
+**    neutral value its comment names (0, NULL, NAN, INFINITY, QN_NONE).
+**  - Pointers to inputs (`const T *`) are read during the call only; nothing
+**    is kept unless the comment says the object "keeps a pointer".
+**  - Outputs are required (NULL gives QN_E_INVALID_ARG) unless marked "may
+**    be NULL". They are written on success. On failure, constructors set
+**    *out to NULL, index outputs get QN_NONE and counts 0 where the comment
+**    says so; any other output is then unspecified (do not read it).
+**  - Points must be finite (QN_E_INVALID_ARG otherwise); every coordinate of
+**    a mesh or grid lies within +-QN_MAX_COORD.
+**  - Hints (`hint`, `quad_io`): a quad index from an earlier call, or
+**    QN_NONE. Any value is safe, but give an initialised one (QN_NONE for a
+**    new unit): a stale hint costs one full point location, and a hint that
+**    holds the point picks that quad among quads sharing an edge, so hints
+**    affect which quad a point on an edge is reported in.
 */
 #ifndef QUADNAV_H
 #define QUADNAV_H
@@ -188,18 +222,22 @@ typedef struct qn_link {
 ** listed pairs are connected (touching quads not listed are separated by a
 ** thin wall); each is checked against the geometry. */
 typedef struct qn_mesh_desc {
-    const qn_vec2 *vertices;
-    uint32_t vertex_count;
-    const uint32_t *quads; /* 4 * quad_count vertex indices */
-    uint32_t quad_count;
-    const float *costs;
-    const uint8_t *blocked;
-    const qn_link *links;
-    uint32_t link_count;
+    const qn_vec2 *vertices; /* vertex_count points, world units, |x|,|y| <= QN_MAX_COORD */
+    uint32_t vertex_count;   /* <= QN_MAX_VERTICES */
+    const uint32_t *quads;   /* 4 * quad_count vertex indices (< vertex_count) */
+    uint32_t quad_count;     /* 1..QN_MAX_QUADS */
+    const float *costs;      /* quad_count multipliers in [1, QN_MAX_QUAD_COST], or NULL */
+    const uint8_t *blocked;  /* quad_count flags (non-zero: blocked), or NULL */
+    const qn_link *links;    /* link_count pairs of quad indices; used when has_links */
+    uint32_t link_count;     /* <= QN_MAX_LINKS */
     bool has_links;
 } qn_mesh_desc;
 
 /* Builds and validates a mesh. Copies everything it needs from desc.
+**   desc   in   the quads (read during the call only)
+**   alloc  in   allocator for everything the mesh owns; may be NULL (libc)
+**   out    out  the mesh, NULL on failure
+**   err    out  may be NULL; details of a failure
 ** Returns QN_OK, QN_E_INVALID_ARG, QN_E_NOMEM, QN_E_LIMIT, QN_E_BAD_NUMBER,
 ** QN_E_INDEX_RANGE, QN_E_DEGENERATE_QUAD, QN_E_NONCONVEX_QUAD, QN_E_WINDING,
 ** QN_E_OVERLAP, QN_E_LINK_TARGET, QN_E_LINK_NO_EDGE or QN_E_LINK_DUPLICATE;
@@ -208,7 +246,9 @@ QN_API qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *al
                                 qn_mesh **out, qn_error *err);
 QN_API void qn_mesh_destroy(qn_mesh *mesh);
 
-/* Accessors: 0 (an empty rect) for a NULL mesh. */
+/* Accessors: 0 (an empty rect) for a NULL mesh. Quad and portal indices run
+** from 0 to the count minus one, in the order of qn_mesh_desc.quads (for a
+** level: the file's "quads" array). */
 QN_API uint32_t qn_mesh_quad_count(const qn_mesh *mesh);
 QN_API uint32_t qn_mesh_portal_count(const qn_mesh *mesh);
 QN_API qn_rect qn_mesh_bounds(const qn_mesh *mesh);
@@ -219,21 +259,29 @@ QN_API uint32_t qn_mesh_island(const qn_mesh *mesh, uint32_t quad);
 /* Bytes owned by the mesh. */
 QN_API size_t qn_mesh_bytes(const qn_mesh *mesh);
 
-/* Corners of a quad in stored order; QN_E_INVALID_ARG if quad is out of range. */
+/* Corners of a quad in stored order (world units) into out[0..3] (required);
+** QN_E_INVALID_ARG if quad is out of range. The other three: the quad's cost
+** multiplier, blocked flag and area (square world units), which out of
+** range are NAN, true and NAN. */
 QN_API qn_status qn_mesh_quad_corners(const qn_mesh *mesh, uint32_t quad, qn_vec2 out[4]);
 QN_API float qn_mesh_quad_cost(const qn_mesh *mesh, uint32_t quad);   /* NAN out of range */
 QN_API bool qn_mesh_quad_blocked(const qn_mesh *mesh, uint32_t quad); /* true out of range */
-QN_API float qn_mesh_quad_area(const qn_mesh *mesh, uint32_t quad);
+QN_API float qn_mesh_quad_area(const qn_mesh *mesh, uint32_t quad); /* NAN out of range */
 
-/* A portal: the segment p0-p1 shared by quads a < b. */
+/* A portal: the segment p0-p1 (world units) shared by quads a < b. */
 typedef struct qn_portal {
     uint32_t a, b;
     qn_vec2 p0, p1;
 } qn_portal;
 
+/* Portal `portal` (< qn_mesh_portal_count) into *out (required);
+** QN_E_INVALID_ARG out of range. */
 QN_API qn_status qn_mesh_portal(const qn_mesh *mesh, uint32_t portal, qn_portal *out);
-/* Portals of one quad: writes up to cap portal indices, sets *count to the
-** total. QN_E_BUFFER_TOO_SMALL when cap < total (the first cap are written). */
+/* Portals of one quad:
+**   portals  out  up to cap portal indices; may be NULL when cap is 0
+**   count    out  the quad's portal count (0 on QN_E_INVALID_ARG)
+** QN_E_BUFFER_TOO_SMALL when cap < total (the first cap are written), so
+** calling with cap 0 first gives the size. */
 QN_API qn_status qn_mesh_quad_portals(const qn_mesh *mesh, uint32_t quad, uint32_t *portals,
                                       uint32_t cap, uint32_t *count);
 
@@ -241,11 +289,16 @@ QN_API qn_status qn_mesh_quad_portals(const qn_mesh *mesh, uint32_t quad, uint32
 ** returns QN_OK, or QN_E_OUTSIDE with *quad = QN_NONE. A point on an edge
 ** shared by several quads resolves to the lowest quad index, except that a
 ** valid `hint` quad containing p wins (pass QN_NONE for no hint). Blocked quads
-** are found like any other. Expected O(1). */
+** are found like any other. Expected O(1).
+**   p     in   world units, finite
+**   hint  in   a quad that may contain p, or QN_NONE (see "Hints" above)
+**   quad  out  the quad, or QN_NONE */
 QN_API qn_status qn_mesh_locate(const qn_mesh *mesh, qn_vec2 p, uint32_t hint, uint32_t *quad);
 /* The quad nearest to p (distance 0 when p is inside one) and the closest
 ** point of that quad. Blocked quads are skipped when skip_blocked is true.
-** QN_E_NOT_FOUND when no quad qualifies. */
+** QN_E_NOT_FOUND when no quad qualifies.
+**   quad     out  the quad, or QN_NONE
+**   closest  out  may be NULL; the closest point (world units), set on QN_OK */
 QN_API qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_blocked,
                                  uint32_t *quad, qn_vec2 *closest);
 /* ---- dynamic changes ----
@@ -264,7 +317,11 @@ QN_API uint64_t qn_mesh_version(const qn_mesh *mesh);
 
 /* Does the straight segment a-b stay inside unblocked quads, crossing only
 ** open portals? Sets *hit (if not NULL) to the first point where it leaves.
-** QN_OK: inside; QN_E_BLOCKED: it leaves; QN_E_OUTSIDE: a is outside. */
+** QN_OK: inside; QN_E_BLOCKED: it leaves; QN_E_OUTSIDE: a is outside.
+** Agent radius 0 (see qn_mesh_line_of_sight for a radius).
+**   a, b  in   world units, finite
+**   hint  in   a quad that may contain a, or QN_NONE
+**   hit   out  may be NULL */
 QN_API qn_status qn_mesh_segment_inside(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b,
                                         uint32_t hint, qn_vec2 *hit);
 
@@ -286,7 +343,14 @@ typedef struct qn_grid qn_grid;
 ** On failure *out is NULL and nothing is leaked.
 ** The JSON parser's own temporary allocations use the C library (cJSON has
 ** only process-wide hooks, which quadnav never sets); everything the level
-** keeps uses `alloc`. */
+** keeps uses `alloc`.
+**   json   in   len bytes of UTF-8 JSON; may be NULL when len is 0
+**   path   in   (qn_level_load_file) a file name, read once, not kept
+**   alloc  in   may be NULL (libc)
+**   out    out  the level, NULL on failure
+**   err    out  may be NULL
+** Absent from a library built without JSON (-Djson=disabled, or without
+** src/io/level.c): build meshes with qn_mesh_create there. */
 QN_API qn_status qn_level_load_mem(const char *json, size_t len, const qn_allocator *alloc,
                                    qn_level **out, qn_error *err);
 QN_API qn_status qn_level_load_file(const char *path, const qn_allocator *alloc,
@@ -299,11 +363,28 @@ QN_API qn_mesh *qn_level_mesh_mut(qn_level *level);
 /* The level's "name", or "" when it has none. */
 QN_API const char *qn_level_name(const qn_level *level);
 QN_API uint32_t qn_level_goal_count(const qn_level *level);
-/* Named goal i: its name (owned by the level) and position. */
+/* Named goal i (< qn_level_goal_count): its name (owned by the level) and
+** position (world units). `name` and `at` may each be NULL; on
+** QN_E_INVALID_ARG (i out of range) they get NULL and (0, 0). Goals and
+** spawns are in the file's order. */
 QN_API qn_status qn_level_goal(const qn_level *level, uint32_t i, const char **name, qn_vec2 *at);
 /* Index of the goal called name, or QN_NONE. */
 QN_API uint32_t qn_level_find_goal(const qn_level *level, const char *name);
+/* The quad whose "id" (see data/README.md) is `id`: its index in the mesh,
+** or QN_NONE when no quad has that id (or level or id is NULL). Ids are
+** unique within a level (loading rejects a repeat with
+** QN_E_DUPLICATE_NAME). O(log n); thread-safe. So a game blocks the quad it
+** calls "gate" with
+**     qn_mesh_set_quad_blocked(qn_level_mesh_mut(level),
+**                              qn_level_find_quad(level, "gate"), true)
+** (which returns QN_E_INVALID_ARG when there is no such quad). */
+QN_API uint32_t qn_level_find_quad(const qn_level *level, const char *id);
+/* The "id" of a quad (owned by the level, NUL-terminated, 1..QN_MAX_NAME
+** bytes), or NULL when it has none, the index is out of range or level is
+** NULL. */
+QN_API const char *qn_level_quad_id(const qn_level *level, uint32_t quad);
 QN_API uint32_t qn_level_spawn_count(const qn_level *level);
+/* Spawn point i, as qn_level_goal. */
 QN_API qn_status qn_level_spawn(const qn_level *level, uint32_t i, const char **name, qn_vec2 *at);
 /* The grid the level carries (its optional "grid" object), or NULL. Levels
 ** imported from MovingAI maps carry one, so both modes run on one level. */
@@ -312,7 +393,7 @@ QN_API const qn_grid *qn_level_grid(const qn_level *level);
 QN_API qn_grid *qn_level_grid_mut(qn_level *level);
 
 /* ------------------------------------------------------------------ */
-/* Field: one destination's instance, shared by every unit              */
+/* Field: one destination, shared by every unit (the design's instance) */
 /* ------------------------------------------------------------------ */
 
 typedef struct qn_field qn_field;
@@ -347,9 +428,12 @@ typedef struct qn_field_opts {
     ** touching only the part of the graph the changes affect. Without it,
     ** qn_field_update rebuilds the field in place. */
     bool repairable;
+    /* Keep the discrete instance (one exit portal per quad, the sampler
+    ** above) even where an exact one could be built. See qn_field_create. */
+    bool discrete;
 } qn_field_opts;
 
-/* Builds the instance for one or more goal points (at least 1, at most
+/* Builds the field for one or more goal points (at least 1, at most
 ** QN_MAX_GOALS): Dijkstra over the portals from the goals. Inside a quad,
 ** going from one portal (or goal point) to another costs the distance between
 ** the crossing points times the quad's cost (see midpoint_costs for where a
@@ -360,7 +444,14 @@ typedef struct qn_field_opts {
 ** QN_E_INVALID_ARG. The field keeps a pointer to the mesh, which must
 ** outlive it. Memory (qn_field_bytes): 8 bytes per quad, 4 per portal, 16 per
 ** goal and a fixed header; a repairable field 37 per portal instead of 4.
-** Building allocates its search scratch and frees it before returning. */
+** Building allocates its search scratch and frees it before returning.
+**   mesh        in   kept: must outlive the field
+**   goals       in   goal_count points, world units (read during the call)
+**   opts        in   may be NULL: the defaults (all zero)
+**   alloc       in   may be NULL (libc)
+**   out         out  the field, NULL on failure
+**   err         out  may be NULL
+** Build time grows as portals * log(portals); see `quadnav bench`. */
 QN_API qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t goal_count,
                                  const qn_field_opts *opts, const qn_allocator *alloc,
                                  qn_field **out, qn_error *err);
@@ -381,8 +472,9 @@ QN_API bool qn_field_is_current(const qn_field *field);
 
 QN_API const qn_mesh *qn_field_mesh(const qn_field *field);
 QN_API size_t qn_field_bytes(const qn_field *field);
-/* Cost from the quad to the goal: the cost of its exit portal (0 for a goal
-** quad); INFINITY when unreachable or blocked or out of range. */
+/* Cost from the quad to the goal (cost units, see "Units"): the cost of its
+** exit portal (0 for a goal quad); INFINITY when unreachable or blocked or
+** out of range. */
 QN_API float qn_field_quad_cost(const qn_field *field, uint32_t quad);
 /* The portal the quad leaves by; QN_NONE for goal quads and unreachable ones. */
 QN_API uint32_t qn_field_quad_exit(const qn_field *field, uint32_t quad);
@@ -405,6 +497,14 @@ QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
 /* Steering direction for one unit at p. Writes a unit-length direction (or
 ** zero) to *dir and, if quad_io is not NULL, reads it as a hint and writes the
 ** quad p is in (QN_NONE when outside).
+**   p        in      the unit's position, world units
+**   quad_io  in,out  may be NULL (no hint, nothing written). In: the hint,
+**                    QN_NONE for a new unit, then what the last call wrote
+**                    (see "Hints" above); out: the unit's quad, or QN_NONE
+**   dir      out     a unit vector toward the goal, or (0, 0)
+** The direction is good for a straight move of any length within the
+** current quad and the next ones the sampler looked through; a caller
+** samples again every step (a step of a fraction of a quad's width).
 ** Returns QN_OK (moving), QN_AT_GOAL (dir zero), QN_E_OUTSIDE (dir zero),
 ** QN_E_BLOCKED (in a blocked quad; dir zero), QN_E_UNREACHABLE (dir zero) or
 ** QN_E_INVALID_ARG (NULL or non-finite p). Never allocates; thread-safe. */
@@ -412,7 +512,14 @@ QN_API qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *qua
                                  qn_vec2 *dir);
 /* Batch form: positions[i] -> dirs[i], status[i] (may be NULL), quads[i] as in
 ** quad_io (may be NULL: no hints). Returns QN_E_INVALID_ARG for NULL field,
-** positions or dirs, else QN_OK; per-unit outcomes go to status. */
+** positions or dirs, else QN_OK; per-unit outcomes go to status.
+**   positions  in      count points
+**   dirs       out     count directions
+**   status     out     may be NULL; count qn_status values as bytes
+**   quads      in,out  may be NULL; count hints (initialise each to QN_NONE
+**                      when its unit appears, then keep the array)
+**   count      in      any number, 0 included (positions, dirs may then be
+**                      NULL) */
 QN_API qn_status qn_field_sample_batch(const qn_field *field, const qn_vec2 *positions,
                                        qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
                                        size_t count);
@@ -479,7 +586,14 @@ QN_API size_t qn_pathfinder_bytes(const qn_pathfinder *pf);
 ** cap > 0, a non-finite point, a radius that is negative or not finite).
 ** Points are located as qn_mesh_locate does (the lowest quad index on a
 ** shared edge). On failure *count and *cost are 0 (except for
-** QN_E_BUFFER_TOO_SMALL). */
+** QN_E_BUFFER_TOO_SMALL).
+**   pf         in,out  the query object (its scratch changes)
+**   from, to   in      world units, finite
+**   radius     in      agent radius, world units, >= 0
+**   waypoints  out     up to cap points, world units; may be NULL when cap is 0
+**   count      out     the path's point count (>= 2 on success)
+**   cost       out     may be NULL (see above: NULL skips the cost search
+**                      on a uniform-cost mesh) */
 QN_API qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius,
                               qn_vec2 *waypoints, uint32_t cap, uint32_t *count, float *cost);
 
@@ -498,18 +612,54 @@ QN_API double qn_path_length(const qn_vec2 *pts, uint32_t n);
 QN_API qn_status qn_mesh_line_of_sight(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b, float radius,
                                        uint32_t hint, bool *visible);
 
-/* Batch sampling split over `threads` threads (1..64; the calling thread
-** does one share), each taking a contiguous range of units. A game with its
-** own job system calls qn_field_sample_batch on sub-ranges instead (any
-** range, from any thread). Returns QN_E_INVALID_ARG for bad arguments,
-** QN_E_NOMEM when a thread cannot be started (the whole batch is then done
-** on the calling thread, so the output is still complete), else QN_OK. */
+/* ---- threads and job systems ----
+** quadnav starts threads in one place only: the built-in runner of
+** qn_field_sample_parallel and qn_field_sample_jobs (runner NULL), which
+** uses pthreads, or runs everything on the calling thread when the library
+** is built with QN_NO_THREADS (Meson: -Dthreads=disabled). A game with its
+** own job system passes a qn_jobs instead and quadnav starts no thread.
+** Sampling is read-only, so any range may run on any thread at any time;
+** a game may equally call qn_field_sample_batch on sub-ranges itself. */
+#define QN_MAX_THREADS 64u /* threads of the built-in runner */
+#define QN_MAX_JOBS 65536u /* jobs of one call */
+
+/* One job of a call: job is in [0, job_count). */
+typedef void (*qn_job_fn)(void *job_data, uint32_t job);
+/* A job runner: must call fn(job_data, j) exactly once for every j in
+** [0, job_count), on any threads, in any order, and return only when all
+** have returned. `ud` is qn_jobs.ud. Called from the thread that called
+** quadnav; never called with job_count 0. */
+typedef void (*qn_run_jobs_fn)(void *ud, uint32_t job_count, qn_job_fn fn, void *job_data);
+typedef struct qn_jobs {
+    qn_run_jobs_fn run; /* required */
+    void *ud;           /* passed to run unchanged */
+} qn_jobs;
+
+/* Batch sampling (qn_field_sample_batch's contract for every argument)
+** cut into `jobs` jobs, each a contiguous range of about count/jobs units
+** (1 <= jobs <= QN_MAX_JOBS; more jobs than units run as many jobs as
+** units), run by `runner`, or by the built-in runner when runner is NULL:
+** up to QN_MAX_THREADS threads (one of them the calling thread), job j on
+** thread j % threads. Returns QN_E_INVALID_ARG (NULL field, NULL positions
+** or dirs with count > 0, jobs out of range, runner->run NULL); QN_E_NOMEM
+** when the built-in runner could not start a thread (its jobs then ran on
+** the calling thread, so the output is complete all the same); else QN_OK.
+** Safe to call from many threads at once on one field. */
+QN_API qn_status qn_field_sample_jobs(const qn_field *field, const qn_vec2 *positions,
+                                      qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
+                                      size_t count, uint32_t jobs, const qn_jobs *runner);
+
+/* qn_field_sample_jobs with runner NULL and one job per thread: `threads`
+** threads (1..QN_MAX_THREADS, the calling thread one of them), each a
+** contiguous range of units. QN_E_INVALID_ARG for threads out of range;
+** other codes as there. */
 QN_API qn_status qn_field_sample_parallel(const qn_field *field, const qn_vec2 *positions,
                                           qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
                                           size_t count, uint32_t threads);
 
 /* A way out for a unit that sampled QN_E_BLOCKED or QN_E_UNREACHABLE (or is
-** outside the mesh). In a blocked quad: the nearest point of a portal into a
+** outside the mesh). `quad` and `point` are required outputs (QN_NONE and
+** unchanged on failure); walk straight toward *point, world units. In a blocked quad: the nearest point of a portal into a
 ** quad from which the goal can be reached, kept the agent radius off the
 ** portal's ends (the straight line there stays in the blocked quad, and a
 ** unit on that point samples as being in the open quad); failing that, and
@@ -523,9 +673,9 @@ QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *qu
 /* Destination cache                                                   */
 /* ------------------------------------------------------------------ */
 
-/* Instances keyed by destination point and agent radius, kept within a
+/* Fields keyed by destination point and agent radius, kept within a
 ** memory budget, least recently used first out, reference counted so an
-** instance a unit still holds is never freed. Not thread-safe: call it from
+** field a unit still holds is never freed. Not thread-safe: call it from
 ** one thread (or under a lock); the fields it hands out may be sampled from
 ** any number of threads between updates. */
 typedef struct qn_cache qn_cache;
@@ -541,7 +691,9 @@ typedef struct qn_cache_stats {
     uint32_t entries, held;
 } qn_cache_stats;
 
-/* The mesh must outlive the cache. Codes: QN_OK, QN_E_INVALID_ARG, QN_E_NOMEM. */
+/* The mesh must outlive the cache (kept). opts may be NULL (the defaults),
+** alloc may be NULL (libc), err may be NULL. Codes: QN_OK, QN_E_INVALID_ARG,
+** QN_E_NOMEM. */
 QN_API qn_status qn_cache_create(const qn_mesh *mesh, const qn_cache_opts *opts,
                                  const qn_allocator *alloc, qn_cache **out, qn_error *err);
 /* Frees the cache and every field in it; handles still held become invalid. */
@@ -550,14 +702,22 @@ QN_API void qn_cache_destroy(qn_cache *cache);
 ** the mesh if it is stale; its reference count goes up by one. Evicts unheld
 ** fields, least recently used first, to stay within the budget; QN_E_LIMIT
 ** when the new field does not fit even then (held fields fill the budget).
-** Other codes: those of qn_field_create. */
+** Other codes: those of qn_field_create.
+**   goal    in   world units, finite; matched exactly (bit for bit)
+**   radius  in   agent radius, world units, finite, >= 0
+**   out     out  the field (owned by the cache), NULL on failure; sample it
+**                freely until qn_cache_release
+**   err     out  may be NULL */
 QN_API qn_status qn_cache_acquire(qn_cache *cache, qn_vec2 goal, float radius,
                                   const qn_field **out, qn_error *err);
-/* Gives back one reference; the field stays cached until evicted. */
+/* Gives back one reference; the field stays cached until evicted. A NULL
+** cache or field, or a field this cache did not hand out, is ignored. */
 QN_API void qn_cache_release(qn_cache *cache, const qn_field *field);
 /* Brings every cached field up to date after mesh changes (repair or
 ** rebuild). Must not run while any of them is sampled. */
 QN_API qn_status qn_cache_update(qn_cache *cache, qn_error *err);
+/* Counters so far into *out (may be NULL: nothing happens); all zero for a
+** NULL cache. */
 QN_API void qn_cache_get_stats(const qn_cache *cache, qn_cache_stats *out);
 
 /* ------------------------------------------------------------------ */
@@ -572,12 +732,15 @@ QN_API void qn_cache_get_stats(const qn_cache *cache, qn_cache_stats *out);
 ** [origin.x + x*cell_size, origin.x + (x+1)*cell_size) and likewise in y.
 ** cell_size 0 means 1. A cost of 0 is rejected (QN_E_BAD_NUMBER). */
 typedef struct qn_grid_desc {
-    uint32_t width, height;
-    const uint8_t *costs;
-    float cell_size;
-    qn_vec2 origin;
+    uint32_t width, height; /* 1..QN_MAX_GRID_SIDE each, at most QN_MAX_GRID_CELLS */
+    const uint8_t *costs;   /* width*height bytes, 1..255 (QN_CELL_WALL: a wall) */
+    float cell_size;        /* world units per cell, > 0 and finite (0: 1) */
+    qn_vec2 origin;         /* world position of cell (0, 0)'s corner */
 } qn_grid_desc;
 
+/* Copies desc->costs. alloc may be NULL (libc); err may be NULL; *out is
+** NULL on failure. Codes: QN_E_INVALID_ARG, QN_E_BAD_NUMBER, QN_E_LIMIT,
+** QN_E_NOMEM. */
 QN_API qn_status qn_grid_create(const qn_grid_desc *desc, const qn_allocator *alloc,
                                 qn_grid **out, qn_error *err);
 QN_API void qn_grid_destroy(qn_grid *grid);
@@ -643,7 +806,8 @@ typedef struct qn_grid_field_opts {
 ** at least 1, at most width*height). Each move costs its length (1 or sqrt 2)
 ** times the cost byte of the cell entered. Goal cells that are walls:
 ** QN_E_BLOCKED; out of range: QN_E_INVALID_ARG. The field keeps a pointer to
-** the grid, which must outlive it. */
+** the grid, which must outlive it. opts may be NULL (the defaults), alloc
+** may be NULL (libc), err may be NULL; *out is NULL on failure. */
 QN_API qn_status qn_grid_field_create(const qn_grid *grid, const uint32_t *goal_cells,
                                       uint32_t goal_count, const qn_grid_field_opts *opts,
                                       const qn_allocator *alloc, qn_grid_field **out,
@@ -710,13 +874,23 @@ typedef enum qn_flow_kind {
 ** QN_GRID_SAFE_STEP cells along it from p would enter a wall cell, leave the
 ** grid, or go from one cell to a diagonal neighbour through a blocked corner
 ** (the octile field's corner rule; passing within 1e-4 of the move's length
-** of a grid vertex needs both cells beside the vertex open): then, and on
-** flat spots (zero gradient), it gives the 8-direction flow instead. So a
+** of a grid vertex needs both cells beside the vertex open), or would enter
+** a cell whose integration value is not lower than that of p's cell (so a
+** unit never shuttles between two cells whose gradients point at each
+** other): then, and on flat spots (zero gradient), it gives the 8-direction
+** flow instead. So a
 ** straight move of up to QN_GRID_SAFE_STEP cells (a whole cell for
 ** QN_FLOW_DIR8) along any direction returned enters no wall and cuts no
-** corner: units need no sliding along walls. */
+** corner: units need no sliding along walls.
+**   p        in   world units
+**   cell_io  out  may be NULL; the cell index (y*width + x), or QN_NONE.
+**                 Unlike quad hints, its value on entry is not read (the
+**                 cell is found from p in O(1)), so it needs no initialising
+**   dir      out  a unit vector, or (0, 0) */
 QN_API qn_status qn_grid_field_sample(const qn_grid_field *field, qn_flow_kind kind, qn_vec2 p,
                                       uint32_t *cell_io, qn_vec2 *dir);
+/* Batch form: dirs required; status and cells may be NULL (as in
+** qn_field_sample_batch). QN_E_INVALID_ARG for NULL field, positions or dirs. */
 QN_API qn_status qn_grid_field_sample_batch(const qn_grid_field *field, qn_flow_kind kind,
                                             const qn_vec2 *positions, qn_vec2 *dirs,
                                             uint8_t *status, uint32_t *cells, size_t count);
@@ -753,7 +927,9 @@ QN_API qn_status qn_grid_from_mesh(const qn_mesh *mesh, float cell_size,
 ** 'S' are ground (cost 1); every other terrain character ('@', 'O', 'T',
 ** 'W') is a wall for a ground agent. Cell size 1, origin (0, 0). Errors:
 ** QN_E_MAP_SYNTAX, QN_E_TRUNCATED, QN_E_LIMIT, QN_E_IO, QN_E_NOMEM, with
-** line and column in err. */
+** line and column in err. Text: len bytes, need not end in NUL; file: read
+** once. alloc and err may be NULL; *out is NULL on failure. These, and the
+** scenario readers below, need no JSON: they are in every build. */
 QN_API qn_status qn_map_load_mem(const char *text, size_t len, const qn_allocator *alloc,
                                  qn_grid **out, qn_error *err);
 QN_API qn_status qn_map_load_file(const char *path, const qn_allocator *alloc, qn_grid **out,

@@ -11,6 +11,22 @@
 #include <stdarg.h>
 #include <string.h>
 
+/* ---- compiler features ---------------------------------------------- */
+/* Every compiler-specific attribute goes through these, so the sources
+** build with any C11 compiler (the attributes only help gcc and clang). */
+#if defined(__GNUC__) || defined(__clang__)
+/* printf-style format checking: argument fmt is the format, args start at va. */
+#define QN__PRINTF(fmt, va) __attribute__((format(printf, fmt, va)))
+/* Inline even where the compiler would not: for a hot loop's helpers. */
+#define QN__ALWAYS_INLINE inline __attribute__((always_inline))
+#elif defined(_MSC_VER)
+#define QN__PRINTF(fmt, va)
+#define QN__ALWAYS_INLINE __forceinline
+#else
+#define QN__PRINTF(fmt, va)
+#define QN__ALWAYS_INLINE inline
+#endif
+
 /* ---- memory (util.c) ------------------------------------------------ */
 
 /* The allocator a handle keeps: a copy of the caller's, or the C library's. */
@@ -33,16 +49,9 @@ qn_status qn__error_clear(qn_error *err);
 /* Fills err (if not NULL) with code, index, and a printf-style message;
 ** returns code, so callers can write `return qn__fail(err, ...)`. */
 qn_status qn__fail(qn_error *err, qn_status code, uint32_t index, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+    QN__PRINTF(4, 5);
 /* Sets err->path (if err is not NULL). */
-void qn__error_path(qn_error *err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
+void qn__error_path(qn_error *err, const char *fmt, ...) QN__PRINTF(2, 3);
 
 /* Reads a whole file into memory (NUL-terminated for convenience) with the
 ** allocator. QN_E_IO when it cannot be opened or read, QN_E_LIMIT above
@@ -50,6 +59,41 @@ void qn__error_path(qn_error *err, const char *fmt, ...)
 ** qn__free(a, buf, size + 1). */
 qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, size_t *size,
                         qn_error *err);
+
+/* ---- name tables (io/names.c) ----------------------------------------- */
+
+/* Optional unique names of numbered elements (a level's quad ids): one
+** string pool, an offset per element (QN_NONE: unnamed) and the entries
+** sorted by name for lookup. All zero when no element has a name. */
+typedef struct qn__name_entry {
+    const char *name;
+    uint32_t index;
+} qn__name_entry;
+
+typedef struct qn__names {
+    char *pool;
+    size_t pool_bytes, used;
+    uint32_t *offset; /* per element */
+    qn__name_entry *entries;
+    uint32_t elements, cap, count;
+} qn__names;
+
+/* Room for `named` names of `pool_bytes` bytes in all (NULs included)
+** among `elements` elements; allocates nothing when named is 0. QN_E_NOMEM
+** (free with qn__names_free either way). */
+qn_status qn__names_init(qn__names *t, const qn_allocator *a, uint32_t elements, uint32_t named,
+                         size_t pool_bytes);
+/* Adds the name of element index (< elements, each at most once), within
+** the room promised to qn__names_init. */
+void qn__names_add(qn__names *t, uint32_t index, const char *name);
+/* Sorts for lookup. A name used twice: QN_E_DUPLICATE_NAME with *first and
+** *later the two element indices (the earliest second use); else QN_OK. */
+qn_status qn__names_finish(qn__names *t, uint32_t *first, uint32_t *later);
+/* The element called name, or QN_NONE. O(log n). */
+uint32_t qn__names_find(const qn__names *t, const char *name);
+/* The name of an element, or NULL when it has none or is out of range. */
+const char *qn__names_get(const qn__names *t, uint32_t index);
+void qn__names_free(qn__names *t, const qn_allocator *a);
 
 /* ---- geometry helpers ------------------------------------------------ */
 
@@ -84,6 +128,23 @@ typedef struct qn__portal {
     uint8_t edge[2];
 } qn__portal;
 
+/* Each quad's boundary as a cycle of sub-edges (boundary.c): quad q's cycle
+** is bv[bstart[q] .. bstart[q + 1]); sub-edge j runs from vertex j to j + 1
+** (cyclically) and is portal bportal[j] or a wall (QN_NONE). Equal points
+** share a vertex id (bvid, < nv). psub[2e + side] is portal e's sub-edge
+** in its quad q[side], counted from that quad's bstart. vkind[id] holds
+** QN__VK_* flags for the fully open mesh at radius 0. */
+#define QN__VK_WALL 1u   /* a wall ends at this point */
+#define QN__VK_CORNER 2u /* ... and the open quads round it fill more than a half turn */
+typedef struct qn__boundary {
+    uint32_t nb, nv;
+    qn_vec2 *bv;
+    uint32_t *bstart, *bportal, *bvid, *psub;
+    uint8_t *vkind;
+    void *block;
+    size_t bytes;
+} qn__boundary;
+
 struct qn_mesh {
     qn_allocator alloc;
     uint32_t quad_count;
@@ -112,6 +173,7 @@ struct qn_mesh {
     uint32_t grid_w, grid_h;
     uint32_t *cell_start; /* grid_w*grid_h + 1 */
     uint32_t *cell_list;
+    qn__boundary *bnd; /* built last, with the mesh */
     size_t bytes;
     /* Dynamic changes: version counts them; journal[v % QN__JOURNAL] is the
     ** quad changed by change number v (1-based). */
@@ -132,6 +194,10 @@ static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 static inline uint32_t qn__portal_other(const qn_mesh *m, uint32_t e, uint32_t q) {
     return m->portals[e].q[0] == q ? m->portals[e].q[1] : m->portals[e].q[0];
 }
+
+/* Builds or frees a mesh's boundary cycles (boundary.c). */
+qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err);
+void qn__boundary_free(const qn_allocator *a, qn__boundary *b);
 
 /* (Re)computes the islands from the blocked flags and portals (mesh.c). */
 void qn__mesh_islands(qn_mesh *m);
@@ -174,6 +240,34 @@ typedef struct qn__tree {
     uint8_t *via;
 } qn__tree;
 
+/* An exact instance (spm.c): per quad (qstart, like a CSR) the entries of
+** the roots through which shortest paths leave its points. An entry's
+** root index has QN__SPM_ON set when the root sees all of the quad;
+** otherwise it serves the wedge between the unit directions dl and dr from
+** the root (dr on the right, as the root looks into the quad). A root
+** keeps its position, exact cost to the goal and the unit direction to the
+** root after it (zero at a goal point). An entry whose root sees all of
+** the quad (a goal point, or a corner on the quad's boundary) keeps in
+** dl.x the side of the obstacle the corner's path bends round there, seen
+** along the root's out: +1 left, -1 right, 0 not known. */
+#define QN__SPM_ON 0x80000000u
+typedef struct qn__sroot {
+    qn_vec2 at;
+    float g;
+    qn_vec2 out;
+} qn__sroot;
+typedef struct qn__sent {
+    uint32_t root;
+    qn_vec2 dl, dr;
+} qn__sent;
+typedef struct qn__spm {
+    uint32_t *qstart;
+    qn__sent *ents;
+    qn__sroot *roots;
+    uint32_t nents, nroots, rcap;
+    size_t bytes;
+} qn__spm;
+
 struct qn_field {
     qn_allocator alloc;
     const qn_mesh *mesh;
@@ -185,6 +279,8 @@ struct qn_field {
     float *pg;      /* cost of each portal (the tree's g when repairable) */
     qn__goal *goals;
     qn__tree *tree; /* NULL unless built repairable */
+    qn__spm *spm;   /* the exact instance; NULL for a discrete one */
+    bool exact_ok;  /* exact unless asked otherwise (on uniform-cost meshes) */
     uint64_t version; /* mesh version the field reflects */
     size_t bytes;
 };
@@ -195,6 +291,15 @@ static inline bool qn__portal_open(const qn_mesh *m, uint32_t e, float radius) {
     const qn__portal *p = &m->portals[e];
     return !m->blocked[p->q[0]] && !m->blocked[p->q[1]] && p->width + m->eps >= 2.0f * radius;
 }
+
+/* Builds (or rebuilds) f's exact instance (spm.c); frees one (quads: the mesh's quad count). */
+qn_status qn__spm_build(qn_field *f, qn_error *err);
+void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads);
+/* The root an exact instance steers a unit at p in quad q toward, and the
+** exact cost from p in *cost, its entry in *entry (may be NULL); NULL when
+** none serves p (sample.c). */
+const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
+                              const qn__sent **entry);
 
 /* Nearest goal point to p among the goals of one goal quad, whose first
 ** (sorted) goal index is `first` (field.c). */

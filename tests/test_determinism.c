@@ -159,9 +159,10 @@ static void assert_same_field(const qn_field *a, const qn_field *b, const char *
 
 /* Every option combination that changes how a field is built. */
 static const qn_field_opts field_variants[] = {
-    {0.0f, 0, false, false},  {0.25f, 0, false, false}, {0.0f, 0, true, false},
-    {0.25f, 0, true, false},  {0.0f, 0, false, true},   {0.25f, 2, false, true},
-    {0.25f, 0, true, true},
+    {0.0f, 0, false, false, false}, {0.25f, 0, false, false, false},
+    {0.0f, 0, true, false, false},  {0.25f, 0, true, false, false},
+    {0.0f, 0, false, true, false},  {0.25f, 2, false, true, false},
+    {0.25f, 0, true, true, false},  {0.25f, 0, false, false, true},
 };
 #define N_VARIANTS (sizeof field_variants / sizeof field_variants[0])
 
@@ -326,8 +327,9 @@ static void test_sampling_threads(void **state) {
     qn_vec2 goal;
     const char *name;
     assert_int_equal(qn_level_goal(lv, 0, &name, &goal), QN_OK);
-    const qn_field_opts o[3] = {{0.25f, 2, false, false}, {0.25f, 0, false, false},
-                                {0.0f, 8, true, true}};
+    const qn_field_opts o[3] = {{0.25f, 2, false, false, false},
+                                {0.25f, 0, false, false, false},
+                                {0.0f, 8, true, true, false}};
     for (int k = 0; k < 3; k++) {
         qn_field *f = build(m, &goal, 1, &o[k], &poison_zero);
         char what[64];

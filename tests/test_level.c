@@ -153,6 +153,88 @@ static void test_load_mixed_file(void **state) {
     qn_level_destroy(lv);
 }
 
+/* Quad "id"s are kept: found by name, read back by index, unique. */
+static void test_quad_ids(void **state) {
+    (void)state;
+    qn_level *lv;
+    qn_error err;
+    const char *json = "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1], \"id\": \"yard\"},"
+                       " {\"rect\": [1,0,2,1]}, {\"rect\": [2,0,3,1], \"id\": \"gate\"},"
+                       " {\"rect\": [3,0,4,1], \"id\": \"a\"}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_OK);
+    assert_int_equal(qn_level_find_quad(lv, "gate"), 2);
+    assert_int_equal(qn_level_find_quad(lv, "yard"), 0);
+    assert_int_equal(qn_level_find_quad(lv, "a"), 3);
+    assert_int_equal(qn_level_find_quad(lv, "gat"), QN_NONE);
+    assert_int_equal(qn_level_find_quad(lv, "gates"), QN_NONE);
+    assert_int_equal(qn_level_find_quad(lv, ""), QN_NONE);
+    assert_int_equal(qn_level_find_quad(lv, NULL), QN_NONE);
+    assert_int_equal(qn_level_find_quad(NULL, "gate"), QN_NONE);
+    assert_string_equal(qn_level_quad_id(lv, 0), "yard");
+    assert_null(qn_level_quad_id(lv, 1));
+    assert_string_equal(qn_level_quad_id(lv, 2), "gate");
+    assert_null(qn_level_quad_id(lv, 4));
+    assert_null(qn_level_quad_id(lv, QN_NONE));
+    assert_null(qn_level_quad_id(NULL, 0));
+    /* Blocking "gate" by name, the way a game would. */
+    assert_int_equal(qn_mesh_set_quad_blocked(qn_level_mesh_mut(lv), qn_level_find_quad(lv, "gate"),
+                                              true), QN_OK);
+    assert_true(qn_mesh_quad_blocked(qn_level_mesh(lv), 2));
+    qn_level_destroy(lv);
+
+    /* No ids at all: nothing is found. */
+    assert_int_equal(load_str("{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1]}]}", &lv, &err),
+                     QN_OK);
+    assert_int_equal(qn_level_find_quad(lv, "yard"), QN_NONE);
+    assert_null(qn_level_quad_id(lv, 0));
+    qn_level_destroy(lv);
+
+    /* Every id of a bundled level comes back to its own quad. */
+    char path[512];
+    fmt(path, sizeof path, "%s/levels/town.json", getenv("QN_DATA_DIR") ? getenv("QN_DATA_DIR") : "data");
+    assert_int_equal(qn_level_load_file(path, NULL, &lv, &err), QN_OK);
+    uint32_t named = 0;
+    for (uint32_t q = 0; q < qn_mesh_quad_count(qn_level_mesh(lv)); q++) {
+        const char *id = qn_level_quad_id(lv, q);
+        if (!id) continue;
+        named++;
+        assert_int_equal(qn_level_find_quad(lv, id), q);
+    }
+    assert_int_equal(named, qn_mesh_quad_count(qn_level_mesh(lv)));
+    assert_int_equal(qn_level_find_quad(lv, "north-road-3"), 27);
+    qn_level_destroy(lv);
+}
+
+/* A repeated id, an empty one and one too long are errors naming the quad. */
+static void test_quad_id_errors(void **state) {
+    (void)state;
+    qn_level *lv;
+    qn_error err;
+    const char *dup = "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1], \"id\": \"x\"},"
+                      " {\"rect\": [1,0,2,1], \"id\": \"y\"}, {\"rect\": [2,0,3,1], \"id\": \"x\"},"
+                      " {\"rect\": [3,0,4,1], \"id\": \"y\"}]}";
+    assert_int_equal(load_str(dup, &lv, &err), QN_E_DUPLICATE_NAME);
+    assert_null(lv);
+    assert_string_equal(err.path, "quads[2].id");
+    assert_int_equal(err.index, 2);
+    assert_string_equal(err.message, "quads[2].id: \"x\" is already the id of quads[0]");
+
+    assert_int_equal(load_str("{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1], \"id\": \"\"}]}",
+                              &lv, &err), QN_E_JSON_TYPE);
+    assert_string_equal(err.path, "quads[0].id");
+    char json[256], id[QN_MAX_NAME + 2];
+    memset(id, 'a', sizeof id - 1);
+    id[sizeof id - 1] = '\0';
+    fmt(json, sizeof json, "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1], \"id\": \"%s\"}]}", id);
+    assert_int_equal(load_str(json, &lv, &err), QN_E_LIMIT);
+    assert_string_equal(err.path, "quads[0].id");
+    id[QN_MAX_NAME] = '\0'; /* exactly the limit */
+    fmt(json, sizeof json, "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1], \"id\": \"%s\"}]}", id);
+    assert_int_equal(load_str(json, &lv, &err), QN_OK);
+    assert_int_equal(qn_level_find_quad(lv, id), 0);
+    qn_level_destroy(lv);
+}
+
 static void test_load_links(void **state) {
     (void)state;
     char path[512];
@@ -562,6 +644,8 @@ static void test_null_args(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_mixed_file),
+        cmocka_unit_test(test_quad_ids),
+        cmocka_unit_test(test_quad_id_errors),
         cmocka_unit_test(test_load_links),
         cmocka_unit_test(test_computed_links),
         cmocka_unit_test(test_load_unterminated),

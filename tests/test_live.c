@@ -212,6 +212,83 @@ static void test_parallel_matches_single(void **state) {
     qn_mesh_destroy(m);
 }
 
+/* A stand-in for a game's job system: runs the jobs last to first and
+** counts how often each one ran. */
+typedef struct job_log {
+    uint32_t calls, job_count;
+    uint32_t runs[300];
+} job_log;
+
+static void run_reversed(void *ud, uint32_t job_count, qn_job_fn fn, void *job_data) {
+    job_log *log = ud;
+    log->calls++;
+    log->job_count = job_count;
+    for (uint32_t j = job_count; j-- > 0;) {
+        assert_true(j < 300);
+        log->runs[j]++;
+        fn(job_data, j);
+    }
+}
+
+static void test_jobs_runner(void **state) {
+    (void)state;
+    static tm_mesh t;
+    qn_mesh *m = random_mesh(&t, 22);
+    qn_vec2 goal = centre(&t, 0);
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
+    enum { N = 5000 };
+    static qn_vec2 pos[N], d1[N], d2[N];
+    static uint8_t s1[N], s2[N];
+    static uint32_t q1[N], q2[N];
+    uint64_t s = 9;
+    for (int i = 0; i < N; i++)
+        pos[i] = (qn_vec2){(float)(tm_rand(&s) % 4000) / 100.0f, (float)(tm_rand(&s) % 3000) / 100.0f};
+    for (int i = 0; i < N; i++)
+        q1[i] = QN_NONE;
+    assert_int_equal(qn_field_sample_batch(f, pos, d1, s1, q1, N), QN_OK);
+    static const uint32_t jobs[] = {1, 7, 64, 65, 299};
+    for (size_t k = 0; k < sizeof jobs / sizeof jobs[0]; k++) {
+        job_log log;
+        memset(&log, 0, sizeof log);
+        qn_jobs runner = {run_reversed, &log};
+        memset(d2, 0, sizeof d2);
+        for (int i = 0; i < N; i++)
+            q2[i] = QN_NONE;
+        assert_int_equal(qn_field_sample_jobs(f, pos, d2, s2, q2, N, jobs[k], &runner), QN_OK);
+        assert_int_equal(log.calls, 1);
+        assert_int_equal(log.job_count, jobs[k]);
+        for (uint32_t j = 0; j < jobs[k]; j++)
+            assert_int_equal(log.runs[j], 1);
+        assert_memory_equal(d1, d2, sizeof d1);
+        assert_memory_equal(s1, s2, sizeof s1);
+        assert_memory_equal(q1, q2, sizeof q1);
+        /* The built-in runner, more jobs than threads included. */
+        memset(d2, 0, sizeof d2);
+        assert_int_equal(qn_field_sample_jobs(f, pos, d2, s2, NULL, N, jobs[k], NULL), QN_OK);
+        assert_memory_equal(d1, d2, sizeof d1);
+    }
+    /* More jobs than units: one job per unit; no units: one empty job. */
+    job_log log;
+    memset(&log, 0, sizeof log);
+    qn_jobs runner = {run_reversed, &log};
+    assert_int_equal(qn_field_sample_jobs(f, pos, d2, s2, q2, 5, 200, &runner), QN_OK);
+    assert_int_equal(log.job_count, 5);
+    assert_int_equal(qn_field_sample_jobs(f, pos, d2, s2, q2, 0, 4, &runner), QN_OK);
+    assert_int_equal(log.job_count, 1);
+    assert_int_equal(log.calls, 2);
+    qn_jobs no_run = {NULL, NULL};
+    assert_int_equal(qn_field_sample_jobs(f, pos, d2, s2, q2, N, 4, &no_run), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_sample_jobs(f, pos, d2, s2, q2, N, 0, &runner), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_sample_jobs(f, pos, d2, s2, q2, N, QN_MAX_JOBS + 1, NULL),
+                     QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_sample_jobs(NULL, pos, d2, s2, q2, N, 4, NULL), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_sample_jobs(f, NULL, d2, s2, q2, N, 4, NULL), QN_E_INVALID_ARG);
+    assert_int_equal(log.calls, 2); /* never called for bad arguments */
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
+}
+
 static void test_way_out(void **state) {
     (void)state;
     tm_mesh t = {0};
@@ -255,6 +332,7 @@ int main(void) {
         cmocka_unit_test(test_cache_update_repairs),
         cmocka_unit_test(test_cache_oom),
         cmocka_unit_test(test_parallel_matches_single),
+        cmocka_unit_test(test_jobs_runner),
         cmocka_unit_test(test_way_out),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -315,7 +315,8 @@ static void test_field_create(void **state) {
     qn_mesh *m = small_mesh(&t);
     qn_vec2 goals[2] = {centre(m, 0), centre(m, t.n - 1)};
     const qn_field_opts variants[] = {
-        {0.0f, 0, false, false}, {0.25f, 4, true, false}, {0.25f, 0, false, true}};
+        {0.0f, 0, false, false, false}, {0.25f, 4, true, false, false},
+        {0.25f, 0, false, true, false}};
     for (size_t v = 0; v < 3; v++)
         for (uint32_t n = 1; n <= 2; n++) {
             field_args f = {m, goals, n, variants[v]};

@@ -15,7 +15,7 @@
 static const char compare_usage[] =
     "usage: quadnav compare LEVEL|MAP [--scen FILE] [--units N] [--seed S] [--radius R]\n"
     "                       [--step D] [--goal X,Y|NAME] [--lookahead N]\n"
-    "                       [--midpoint-costs] [--json]\n"
+    "                       [--midpoint-costs] [--json [--per-unit]]\n"
     "Runs the same units in three modes: quad (the level's quads, or the map's\n"
     "rectangle decomposition), grid8 (grid, 8-direction flow) and gridvec (grid,\n"
     "vector flow). A level without a grid is rasterised at cell size 1.\n"
@@ -33,8 +33,15 @@ static const char compare_usage[] =
     "One instance is built per distinct goal and mode. Per mode: mean instance\n"
     "build time (build_us), bytes per instance, sampling time per sample\n"
     "(sample_ns), arrived, units, wall contacts (moves that would leave\n"
-    "traversable space), stuck units, stretch mean and 95th percentile. A\n"
-    "markdown table, or with --json one object with keys quad, grid8, gridvec.\n";
+    "traversable space), stuck units, stretch mean and 95th percentile, and\n"
+    "exact stretch mean and 95th percentile: distance walked / the exact\n"
+    "any-angle shortest length from start to goal (qn_path_find at radius 0 on\n"
+    "the quads; only when every quad costs the same, else null). A markdown\n"
+    "table, or with --json one object with keys quad, grid8, gridvec.\n"
+    "  --per-unit   with --json, each mode also lists per_unit: one object per\n"
+    "               unit {\"start\":[x,y],\"goal\":[x,y],\"walked\":L,\"arrived\":B}\n"
+    "               in map coordinates (a cell's centre is x+0.5, y+0.5), in the\n"
+    "               order of the units (scenario rows in file order)\n";
 
 /* ---- arguments -------------------------------------------------------------- */
 
@@ -43,10 +50,13 @@ typedef struct cmp_args {
     uint64_t units, seed;
     float radius, step;
     uint32_t lookahead; /* 0: the library default */
-    bool json, midpoint;
+    bool json, midpoint, per_unit;
 } cmp_args;
 
-enum { C_SCEN, C_UNITS, C_SEED, C_RADIUS, C_STEP, C_GOAL, C_LOOKAHEAD, C_MIDPOINT, C_JSON };
+enum {
+    C_SCEN, C_UNITS, C_SEED, C_RADIUS, C_STEP, C_GOAL, C_LOOKAHEAD, C_MIDPOINT, C_PER_UNIT,
+    C_JSON
+};
 static const qn_cli_option compare_options[] = {
     [C_SCEN] = {"scen", 0, true},
     [C_UNITS] = {"units", 0, true},
@@ -56,6 +66,7 @@ static const qn_cli_option compare_options[] = {
     [C_GOAL] = {"goal", 0, true},
     [C_LOOKAHEAD] = {"lookahead", 0, true},
     [C_MIDPOINT] = {"midpoint-costs", 0, false},
+    [C_PER_UNIT] = {"per-unit", 0, false},
     [C_JSON] = {"json", 0, false},
 };
 static const qn_cli_spec compare_spec =
@@ -76,6 +87,8 @@ static int parse_args(int argc, char **argv, cmp_args *a) {
     a->goal = o.value[C_GOAL];
     a->json = o.value[C_JSON] != NULL;
     a->midpoint = o.value[C_MIDPOINT] != NULL;
+    a->per_unit = o.value[C_PER_UNIT] != NULL;
+    if (a->per_unit && !a->json) return qn_cli_error("compare: --per-unit needs --json"), 2;
     const char *v;
     if ((v = o.value[C_UNITS]) && (!qn_cli_parse_u64(v, QN_CLI_MAX_UNITS, &a->units) || !a->units))
         return qn_cli_error("--units %s: not a count from 1 to %u", v, QN_CLI_MAX_UNITS), 2;
@@ -96,7 +109,8 @@ static int parse_args(int argc, char **argv, cmp_args *a) {
 
 typedef struct cmp_unit {
     qn_vec2 start, goal;
-    double ref; /* the length stretch is measured against */
+    double ref;   /* the length stretch is measured against */
+    double exact; /* exact any-angle shortest length, NAN when unknown */
     uint32_t order;
 } cmp_unit;
 
@@ -287,12 +301,19 @@ static cmp_unit *random_units(const qn_terrain *t, qn_vec2 goal, const qn_field_
 
 /* ---- the runs ---------------------------------------------------------------------- */
 
+/* One unit's walk in one mode. */
+typedef struct unit_rec {
+    double walked;
+    bool arrived;
+} unit_rec;
+
 /* What one mode gathered over all its instances and units. */
 typedef struct mode_acc {
     double build_s, bytes, sample_s;
     uint32_t builds, units, arrived, stuck;
     uint64_t samples, contacts;
     double *stretch; /* one per arrived unit */
+    unit_rec *rec;   /* one per unit, by its order */
 } mode_acc;
 
 /* A world whose reference is fixed: the unit's scenario or grid optimum, the
@@ -359,6 +380,8 @@ static bool run_unit(const instance *in, const cmp_unit *u, float step, mode_acc
     m->contacts += r.wall_contacts;
     m->samples += r.samples;
     m->sample_s += r.sample_seconds;
+    m->rec[u->order].walked = r.walked;
+    m->rec[u->order].arrived = r.arrived != 0;
     if (r.arrived) m->stretch[m->arrived++] = r.stretch_mean;
     return true;
 }
@@ -398,18 +421,25 @@ static int cmp_goal(const void *x, const void *y) {
     return (a->order > b->order) - (a->order < b->order);
 }
 
+static int cmp_order(const void *x, const void *y) {
+    const cmp_unit *a = x, *b = y;
+    return (a->order > b->order) - (a->order < b->order);
+}
+
 static bool same_goal(const cmp_unit *a, const cmp_unit *b) {
     return a->goal.x == b->goal.x && a->goal.y == b->goal.y;
 }
 
-/* Runs every unit in every mode, grouped by goal; *goals gets their number. */
+/* Runs every unit in every mode, grouped by goal; *goals gets their number.
+** The units are left in their input order. */
 static bool run_all(const qn_terrain *t, cmp_unit *u, uint32_t n, const qn_field_opts *qo,
                     float step,
                     mode_acc *acc, uint32_t *goals) {
     qn_sim_grid_ctx *gctx = calloc(1, sizeof *gctx);
     bool ok = gctx != NULL;
     for (int m = 0; ok && m < MODE_COUNT; m++)
-        ok = (acc[m].stretch = calloc(n, sizeof(double)));
+        ok = (acc[m].stretch = calloc(n, sizeof(double))) &&
+             (acc[m].rec = calloc(n, sizeof(unit_rec)));
     if (!ok) qn_cli_error("out of memory for %u units", n);
     for (uint32_t i = 0; i < n; i++)
         u[i].order = i;
@@ -423,8 +453,87 @@ static bool run_all(const qn_terrain *t, cmp_unit *u, uint32_t n, const qn_field
         ++*goals;
     }
     qn_cli_progress_end(&pg.st);
+    qsort(u, n, sizeof *u, cmp_order);
     free(gctx);
     return ok;
+}
+
+/* ---- exact lengths, exact stretch, per-unit records ----------------------------------- */
+
+static int cmp_double(const void *x, const void *y) {
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : (a > b);
+}
+
+/* Does every quad cost the same? qn_path_find is exact any-angle only then. */
+static bool uniform_costs(const qn_mesh *m) {
+    uint32_t n = qn_mesh_quad_count(m);
+    for (uint32_t q = 1; q < n; q++)
+        if (qn_mesh_quad_cost(m, q) != qn_mesh_quad_cost(m, 0)) return false;
+    return n > 0;
+}
+
+/* The exact any-angle shortest length a -> b (radius 0); NAN when there is
+** no path. *buf (capacity *cap) grows as needed; false when out of memory. */
+static bool exact_length(qn_pathfinder *pf, qn_vec2 a, qn_vec2 b, qn_vec2 **buf, uint32_t *cap,
+                         double *len) {
+    uint32_t n = 0;
+    qn_status st = qn_path_find(pf, a, b, 0.0f, *buf, *cap, &n, NULL);
+    if (st == QN_E_BUFFER_TOO_SMALL) {
+        qn_vec2 *p = realloc(*buf, (size_t)n * sizeof *p);
+        if (!p) return false;
+        *buf = p;
+        *cap = n;
+        st = qn_path_find(pf, a, b, 0.0f, *buf, *cap, &n, NULL);
+    }
+    if (st == QN_E_NOMEM) return false;
+    *len = st == QN_OK ? qn_path_length(*buf, n) : (double)NAN;
+    return true;
+}
+
+/* Sets every unit's exact length (all NAN on a mesh of mixed costs). */
+static bool exact_lengths(const qn_mesh *m, cmp_unit *u, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        u[i].exact = (double)NAN;
+    if (!uniform_costs(m)) return true;
+    qn_pathfinder *pf = NULL;
+    qn_error e;
+    qn_status st = qn_pathfinder_create(m, NULL, &pf, &e);
+    if (st != QN_OK) return qn_cli_error("pathfinder: %s: %s", qn_status_name(st), e.message), false;
+    qn_vec2 *buf = NULL;
+    uint32_t cap = 0;
+    bool ok = true;
+    for (uint32_t i = 0; ok && i < n; i++)
+        ok = exact_length(pf, u[i].start, u[i].goal, &buf, &cap, &u[i].exact);
+    if (!ok) qn_cli_error("exact lengths: out of memory");
+    free(buf);
+    qn_pathfinder_destroy(pf);
+    return ok;
+}
+
+typedef struct exact_stats {
+    double mean, p95; /* NAN when no arrived unit has an exact length */
+} exact_stats;
+
+/* Walked / exact length over the mode's arrived units with a known exact
+** length (1 for a unit starting on its goal), as summarise() does stretch. */
+static exact_stats exact_stretch(const mode_acc *m, const cmp_unit *u, uint32_t n) {
+    exact_stats s = {(double)NAN, (double)NAN};
+    double *v = calloc(n ? n : 1, sizeof *v), sum = 0.0;
+    uint32_t k = 0;
+    for (uint32_t i = 0; v && i < n; i++) {
+        if (!m->rec[i].arrived || !(u[i].exact >= 0.0)) continue;
+        v[k] = u[i].exact > 0.0 ? m->rec[i].walked / u[i].exact : 1.0;
+        sum += v[k++];
+    }
+    if (k > 0) {
+        qsort(v, k, sizeof *v, cmp_double);
+        uint32_t p = (uint32_t)ceil(0.95 * k);
+        s.mean = sum / k;
+        s.p95 = v[p > 0 ? p - 1 : 0];
+    }
+    free(v);
+    return s;
 }
 
 /* ---- output -------------------------------------------------------------------------- */
@@ -432,11 +541,6 @@ static bool run_all(const qn_terrain *t, cmp_unit *u, uint32_t n, const qn_field
 typedef struct mode_summary {
     double build_us, bytes, sample_ns, stretch_mean, stretch_p95;
 } mode_summary;
-
-static int cmp_double(const void *x, const void *y) {
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : (a > b);
-}
 
 /* Mean and 95th percentile as the harness computes them (NAN with no arrival). */
 static mode_summary summarise(mode_acc *m) {
@@ -456,7 +560,29 @@ static mode_summary summarise(mode_acc *m) {
     return s;
 }
 
-static cJSON *json_mode(const mode_acc *m, const mode_summary *s) {
+typedef struct run_info {
+    const cmp_args *a;
+    const qn_terrain *t;
+    uint32_t units, goals;
+    float radius;
+    const cmp_unit *u; /* in input order */
+} run_info;
+
+/* per_unit: [{"start":[x,y],"goal":[x,y],"walked":L,"arrived":B},...] */
+static cJSON *json_per_unit(const mode_acc *m, const cmp_unit *u, uint32_t n) {
+    cJSON *arr = cJSON_CreateArray();
+    for (uint32_t i = 0; i < n; i++) {
+        cJSON *e = cJSON_CreateObject();
+        qn_json_put_vec(e, "start", u[i].start);
+        qn_json_put_vec(e, "goal", u[i].goal);
+        qn_json_put_num(e, "walked", m->rec[i].walked);
+        qn_json_put_bool(e, "arrived", m->rec[i].arrived);
+        qn_json_push(arr, e);
+    }
+    return arr;
+}
+
+static cJSON *json_mode(const run_info *ri, const mode_acc *m, const mode_summary *s) {
     cJSON *o = cJSON_CreateObject();
     qn_json_put_num(o, "build_us", s->build_us);
     qn_json_put_num(o, "bytes", round(s->bytes));
@@ -467,15 +593,12 @@ static cJSON *json_mode(const mode_acc *m, const mode_summary *s) {
     qn_json_put_uint(o, "stuck", m->stuck);
     qn_json_put_num(o, "stretch_mean", s->stretch_mean);
     qn_json_put_num(o, "stretch_p95", s->stretch_p95);
+    exact_stats x = exact_stretch(m, ri->u, ri->units);
+    qn_json_put_num(o, "exact_stretch_mean", x.mean);
+    qn_json_put_num(o, "exact_stretch_p95", x.p95);
+    if (ri->a->per_unit) qn_json_put(o, "per_unit", json_per_unit(m, ri->u, ri->units));
     return o;
 }
-
-typedef struct run_info {
-    const cmp_args *a;
-    const qn_terrain *t;
-    uint32_t units, goals;
-    float radius;
-} run_info;
 
 static int print_json(const run_info *ri, mode_acc *acc) {
     const qn_grid *g = ri->t->grid;
@@ -495,7 +618,7 @@ static int print_json(const run_info *ri, mode_acc *acc) {
     qn_json_put_float(o, "cell_size", qn_grid_cell_size(g));
     for (int m = 0; m < MODE_COUNT; m++) {
         mode_summary s = summarise(&acc[m]);
-        qn_json_put(o, mode_names[m], json_mode(&acc[m], &s));
+        qn_json_put(o, mode_names[m], json_mode(ri, &acc[m], &s));
     }
     return qn_json_emit(o);
 }
@@ -508,13 +631,15 @@ static void print_table(const run_info *ri, mode_acc *acc) {
            ri->a->scen ? "scenario rows" : "random starts", qn_mesh_quad_count(ri->t->mesh),
            qn_grid_width(g), qn_grid_height(g), (double)ri->radius, (double)ri->a->step);
     printf("| mode | build_us | bytes | sample_ns | arrived | units | wall_contacts | stuck | "
-           "stretch_mean | stretch_p95 |\n");
-    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+           "stretch_mean | stretch_p95 | exact_stretch_mean | exact_stretch_p95 |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (int m = 0; m < MODE_COUNT; m++) {
         mode_summary s = summarise(&acc[m]);
-        printf("| %s | %.1f | %.0f | %.1f | %u | %u | %llu | %u | %.4f | %.4f |\n", mode_names[m],
-               s.build_us, s.bytes, s.sample_ns, acc[m].arrived, acc[m].units,
-               (unsigned long long)acc[m].contacts, acc[m].stuck, s.stretch_mean, s.stretch_p95);
+        exact_stats x = exact_stretch(&acc[m], ri->u, ri->units);
+        printf("| %s | %.1f | %.0f | %.1f | %u | %u | %llu | %u | %.4f | %.4f | %.4f | %.4f |\n",
+               mode_names[m], s.build_us, s.bytes, s.sample_ns, acc[m].arrived, acc[m].units,
+               (unsigned long long)acc[m].contacts, acc[m].stuck, s.stretch_mean, s.stretch_p95,
+               x.mean, x.p95);
     }
 }
 
@@ -540,7 +665,7 @@ int qn_tool_compare(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     qn_terrain t;
     mode_acc acc[MODE_COUNT] = {{0}};
-    run_info ri = {&a, &t, 0, 0, 0.0f};
+    run_info ri = {&a, &t, 0, 0, 0.0f, NULL};
     qn_field_opts qo = {0};
     cmp_unit *u = NULL;
     rc = 1;
@@ -552,13 +677,15 @@ int qn_tool_compare(int argc, char **argv) {
         u = make_units(&a, &t, &qo, &ri.units, &rc);
         if (rc != 2) rc = 1;
     }
-    if (u && run_all(&t, u, ri.units, &qo, a.step, acc, &ri.goals)) {
+    ri.u = u;
+    if (u && run_all(&t, u, ri.units, &qo, a.step, acc, &ri.goals) &&
+        exact_lengths(t.mesh, u, ri.units)) {
         rc = 0;
         if (a.json) rc = print_json(&ri, acc);
         else print_table(&ri, acc);
     }
     for (int m = 0; m < MODE_COUNT; m++)
-        free(acc[m].stretch);
+        free(acc[m].stretch), free(acc[m].rec);
     free(u);
     qn_terrain_free(&t);
     return rc;

@@ -278,6 +278,7 @@ static void report_step(const qn_sim_opts *o, const unit *u, uint32_t n, uint32_
 static void summarise(const unit *u, uint32_t n, double *stretch, qn_sim_result *r) {
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
+        r->walked += u[i].walked;
         if (u[i].state == UNIT_ARRIVED) {
             r->arrived++;
             stretch[k++] = u[i].reference > 0.0 ? u[i].walked / u[i].reference : 1.0;

@@ -63,6 +63,7 @@ typedef struct qn_sim_result {
     double stretch_mean, stretch_p95;
     uint32_t steps;        /* steps the longest unit took */
     uint64_t escapes;      /* steps taken out of blocked ground */
+    double walked;         /* distance walked by all units, arrived or not */
 } qn_sim_result;
 
 /* Runs the simulation; returns QN_OK, QN_E_NOMEM or QN_E_INVALID_ARG (for

@@ -1,59 +1,106 @@
 /*
-** parallel.c: one sampling batch spread over several threads. Each thread
-** takes a contiguous range; the field is only read, so no locking is needed.
+** parallel.c: one sampling batch cut into jobs (contiguous ranges of units)
+** and run by a job runner: the caller's (a game's job system, qn_jobs) or
+** the built-in one, which starts up to QN_MAX_THREADS pthreads (the
+** calling thread takes a share) or, built with QN_NO_THREADS, runs every
+** job on the calling thread. The field is only read, so no locking.
 */
 #include "internal.h"
 
+#ifndef QN_NO_THREADS
 #include <pthread.h>
+#endif
 
-#define MAX_THREADS 64u
-
-typedef struct range {
+/* One batch: job i covers units [count*i/jobs, count*(i+1)/jobs). */
+typedef struct batch {
     const qn_field *field;
     const qn_vec2 *positions;
     qn_vec2 *dirs;
     uint8_t *status;
     uint32_t *quads;
-    size_t begin, end;
-} range;
+    size_t count;
+    uint32_t jobs;
+} batch;
 
-static void run_range(const range *r) {
-    size_t n = r->end - r->begin;
-    qn_field_sample_batch(r->field, r->positions + r->begin, r->dirs + r->begin,
-                          r->status ? r->status + r->begin : NULL,
-                          r->quads ? r->quads + r->begin : NULL, n);
+static void run_job(void *data, uint32_t job) {
+    const batch *b = data;
+    size_t begin = (size_t)((uint64_t)b->count * job / b->jobs);
+    size_t end = (size_t)((uint64_t)b->count * (job + 1u) / b->jobs);
+    qn_field_sample_batch(b->field, b->positions + begin, b->dirs + begin,
+                          b->status ? b->status + begin : NULL, b->quads ? b->quads + begin : NULL,
+                          end - begin);
 }
 
+/* ---- the built-in runner --------------------------------------------------- */
+
+/* Worker t of n runs jobs t, t+n, t+2n, ... */
+typedef struct worker {
+    qn_job_fn fn;
+    void *data;
+    uint32_t first, stride, jobs;
+} worker;
+
+static void run_worker(const worker *w) {
+    for (uint32_t j = w->first; j < w->jobs; j += w->stride)
+        w->fn(w->data, j);
+}
+
+#ifndef QN_NO_THREADS
 static void *thread_main(void *arg) {
-    run_range(arg);
+    run_worker(arg);
     return NULL;
 }
 
-qn_status qn_field_sample_parallel(const qn_field *field, const qn_vec2 *positions,
-                                   qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
-                                   size_t count, uint32_t threads) {
-    if (!field || (count && (!positions || !dirs)) || threads == 0 || threads > MAX_THREADS)
+/* Workers 1..n-1 on new threads, worker 0 on the caller's. A thread that
+** cannot start leaves its jobs to the calling thread: the output is still
+** complete, and *started_all says so. */
+static void builtin_run(uint32_t jobs, qn_job_fn fn, void *data, bool *started_all) {
+    uint32_t n = jobs < QN_MAX_THREADS ? jobs : QN_MAX_THREADS, started = 0;
+    worker w[QN_MAX_THREADS];
+    pthread_t ids[QN_MAX_THREADS];
+    for (uint32_t t = 0; t < n; t++) {
+        worker one = {fn, data, t, n, jobs};
+        w[t] = one;
+    }
+    for (uint32_t t = 1; t < n && pthread_create(&ids[t], NULL, thread_main, &w[t]) == 0; t++)
+        started = t;
+    run_worker(&w[0]);
+    for (uint32_t t = 1; t <= started; t++)
+        pthread_join(ids[t], NULL);
+    for (uint32_t t = started + 1; t < n; t++)
+        run_worker(&w[t]);
+    *started_all = started + 1 == n;
+}
+#else
+static void builtin_run(uint32_t jobs, qn_job_fn fn, void *data, bool *started_all) {
+    worker w = {fn, data, 0, 1, jobs};
+    run_worker(&w);
+    *started_all = true;
+}
+#endif
+
+/* ---- public ---------------------------------------------------------------- */
+
+qn_status qn_field_sample_jobs(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,
+                               uint8_t *status, uint32_t *quads, size_t count, uint32_t jobs,
+                               const qn_jobs *runner) {
+    if (!field || (count && (!positions || !dirs)) || jobs == 0 || jobs > QN_MAX_JOBS ||
+        (runner && !runner->run))
         return QN_E_INVALID_ARG;
-    if (threads > count) threads = count ? (uint32_t)count : 1;
-    range parts[MAX_THREADS];
-    pthread_t ids[MAX_THREADS];
-    uint32_t started = 0;
-    qn_status st = QN_OK;
-    for (uint32_t i = 0; i < threads; i++) {
-        range r = {field, positions, dirs, status, quads, count * i / threads,
-                   count * (i + 1) / threads};
-        parts[i] = r;
+    if (jobs > count) jobs = count ? (uint32_t)count : 1;
+    batch b = {field, positions, dirs, status, quads, count, jobs};
+    if (runner) {
+        runner->run(runner->ud, jobs, run_job, &b);
+        return QN_OK;
     }
-    /* Threads 1..n-1 run in the background; the caller does part 0. */
-    for (uint32_t i = 1; i < threads; i++) {
-        if (pthread_create(&ids[i], NULL, thread_main, &parts[i]) != 0) {
-            st = QN_E_NOMEM;
-            break;
-        }
-        started = i;
-    }
-    run_range(&parts[0]);
-    for (uint32_t i = 1; i <= started; i++) pthread_join(ids[i], NULL);
-    for (uint32_t i = started + 1; i < threads; i++) run_range(&parts[i]); /* not started */
-    return st;
+    bool started_all;
+    builtin_run(jobs, run_job, &b, &started_all);
+    return started_all ? QN_OK : QN_E_NOMEM;
+}
+
+qn_status qn_field_sample_parallel(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,
+                                   uint8_t *status, uint32_t *quads, size_t count,
+                                   uint32_t threads) {
+    if (threads == 0 || threads > QN_MAX_THREADS) return QN_E_INVALID_ARG;
+    return qn_field_sample_jobs(field, positions, dirs, status, quads, count, threads, NULL);
 }

@@ -42,11 +42,7 @@ typedef struct search {
 } search;
 
 /* The relaxation path is hot: keep it in one function. */
-#if defined(__GNUC__)
-#define QN__HOT_INLINE __attribute__((always_inline)) inline
-#else
-#define QN__HOT_INLINE inline
-#endif
+#define QN__HOT_INLINE QN__ALWAYS_INLINE
 
 /* ---- heap on g ----------------------------------------------------------- */
 
@@ -274,7 +270,22 @@ static search search_on_tree(const qn_field *f) {
     return s;
 }
 
-static qn_status build(qn_field *f, qn_error *err) {
+/* Do all open quads cost the same? Then an instance can be exact. */
+static bool uniform_costs(const qn_mesh *m) {
+    float c = -1.0f;
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        if (m->blocked[q]) continue;
+        if (c < 0.0f) c = m->cost[q];
+        else if (m->cost[q] != c) return false;
+    }
+    return true;
+}
+
+/* The discrete instance: portal costs, and each quad's cost and exit. An
+** exact instance keeps these too (quad costs, exits and the way out are
+** the discrete model's; the sampler falls back on them where the map has
+** no entry for a point, which float noise at a wedge's edge can cause). */
+static qn_status build_discrete(qn_field *f, qn_error *err) {
     if (f->tree) {
         search s = search_on_tree(f);
         full_search(f, &s);
@@ -294,6 +305,14 @@ static qn_status build(qn_field *f, qn_error *err) {
     full_search(f, &s);
     qn__free(&f->alloc, block, scratch_bytes(np));
     return QN_OK;
+}
+
+static qn_status build(qn_field *f, qn_error *err) {
+    qn_status st = build_discrete(f, err);
+    if (st == QN_OK && f->exact_ok && uniform_costs(f->mesh)) return qn__spm_build(f, err);
+    qn__spm_free(&f->alloc, f->spm, f->mesh->quad_count);
+    f->spm = NULL;
+    return st;
 }
 
 /* ---- repair ----------------------------------------------------------------- */
@@ -454,7 +473,9 @@ qn_status qn_field_update(qn_field *field, qn_error *err) {
     const qn_mesh *m = field->mesh;
     if (field->version == m->version) return QN_OK;
     qn_status st;
-    if (field->tree && m->version - field->version <= QN__JOURNAL) {
+    /* An exact instance is rebuilt; so is one that changes kind. */
+    if (field->tree && !field->spm && !(field->exact_ok && uniform_costs(m)) &&
+        m->version - field->version <= QN__JOURNAL) {
         uint32_t quads[QN__JOURNAL];
         uint32_t nq = pending_quads(field, quads);
         st = repair(field, quads, nq, err);
@@ -536,6 +557,7 @@ void qn_field_destroy(qn_field *field) {
     qn_allocator a = field->alloc;
     if (!field->tree) qn__free(&a, field->pg, (size_t)field->mesh->portal_count * sizeof(float));
     tree_free(field);
+    qn__spm_free(&a, field->spm, field->mesh->quad_count);
     qn__free(&a, field->slots, (size_t)field->mesh->quad_count * sizeof(qn__slot));
     qn__free(&a, field->goals, (size_t)field->goal_count * sizeof(qn__goal));
     qn__free(&a, field, sizeof *field);
@@ -574,13 +596,16 @@ qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t go
     /* Repair reproduces a rebuild exactly only for the plain graph model: the
     ** nearest-point model depends on the order portals are settled in. */
     f->midpoint = opts && (opts->midpoint_costs || opts->repairable);
+    /* Exact unless the caller asked for the discrete model or sampler. */
+    f->exact_ok = !(opts && (opts->discrete || opts->midpoint_costs || opts->lookahead));
     f->goal_count = goal_count;
     f->version = mesh->version;
     f->slots = qn__alloc(&a, (size_t)mesh->quad_count * sizeof(qn__slot));
     f->goals = qn__alloc(&a, (size_t)goal_count * sizeof(qn__goal));
     if (!f->slots || !f->goals) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     if (st == QN_OK) st = place_goals(f, goals, err);
-    if (st == QN_OK && opts && opts->repairable) st = tree_alloc(f, err);
+    if (st == QN_OK && opts && opts->repairable && !(f->exact_ok && uniform_costs(mesh)))
+        st = tree_alloc(f, err);
     if (st == QN_OK && f->tree) f->pg = f->tree->g;
     else if (st == QN_OK) {
         f->pg = qn__alloc(&a, (size_t)mesh->portal_count * sizeof(float));
@@ -602,7 +627,9 @@ qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t go
 /* ---- queries ------------------------------------------------------------------- */
 
 const qn_mesh *qn_field_mesh(const qn_field *field) { return field ? field->mesh : NULL; }
-size_t qn_field_bytes(const qn_field *field) { return field ? field->bytes : 0; }
+size_t qn_field_bytes(const qn_field *field) {
+    return field ? field->bytes + (field->spm ? field->spm->bytes : 0) : 0;
+}
 
 float qn_field_quad_cost(const qn_field *field, uint32_t quad) {
     if (!field || quad >= field->mesh->quad_count) return INFINITY;
@@ -642,6 +669,8 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
     if (q == QN_NONE || m->blocked[q]) return INFINITY;
     qn__slot s = field->slots[q];
     if (s.exit == QN_NONE) return INFINITY;
+    float exact;
+    if (field->spm && qn__spm_root(field, q, p, &exact, NULL)) return exact;
     if (s.exit & QN__GOAL_BIT) {
         const qn__goal *g = qn__nearest_goal(field, s.exit & ~QN__GOAL_BIT, p);
         return m->cost[q] * qn__len(qn__sub(g->at, p));

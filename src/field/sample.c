@@ -243,6 +243,123 @@ static uint32_t open_neighbour(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     return q;
 }
 
+/* ---- exact instances ------------------------------------------------------ */
+
+/* The root through which the shortest path from p (in quad q) leaves, and
+** the path's length in *cost: the least |p - r| + g(r) over q's entries
+** whose wedge holds p (a hair of slack on the wedge's sides, where two
+** roots give the same length anyway). NULL when q has no entry for p. */
+const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
+                              const qn__sent **entry) {
+    const qn__spm *s = f->spm;
+    const qn__sroot *best = NULL;
+    float bv = INFINITY, tol = 4.0f * f->mesh->eps;
+    for (uint32_t i = s->qstart[q]; i < s->qstart[q + 1]; i++) {
+        const qn__sent *e = &s->ents[i];
+        const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
+        qn_vec2 v = qn__sub(p, r->at);
+        float d = qn__len(v), val = d + r->g;
+        if (!(val < bv)) continue;
+        if (!(e->root & QN__SPM_ON)) {
+            float slack = 1e-5f * d + tol;
+            if (qn__cross(e->dr, v) < -slack || qn__cross(v, e->dl) < -slack) continue;
+        }
+        bv = val;
+        best = r;
+        if (entry) *entry = e;
+    }
+    *cost = bv;
+    return best;
+}
+
+/* Rotates unit vector u by the angle whose sine is s (s in [-1, 1]). */
+static qn_vec2 turn(qn_vec2 u, float s) {
+    float c = sqrtf(1.0f - s * s);
+    return qn__v2(u.x * c - u.y * s, u.x * s + u.y * c);
+}
+
+/* The obstacle's side at corner root r for a unit heading along u: +1 when
+** the path turns left there (the obstacle on the left), -1 right. */
+static float turn_side(const qn__sroot *r, qn_vec2 u) {
+    float c = qn__cross(u, r->out);
+    return c > 0.0f ? 1.0f : (c < 0.0f ? -1.0f : 0.0f);
+}
+
+static float agent_radius(const qn_field *f) {
+    float hair = 64.0f * f->mesh->eps;
+    return f->radius > hair ? f->radius : hair;
+}
+
+/* Toward corner root r from p, passing it on the outside: along the tangent
+** to the circle of the agent's radius (a hair for a point agent) round the
+** corner, on the side away from the obstacle; round the circle when inside
+** it; on toward the next root when standing on it. */
+static qn_vec2 round_corner(const qn_field *f, const qn__sroot *r, qn_vec2 p, float side) {
+    qn_vec2 d = qn__sub(r->at, p);
+    float len = qn__len(d);
+    if (len <= reach_tolerance(f->mesh)) return r->out;
+    qn_vec2 u = qn__scale(d, 1.0f / len);
+    float rad = agent_radius(f);
+    if (side == 0.0f) side = turn_side(r, u);
+    if (side == 0.0f) return u;
+    float s = rad < len ? rad / len : 1.0f;
+    return turn(u, -side * s);
+}
+
+/* A corner of the unit's quad that the way toward dir passes closer than
+** the agent's radius (or crosses into the obstacle there): the radius-0 map goes straight
+** past it (or switched roots just before it), but an agent with a body
+** must round it first. Only corners whose own way out runs along dir are
+** considered (their obstacle side is then known relative to dir). Returns
+** the corner root to round (its obstacle side in *side), or NULL. */
+static const qn__sroot *corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
+                                      float reach, float *side) {
+    const qn__spm *s = f->spm;
+    float rad = agent_radius(f), best = reach;
+    const qn__sroot *hit = NULL;
+    for (uint32_t i = s->qstart[q]; i < s->qstart[q + 1]; i++) {
+        const qn__sent *e = &s->ents[i];
+        if (!(e->root & QN__SPM_ON)) continue;
+        const qn__sroot *c = &s->roots[e->root & ~QN__SPM_ON];
+        float cs = e->dl.x;
+        if (cs == 0.0f || qn__dot(c->out, dir) < 0.5f) continue;
+        qn_vec2 v = qn__sub(c->at, p);
+        float ahead = qn__dot(v, dir);
+        if (ahead <= 0.0f || ahead >= best) continue;
+        /* Passing farther than the radius, on either side, is clear; so is
+        ** the whole corner when the way passes it on the open side. */
+        float lateral = qn__cross(dir, v) * cs;
+        if (fabsf(lateral) >= rad * 0.999f) continue;
+        if (qn__len(v) <= reach_tolerance(f->mesh)) continue;
+        best = ahead;
+        hit = c;
+        *side = cs;
+    }
+    return hit;
+}
+
+static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *dir) {
+    float cost;
+    const qn__sent *e = NULL;
+    const qn__sroot *r = qn__spm_root(f, q, p, &cost, &e);
+    if (!r) return QN_E_UNREACHABLE;
+    qn_vec2 d;
+    if (r->out.x == 0.0f && r->out.y == 0.0f) { /* a goal point */
+        qn_vec2 to = qn__sub(r->at, p);
+        float len = qn__len(to);
+        if (len <= QN_AT_GOAL_DISTANCE) return QN_AT_GOAL;
+        d = qn__scale(to, 1.0f / len);
+    } else {
+        /* A corner on the quad's boundary knows its obstacle's side; one
+        ** seen through a portal turns the way the geometry says. */
+        d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? e->dl.x : 0.0f);
+    }
+    float side = 0.0f;
+    const qn__sroot *c = corner_in_way(f, q, p, d, qn__len(qn__sub(r->at, p)), &side);
+    *dir = c ? round_corner(f, c, p, side) : d;
+    return QN_OK;
+}
+
 /* One unit, arguments already checked except p. */
 static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
     *dir = qn__v2(0.0f, 0.0f);
@@ -257,6 +374,11 @@ static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_
     uint32_t q = (hint < m->quad_count && qn__quad_contains(m, hint, p)) ? hint
                                                                         : qn__locate(m, p, QN_NONE);
     if (q != QN_NONE && m->blocked[q]) q = open_neighbour(m, q, p);
+    if (f->spm && q != QN_NONE && !m->blocked[q] && f->slots[q].exit != QN_NONE) {
+        if (quad_io) *quad_io = q;
+        qn_status st = sample_exact(f, q, p, dir);
+        if (st != QN_E_UNREACHABLE) return st;
+    }
     uint32_t ex = QN_NONE;
     if (q != QN_NONE && !m->blocked[q]) q = cross_if_on_exit(f, q, p, &ex);
     if (quad_io) *quad_io = q;

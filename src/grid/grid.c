@@ -32,11 +32,7 @@
 
 /* The search's inner functions must be inlined into its loop: called, they
 ** spill registers on every cell. */
-#if defined(__GNUC__) || defined(__clang__)
-#define QN__INLINE inline __attribute__((always_inline))
-#else
-#define QN__INLINE inline
-#endif
+#define QN__INLINE QN__ALWAYS_INLINE
 
 /* A stamped rectangle of cells, x0 <= x < x1, y0 <= y < y1. */
 typedef struct cell_rect {
@@ -1074,25 +1070,56 @@ static bool move_clear(const qn_grid *g, double px, double py, double dx, double
     return tx < ty ? open_cell(g, nx, cy) : open_cell(g, cx, ny);
 }
 
+/* Value of cell (x, y) (inside the grid, or on its padding) in field f. */
+static double value_at(const qn_grid_field *f, int64_t x, int64_t y) {
+    return f->dist[(size_t)(y + 1) * f->stride + (size_t)(x + 1)];
+}
+
+/* Is every cell a clear move (in cells, as for move_clear) enters reachable
+** and lower than d, the value of the cell it starts in? That is the cell
+** beside, or on a move through a corner the cells on the way as well. */
+static bool move_descends(const qn_grid_field *f, double px, double py, double dx, double dy,
+                          double d) {
+    int64_t cx = (int64_t)floor(px), cy = (int64_t)floor(py);
+    int64_t nx = (int64_t)floor(px + dx), ny = (int64_t)floor(py + dy);
+    if (nx == cx && ny == cy) return true;
+    double n = value_at(f, nx, ny);
+    if (!(usable(n) && n < d)) return false;
+    if (nx == cx || ny == cy) return true;
+    double tx = ((double)(dx > 0.0 ? cx + 1 : cx) - px) / dx;
+    double ty = ((double)(dy > 0.0 ? cy + 1 : cy) - py) / dy;
+    double a = value_at(f, nx, cy), b = value_at(f, cx, ny);
+    bool a_ok = usable(a) && a < d, b_ok = usable(b) && b < d;
+    if (fabs(tx - ty) < VERTEX_EPS) return a_ok && b_ok;
+    return tx < ty ? a_ok : b_ok;
+}
+
 /* Is a move of QN_GRID_SAFE_STEP cells along unit vector v from world
-** point p clear (see move_clear)? */
-static bool dir_clear(const qn_grid *g, qn_vec2 p, qn_vec2 v) {
+** point p, in cell (x, y), clear (see move_clear) and downhill (see
+** move_descends)? */
+static bool dir_ok(const qn_grid_field *f, qn_vec2 p, qn_vec2 v, uint32_t x, uint32_t y) {
+    const qn_grid *g = f->grid;
     double px = ((double)p.x - (double)g->origin.x) / (double)g->cell_size;
     double py = ((double)p.y - (double)g->origin.y) / (double)g->cell_size;
-    double r = (double)QN_GRID_SAFE_STEP;
-    return move_clear(g, px, py, r * (double)v.x, r * (double)v.y);
+    double r = (double)QN_GRID_SAFE_STEP, dx = r * (double)v.x, dy = r * (double)v.y;
+    return move_clear(g, px, py, dx, dy) && move_descends(f, px, py, dx, dy, value_at(f, x, y));
 }
 
 /* The gradient of cell (x, y) for a unit at p, made safe: as it is when a
-** move of QN_GRID_SAFE_STEP along it is clear, else the 8-direction flow,
-** which always is (the cells it may enter within one cell are open by the
-** corner rule). Sliding along the wall instead (the vector's clear axis
-** component) was tried: on the MovingAI maps it changed no unit's walk,
-** because when the flow is diagonal its three cells are open and a vector
-** in the same quadrant is already clear. */
+** move of QN_GRID_SAFE_STEP along it is clear and enters only cells of
+** lower value, else the 8-direction flow, which is always clear (the cells
+** it may enter within one cell are open by the corner rule). Sliding along
+** the wall instead (the vector's clear axis component) was tried: on the
+** MovingAI maps it changed no unit's walk, because when the flow is
+** diagonal its three cells are open and a vector in the same quadrant is
+** already clear. Without the downhill rule, central differences beside
+** walls can point into a cell of equal value whose own gradient points
+** back, and a unit shuttles between the two forever (two units on
+** random512-10-0 did, and about one 16x16 grid in twenty with a quarter of
+** its cells walls has such a pair). */
 static qn_vec2 vector_at(const qn_grid_field *f, qn_vec2 p, uint32_t x, uint32_t y) {
     qn_vec2 v = qn_grid_field_vec(f, x, y);
-    if ((v.x != 0.0f || v.y != 0.0f) && dir_clear(f->grid, p, v)) return v;
+    if ((v.x != 0.0f || v.y != 0.0f) && dir_ok(f, p, v, x, y)) return v;
     return qn_dir_vector(qn_grid_field_dir(f, x, y)); /* also on flat spots */
 }
 

@@ -33,6 +33,7 @@ struct qn_level {
     uint32_t goal_count;
     uint32_t spawn_count;
     char name[QN_MAX_NAME + 1];
+    qn__names quad_ids; /* the quads' "id"s, for qn_level_find_quad */
 };
 
 /* ---- JSON paths -------------------------------------------------------- */
@@ -104,10 +105,7 @@ typedef struct loader {
 /* Fails with code; the message is "path: detail" and err->path the path
 ** (p NULL: the top level, no path). */
 static qn_status fail_at(loader *c, qn_status code, const jpath *p, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
+    QN__PRINTF(4, 5);
 
 static qn_status fail_at(loader *c, qn_status code, const jpath *p, const char *fmt, ...) {
     if (!c->err) return code;
@@ -370,8 +368,9 @@ static qn_status load_quad_flags(loader *c, const cJSON *q, const jpath *qp, uin
     jpath pb = pkey(qp, "blocked"), pi = pkey(qp, "id");
     if (b && !cJSON_IsBool(b))
         return fail_at(c, QN_E_JSON_TYPE, &pb, "expected true or false, got %s", type_name(b));
-    if (id && !cJSON_IsString(id))
-        return fail_at(c, QN_E_JSON_TYPE, &pi, "expected a string, got %s", type_name(id));
+    char name[QN_MAX_NAME + 1];
+    qn_status st = id ? get_name(c, id, &pi, name) : QN_OK;
+    if (st != QN_OK) return st;
     *blocked = cJSON_IsTrue(b) ? 1 : 0;
     return QN_OK;
 }
@@ -404,6 +403,27 @@ static qn_status load_quads(loader *c) {
         if (st != QN_OK) return st;
     }
     return QN_OK;
+}
+
+/* The quads' "id"s (checked by load_quad_flags) go into the level's name
+** table, where qn_level_find_quad finds them; an id used twice is an error. */
+static qn_status load_quad_ids(loader *c) {
+    uint32_t named = 0, i = 0, first, later;
+    size_t bytes = 0;
+    const cJSON *q, *id;
+    for (q = c->quads_json->child; q; q = q->next)
+        if ((id = field(q, "id")) != NULL) {
+            named++;
+            bytes += strlen(id->valuestring) + 1;
+        }
+    qn__names *t = &c->level->quad_ids;
+    if (qn__names_init(t, &c->a, c->quad_count, named, bytes) != QN_OK) return fail_nomem(c);
+    for (q = c->quads_json->child; q; q = q->next, i++)
+        if ((id = field(q, "id")) != NULL) qn__names_add(t, i, id->valuestring);
+    if (qn__names_finish(t, &first, &later) == QN_OK) return QN_OK;
+    jpath pq = pkey(NULL, "quads"), pe = pidx(&pq, later), p = pkey(&pe, "id");
+    return fail_at(c, QN_E_DUPLICATE_NAME, &p, "\"%s\" is already the id of quads[%u]",
+                   qn__names_get(t, later), first);
 }
 
 /* ---- links --------------------------------------------------------------- */
@@ -730,6 +750,7 @@ static qn_status load_tree(loader *c, const cJSON *root) {
     if (st == QN_OK) st = size_mesh_input(c, root);
     if (st == QN_OK) st = load_vertices(c, root);
     if (st == QN_OK) st = load_quads(c);
+    if (st == QN_OK) st = load_quad_ids(c);
     if (st == QN_OK) st = load_links(c, root);
     if (st == QN_OK)
         st = load_points(c, root, "goals", QN_MAX_GOALS, &c->level->goals, &c->level->goal_count);
@@ -950,6 +971,7 @@ void qn_level_destroy(qn_level *level) {
     qn_grid_destroy(level->grid);
     qn__free(&a, level->goals, (size_t)level->goal_count * sizeof *level->goals);
     qn__free(&a, level->spawns, (size_t)level->spawn_count * sizeof *level->spawns);
+    qn__names_free(&level->quad_ids, &a);
     qn__free(&a, level, sizeof *level);
 }
 
@@ -981,6 +1003,14 @@ qn_status qn_level_goal(const qn_level *level, uint32_t i, const char **name, qn
 
 qn_status qn_level_spawn(const qn_level *level, uint32_t i, const char **name, qn_vec2 *at) {
     return get_point_at(level ? level->spawns : NULL, qn_level_spawn_count(level), i, name, at);
+}
+
+uint32_t qn_level_find_quad(const qn_level *level, const char *id) {
+    return level && id ? qn__names_find(&level->quad_ids, id) : QN_NONE;
+}
+
+const char *qn_level_quad_id(const qn_level *level, uint32_t quad) {
+    return level ? qn__names_get(&level->quad_ids, quad) : NULL;
 }
 
 uint32_t qn_level_find_goal(const qn_level *level, const char *name) {

@@ -63,6 +63,7 @@ static void mesh_free_arrays(qn_mesh *m) {
 void qn_mesh_destroy(qn_mesh *mesh) {
     if (!mesh) return;
     qn_allocator a = mesh->alloc;
+    qn__boundary_free(&a, mesh->bnd);
     mesh_free_arrays(mesh);
     qn__free(&a, mesh, sizeof *mesh);
 }
@@ -621,6 +622,7 @@ static qn_status build_all(builder *bd) {
     if (st == QN_OK) st = build_portals(bd);
     if (st == QN_OK) st = build_distances(m, bd->err);
     if (st == QN_OK) qn__mesh_islands(m);
+    if (st == QN_OK) st = qn__boundary_build(m, &m->bnd, bd->err);
     return st;
 }
 
@@ -644,7 +646,7 @@ qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *alloc, qn
         qn_mesh_destroy(m);
         return st;
     }
-    m->bytes = sizeof *m + mesh_array_bytes(m);
+    m->bytes = sizeof *m + mesh_array_bytes(m) + sizeof *m->bnd + m->bnd->bytes;
     *out = m;
     return QN_OK;
 }

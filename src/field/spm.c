@@ -1,0 +1,655 @@
+/*
+** spm.c: exact instances. On a mesh whose open quads all cost the same, an
+** instance is the shortest path map of its goal points: for every point p,
+** d(p) = min over the roots r that see p of |p - r| + g(r), where a root is a
+** goal point or a corner of the free space that shortest paths bend round,
+** and g(r) is its exact distance to the goal.
+**
+** It is built by one-to-all interval propagation (a continuous Dijkstra):
+** a state is a root and an interval of a portal the root sees, about to be
+** entered into the quad beyond. Expanding it projects the root's view
+** across that quad onto the quad's other portals; where an end of the
+** interval is a corner, the part of the quad the root cannot see is seen
+** from that corner, which becomes a new root. States leave the open list in
+** order of the least distance they can give, and each portal keeps the
+** pieces that reached it (root, span): a new piece is cut to where it is
+** shorter than every piece already there. That cut is exact: when a path
+** through x is beaten at x, every point it would reach beyond x is reached
+** more cheaply through x by the path that beats it.
+**
+** Every state expanded into a quad leaves an entry there: its root and the
+** wedge through its interval (or no wedge when the root lies on the quad's
+** boundary and sees all of it). The sampler takes, among the entries whose
+** wedge holds p, the one with the least |p - r| + g(r) and steers at that
+** root. Roots keep the direction toward their own next root, which tells
+** the side a path turns at a corner.
+*/
+#include "internal.h"
+
+#include <stdlib.h>
+
+#define ON_BIT QN__SPM_ON
+#define MAX_SPANS 8u
+
+/* ---- the search's types ------------------------------------------------ */
+
+/* Root rid (at r, cost g) sees the interval R..L of sub-edge `sub` of quad
+** `quad`, which it is about to enter; `piece` is its record on the portal. */
+typedef struct xnode {
+    qn_vec2 r, L, R;
+    float g, f;
+    uint32_t rid, quad, sub, piece;
+    bool on;
+    int8_t side; /* on: the obstacle's side at a corner root (see xentry) */
+} xnode;
+
+typedef struct xkey {
+    float f;
+    uint32_t node;
+} xkey;
+
+/* A piece of a portal's envelope: root r at cost g reaches [t0, t1]
+** (distances along the portal from p0). */
+typedef struct piece {
+    qn_vec2 r;
+    float g, t0, t1;
+    uint32_t next;
+} piece;
+
+/* An entry as the search finds it. A root seeing all of the quad (rid with
+** ON_BIT) keeps in L.x the side of the obstacle it bends round, as seen
+** going from it toward its own next root: +1 left, -1 right, 0 unknown. */
+typedef struct xentry {
+    uint32_t quad, rid;
+    qn_vec2 L, R;
+} xentry;
+
+typedef struct span {
+    float a, b;
+} span;
+
+typedef struct xsearch {
+    const qn_field *f;
+    const qn_mesh *m;
+    const qn__boundary *b;
+    qn_allocator alloc;
+    float tol, radius;
+    uint32_t nv, nr; /* vertex ids, roots (vertex ids then goals) */
+    qn_status st;
+    /* growing pools */
+    xnode *nodes;
+    xkey *heap;
+    piece *pieces;
+    xentry *ents;
+    uint32_t nn, ncap, hn, hcap, npc, pcap, ne, ecap;
+    /* fixed scratch */
+    uint32_t *head;             /* per portal: first piece */
+    float *rg;                  /* per root: best cost so far (INFINITY: none) */
+    uint32_t *rpar;             /* per root: the root it was reached from */
+    qn_vec2 *rpos;              /* per root: where it is */
+    uint32_t *qvid;             /* per quad: the root last seen all of it */
+    float *qg;                  /* ... at this cost */
+    uint8_t *dyn;               /* per vertex id: corner because of closed portals */
+} xsearch;
+
+/* ---- pools ------------------------------------------------------------------ */
+
+/* Grows *p (elements of size sz, capacity *cap) to hold one more. */
+static bool grow(xsearch *S, void **p, uint32_t *cap, size_t sz) {
+    if (S->st != QN_OK) return false;
+    uint32_t want = *cap ? *cap * 2 : 256;
+    if (want < *cap || (uint64_t)want * sz > SIZE_MAX / 2) {
+        S->st = QN_E_LIMIT;
+        return false;
+    }
+    void *n = qn__realloc(&S->alloc, *p, (size_t)*cap * sz, (size_t)want * sz);
+    if (!n) {
+        S->st = QN_E_NOMEM;
+        return false;
+    }
+    *p = n;
+    *cap = want;
+    return true;
+}
+
+static void push_key(xsearch *S, float f, uint32_t node) {
+    if (S->hn == S->hcap && !grow(S, (void **)&S->heap, &S->hcap, sizeof(xkey))) return;
+    uint32_t i = S->hn++;
+    while (i > 0 && f < S->heap[(i - 1) / 2].f) {
+        S->heap[i] = S->heap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    S->heap[i] = (xkey){f, node};
+}
+
+static uint32_t pop_key(xsearch *S) {
+    uint32_t top = S->heap[0].node, i = 0, n = --S->hn;
+    xkey v = S->heap[n];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= n) break;
+        if (c + 1 < n && S->heap[c + 1].f < S->heap[c].f) c++;
+        if (!(S->heap[c].f < v.f)) break;
+        S->heap[i] = S->heap[c];
+        i = c;
+    }
+    if (n > 0) S->heap[i] = v;
+    return top;
+}
+
+static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 L, qn_vec2 R) {
+    if (S->ne == S->ecap && !grow(S, (void **)&S->ents, &S->ecap, sizeof(xentry))) return;
+    S->ents[S->ne++] = (xentry){quad, rid, L, R};
+}
+
+/* ---- geometry ------------------------------------------------------------------ */
+
+static float point_segment_dist(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
+    qn_vec2 ab = qn__sub(b, a);
+    float l2 = qn__dot(ab, ab), t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
+    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+    return qn__len(qn__sub(p, qn__add(a, qn__scale(ab, t))));
+}
+
+/* Parameters in [0, 1] where fa + (fb - fa) t >= 0; false when none. */
+static inline bool clip_nonneg(float fa, float fb, float *t0, float *t1) {
+    if (fa >= 0.0f && fb >= 0.0f) return true;
+    if (fa < 0.0f && fb < 0.0f) return false;
+    float t = fa / (fa - fb);
+    if (fa >= 0.0f) *t1 = fminf(*t1, t);
+    else *t0 = fmaxf(*t0, t);
+    return *t0 < *t1;
+}
+
+/* ---- the envelope ---------------------------------------------------------------- */
+
+/* A root in a portal's frame: along (a) and across (h) from p0. */
+typedef struct froot {
+    double a, h, g;
+} froot;
+
+static froot in_frame(const qn__portal *p, qn_vec2 r, float g) {
+    qn_vec2 d = qn__sub(r, p->p0);
+    froot fr = {(double)qn__dot(d, p->u), (double)qn__cross(p->u, d), (double)g};
+    return fr;
+}
+
+static double dist_at(froot r, double t) { return sqrt((t - r.a) * (t - r.a) + r.h * r.h) + r.g; }
+
+/* Where n's distance may equal w's on the portal line: every root of
+** dn(t) = dw(t) (more candidates do no harm). Returns how many, sorted. */
+static int crossings(froot n, froot w, double t[2]) {
+    double c = w.g - n.g, alpha = 2.0 * (w.a - n.a);
+    double beta = n.a * n.a + n.h * n.h - w.a * w.a - w.h * w.h - c * c;
+    double A = alpha * alpha - 4.0 * c * c, B = 2.0 * alpha * beta + 8.0 * c * c * w.a;
+    double C = beta * beta - 4.0 * c * c * (w.a * w.a + w.h * w.h);
+    if (fabs(A) < 1e-12 * (fabs(B) + fabs(C) + 1e-30)) {
+        if (B == 0.0) return 0;
+        t[0] = -C / B;
+        return 1;
+    }
+    double disc = B * B - 4.0 * A * C;
+    if (disc < 0.0) return 0;
+    double s = sqrt(disc), q = -0.5 * (B + (B >= 0.0 ? s : -s));
+    t[0] = q / A;
+    t[1] = q != 0.0 ? C / q : t[0];
+    if (t[0] > t[1]) {
+        double x = t[0];
+        t[0] = t[1];
+        t[1] = x;
+    }
+    return 2;
+}
+
+/* Appends [a, b] to out (merging with the last span when they touch). */
+static void span_add(span *out, uint32_t *n, float a, float b) {
+    if (!(b > a)) return;
+    if (*n && out[*n - 1].b >= a) {
+        if (b > out[*n - 1].b) out[*n - 1].b = b;
+        return;
+    }
+    if (*n < MAX_SPANS) out[(*n)++] = (span){a, b};
+    else out[*n - 1].b = b; /* out of room: keep more, never less */
+}
+
+/* The parts of [lo, hi] where n is not beaten by w by more than tol. */
+static void unbeaten(froot n, froot w, float lo, float hi, double tol, span *out, uint32_t *cnt) {
+    w.g += tol;
+    double t[4] = {(double)lo, 0, 0, (double)hi};
+    double c[2];
+    int k = crossings(n, w, c), m = 1;
+    for (int i = 0; i < k; i++)
+        if (c[i] > (double)lo && c[i] < (double)hi) t[m++] = c[i];
+    t[m++] = (double)hi;
+    for (int i = 0; i + 1 < m; i++) {
+        double mid = 0.5 * (t[i] + t[i + 1]);
+        if (dist_at(n, mid) <= dist_at(w, mid)) span_add(out, cnt, (float)t[i], (float)t[i + 1]);
+    }
+}
+
+/* Cuts spans sp[0..*n) of portal e to where root n beats piece w. */
+static void cut_by(const qn__portal *pt, froot n, const piece *w, double tol, span *sp,
+                   uint32_t *cnt) {
+    span out[MAX_SPANS];
+    uint32_t k = 0;
+    froot fw = in_frame(pt, w->r, w->g);
+    for (uint32_t i = 0; i < *cnt; i++) {
+        float lo = fmaxf(sp[i].a, w->t0), hi = fminf(sp[i].b, w->t1);
+        if (!(hi > lo)) {
+            span_add(out, &k, sp[i].a, sp[i].b);
+            continue;
+        }
+        span_add(out, &k, sp[i].a, lo);
+        unbeaten(n, fw, lo, hi, tol, out, &k);
+        span_add(out, &k, hi, sp[i].b);
+    }
+    memcpy(sp, out, k * sizeof *out);
+    *cnt = k;
+}
+
+/* The parts of [t0, t1] on portal e where root r (cost g) is not beaten by
+** a piece already there (other than `self`). */
+static uint32_t envelope_cut(const xsearch *S, uint32_t e, uint32_t self, qn_vec2 r, float g,
+                             float t0, float t1, span *sp) {
+    const qn__portal *pt = &S->m->portals[e];
+    froot n = in_frame(pt, r, g);
+    double tol = (double)S->tol + 1e-6 * (double)g;
+    uint32_t cnt = 1;
+    sp[0] = (span){t0, t1};
+    for (uint32_t w = S->head[e]; w != QN_NONE && cnt; w = S->pieces[w].next)
+        if (w != self) cut_by(pt, n, &S->pieces[w], tol, sp, &cnt);
+    return cnt;
+}
+
+static uint32_t add_piece_record(xsearch *S, uint32_t e, qn_vec2 r, float g, float t0, float t1) {
+    if (S->npc == S->pcap && !grow(S, (void **)&S->pieces, &S->pcap, sizeof(piece))) return QN_NONE;
+    uint32_t i = S->npc++;
+    S->pieces[i] = (piece){r, g, t0, t1, S->head[e]};
+    S->head[e] = i;
+    return i;
+}
+
+/* ---- roots ------------------------------------------------------------------------ */
+
+static bool is_corner(const xsearch *S, uint32_t vid) {
+    return (S->b->vkind[vid] & QN__VK_CORNER) || S->dyn[vid];
+}
+
+/* Records root rid at cost g, reached from root `par`. */
+static void root_record(xsearch *S, uint32_t rid, float g, uint32_t par, qn_vec2 at) {
+    if (g < S->rg[rid]) {
+        S->rg[rid] = g;
+        S->rpar[rid] = par;
+        S->rpos[rid] = at;
+    }
+}
+
+/* No cheaper path to root rid than g (within rounding)? */
+static bool root_ok(const xsearch *S, uint32_t rid, float g) {
+    return !(g > S->rg[rid] * (1.0f + 1e-6f) + S->tol);
+}
+
+/* ---- states ------------------------------------------------------------------------- */
+
+/* A sub-edge of the quad being expanded: end points, their vertex ids, the
+** portal. */
+typedef struct sub_edge {
+    qn_vec2 a, b;
+    uint32_t va, vb, e;
+} sub_edge;
+
+static float along(const qn__portal *p, qn_vec2 x) { return qn__dot(qn__sub(x, p->p0), p->u); }
+static qn_vec2 on_portal(const qn__portal *p, float t) { return qn__add(p->p0, qn__scale(p->u, t)); }
+
+static void push_node(xsearch *S, const xnode *n) {
+    if (S->nn == S->ncap && !grow(S, (void **)&S->nodes, &S->ncap, sizeof(xnode))) return;
+    S->nodes[S->nn] = *n;
+    push_key(S, n->f, S->nn++);
+}
+
+/* States for root rt (id rid, cost g) through the part [x0, x1] of the
+** portal e into quad nq, cut to where it beats the portal's pieces. */
+static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e, uint32_t nq,
+                       qn_vec2 x0, qn_vec2 x1, bool on, int side) {
+    const qn__portal *pt = &S->m->portals[e];
+    float ta = along(pt, x0), tb = along(pt, x1);
+    bool up = ta <= tb; /* x0 (the R end) lies at the lower t */
+    span sp[MAX_SPANS];
+    uint32_t n = envelope_cut(S, e, QN_NONE, rt, g, up ? ta : tb, up ? tb : ta, sp);
+    if (on && n) n = 1, sp[0] = (span){up ? ta : tb, up ? tb : ta};
+    const qn_mesh *m = S->m;
+    uint32_t sub = S->b->psub[2 * e + (m->portals[e].q[0] == nq ? 0 : 1)];
+    for (uint32_t i = 0; i < n && S->st == QN_OK; i++) {
+        qn_vec2 pa = on ? x0 : on_portal(pt, up ? sp[i].a : sp[i].b);
+        qn_vec2 pb = on ? x1 : on_portal(pt, up ? sp[i].b : sp[i].a);
+        uint32_t pc = add_piece_record(S, e, rt, g, sp[i].a, sp[i].b);
+        xnode nd = {rt, pb, pa, g, g + point_segment_dist(rt, pa, pb), rid, nq, sub, pc, on, (int8_t)side};
+        push_node(S, &nd);
+    }
+}
+
+/* A state for root rt seeing [t0, t1] of sub-edge se of quad `from`. A root
+** in line with the interval sees all of the next quad; beyond the interval
+** on its line, the path grazes the boundary and the nearer end (a corner)
+** becomes the root. */
+static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_edge *se, float t0,
+                      float t1, uint32_t from) {
+    qn_vec2 ab = qn__sub(se->b, se->a);
+    qn_vec2 x0 = qn__add(se->a, qn__scale(ab, t0)), x1 = qn__add(se->a, qn__scale(ab, t1));
+    float len = qn__len(qn__sub(x1, x0));
+    if (!(len > S->tol)) return;
+    uint32_t nq = qn__portal_other(S->m, se->e, from);
+    bool on = fabsf(qn__cross(qn__sub(x1, x0), qn__sub(rt, x0))) <= S->tol * len;
+    int side = 0;
+    if (on && point_segment_dist(rt, x0, x1) > S->tol) {
+        bool near0 = qn__dot(qn__sub(x0, rt), qn__sub(x0, rt)) <= qn__dot(qn__sub(x1, rt), qn__sub(x1, rt));
+        float tn = near0 ? t0 : t1;
+        if (tn != 0.0f && tn != 1.0f) return; /* no corner to turn at */
+        qn_vec2 xn = near0 ? x0 : x1;
+        uint32_t v = tn == 0.0f ? se->va : se->vb;
+        float gv = g + qn__len(qn__sub(xn, rt));
+        if (!is_corner(S, v) || !root_ok(S, v, gv)) return;
+        root_record(S, v, gv, rid, xn);
+        /* The path runs along the sub-edge's line from the corner on to the
+        ** old root; nq lies right of a -> b, and the obstacle on its side. */
+        side = qn__dot(qn__sub(rt, xn), ab) > 0.0f ? -1 : 1;
+        rt = xn, rid = v, g = gv;
+    }
+    if (on) {
+        if (S->qvid[nq] == rid && g >= S->qg[nq]) return;
+        S->qvid[nq] = rid;
+        S->qg[nq] = g;
+    }
+    push_spans(S, rt, rid, g, se->e, nq, x0, x1, on, side);
+}
+
+/* A corner at an end of the interval, where the path may bend to reach what
+** the root cannot see. */
+typedef struct bend {
+    bool on;
+    qn_vec2 at;
+    uint32_t vid;
+    float g;
+} bend;
+
+static bend bend_at(xsearch *S, const xnode *n, qn_vec2 end, uint32_t bi, int side) {
+    const qn__boundary *b = S->b;
+    bend bd = {false, end, b->bvid[bi], 0.0f};
+    qn_vec2 d = qn__sub(end, b->bv[bi]);
+    if (n->on || qn__dot(d, d) > S->tol * S->tol || !is_corner(S, bd.vid)) return bd;
+    bd.g = n->g + qn__len(qn__sub(end, n->r));
+    if (!root_ok(S, bd.vid, bd.g)) return bd;
+    bd.at = b->bv[bi];
+    root_record(S, bd.vid, bd.g, n->rid, bd.at);
+    add_entry(S, n->quad, bd.vid | ON_BIT, qn__v2((float)side, 0.0f), bd.at);
+    /* Its view of this quad was pushed once already at this cost. */
+    bd.on = !(S->qvid[n->quad] == bd.vid && bd.g >= S->qg[n->quad]);
+    return bd;
+}
+
+/* Successors of node n through sub-edge se of its quad. */
+static void through_sub_edge(xsearch *S, const xnode *n, const bend *br, const bend *bl,
+                             const sub_edge *se) {
+    if (n->on) {
+        add_piece(S, n->r, n->rid, n->g, se, 0.0f, 1.0f, n->quad);
+        return;
+    }
+    qn_vec2 rr = qn__sub(n->R, n->r), rl = qn__sub(n->L, n->r);
+    qn_vec2 ra = qn__sub(se->a, n->r), rb = qn__sub(se->b, n->r);
+    float fra = qn__cross(rr, ra), frb = qn__cross(rr, rb);
+    float fla = qn__cross(ra, rl), flb = qn__cross(rb, rl);
+    float t0 = 0.0f, t1 = 1.0f;
+    if (clip_nonneg(fra, frb, &t0, &t1) && clip_nonneg(fla, flb, &t0, &t1))
+        add_piece(S, n->r, n->rid, n->g, se, t0, t1, n->quad);
+    t0 = 0.0f, t1 = 1.0f;
+    if (br->on && clip_nonneg(-fra, -frb, &t0, &t1))
+        add_piece(S, br->at, br->vid, br->g, se, t0, t1, n->quad);
+    t0 = 0.0f, t1 = 1.0f;
+    if (bl->on && clip_nonneg(-fla, -flb, &t0, &t1))
+        add_piece(S, bl->at, bl->vid, bl->g, se, t0, t1, n->quad);
+}
+
+/* Cuts a popped state to the part no piece beats now; false when none is
+** left. A state cut into several parts keeps its hull. */
+static bool still_useful(xsearch *S, xnode *n) {
+    if (n->on) return true;
+    uint32_t e = S->b->bportal[S->b->bstart[n->quad] + n->sub];
+    const qn__portal *pt = &S->m->portals[e];
+    float ta = along(pt, n->R), tb = along(pt, n->L);
+    bool up = ta <= tb;
+    span sp[MAX_SPANS];
+    uint32_t k = envelope_cut(S, e, n->piece, n->r, n->g, up ? ta : tb, up ? tb : ta, sp);
+    if (k == 0) return false;
+    if (k == 1) {
+        qn_vec2 lo = sp[0].a > (up ? ta : tb) ? on_portal(pt, sp[0].a) : (up ? n->R : n->L);
+        qn_vec2 hi = sp[0].b < (up ? tb : ta) ? on_portal(pt, sp[0].b) : (up ? n->L : n->R);
+        n->R = up ? lo : hi;
+        n->L = up ? hi : lo;
+    }
+    return true;
+}
+
+static void expand(xsearch *S, xnode n) {
+    const qn__boundary *b = S->b;
+    if (!still_useful(S, &n)) return;
+    add_entry(S, n.quad, n.on ? n.rid | ON_BIT : n.rid, n.on ? qn__v2((float)n.side, 0.0f) : n.L, n.R);
+    uint32_t base = b->bstart[n.quad], k = b->bstart[n.quad + 1] - base, j = n.sub;
+    /* The wall beyond the right end lies right of the root's view, so on
+    ** the left going back from that corner toward the root. */
+    bend br = bend_at(S, &n, n.R, base + (j + 1) % k, 1);
+    bend bl = bend_at(S, &n, n.L, base + j, -1);
+    for (uint32_t s = j + 1 == k ? 0 : j + 1; s != j;) {
+        uint32_t e = b->bportal[base + s], s1 = s + 1 == k ? 0 : s + 1;
+        if (e != QN_NONE && qn__portal_open(S->m, e, S->radius)) {
+            sub_edge se = {b->bv[base + s], b->bv[base + s1], b->bvid[base + s], b->bvid[base + s1], e};
+            through_sub_edge(S, &n, &br, &bl, &se);
+        }
+        s = s1;
+    }
+}
+
+/* Each goal point sees all of its quad. */
+static void seed_goals(xsearch *S) {
+    const qn_field *f = S->f;
+    const qn__boundary *b = S->b;
+    for (uint32_t i = 0; i < f->goal_count; i++) {
+        uint32_t q = f->goals[i].quad, rid = S->nv + i, base = b->bstart[q], k = b->bstart[q + 1] - base;
+        qn_vec2 at = f->goals[i].at;
+        root_record(S, rid, 0.0f, QN_NONE, at);
+        add_entry(S, q, rid | ON_BIT, qn__v2(0.0f, 0.0f), at);
+        for (uint32_t s = 0; s < k; s++) {
+            uint32_t e = b->bportal[base + s];
+            if (e == QN_NONE || !qn__portal_open(S->m, e, S->radius)) continue;
+            sub_edge se = {b->bv[base + s], b->bv[base + (s + 1) % k], b->bvid[base + s],
+                           b->bvid[base + (s + 1) % k], e};
+            add_piece(S, at, rid, 0.0f, &se, 0.0f, 1.0f, q);
+        }
+    }
+}
+
+/* Corners the mesh's state adds: the ends of portals closed for this
+** radius or by a blocked quad, seen from an open quad. */
+static void mark_dynamic_corners(xsearch *S) {
+    const qn__boundary *b = S->b;
+    const qn_mesh *m = S->m;
+    memset(S->dyn, 0, S->nv);
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        if (m->blocked[q]) continue;
+        uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
+        for (uint32_t s = 0; s < k; s++) {
+            uint32_t e = b->bportal[base + s];
+            if (e == QN_NONE || qn__portal_open(m, e, S->radius)) continue;
+            S->dyn[b->bvid[base + s]] = S->dyn[b->bvid[base + (s + 1) % k]] = 1;
+        }
+    }
+}
+
+static void run(xsearch *S) {
+    mark_dynamic_corners(S);
+    seed_goals(S);
+    while (S->st == QN_OK && S->hn > 0) {
+        xnode n = S->nodes[pop_key(S)];
+        if (n.g > S->rg[n.rid] * (1.0f + 1e-6f) + S->tol) continue; /* a cheaper root since */
+        expand(S, n);
+    }
+}
+
+/* ---- the instance -------------------------------------------------------------- */
+
+static int cmp_entry(const void *x, const void *y) {
+    const xentry *a = x, *b = y;
+    if (a->quad != b->quad) return a->quad < b->quad ? -1 : 1;
+    uint32_t ra = a->rid & ~ON_BIT, rb = b->rid & ~ON_BIT;
+    if (ra != rb) return ra < rb ? -1 : 1;
+    /* A root seeing all of the quad first: its wedges are then repeats. */
+    return (int)((b->rid & ON_BIT) != 0) - (int)((a->rid & ON_BIT) != 0);
+}
+
+static qn_vec2 unit(qn_vec2 d) {
+    float l = qn__len(d);
+    return l > 0.0f ? qn__scale(d, 1.0f / l) : qn__v2(0.0f, 0.0f);
+}
+
+/* Is entry i the same as one kept already (same root seeing all the quad,
+** or a wedge of a root that sees all of it)? Entries are sorted. */
+static bool redundant(const xentry *e, uint32_t i, uint32_t first) {
+    uint32_t rid = e[i].rid & ~ON_BIT;
+    for (uint32_t j = i; j-- > first && (e[j].rid & ~ON_BIT) == rid;) {
+        bool same = e[j].L.x == e[i].L.x && e[j].L.y == e[i].L.y && e[j].R.x == e[i].R.x &&
+                    e[j].R.y == e[i].R.y;
+        /* A root that sees all of the quad makes its wedges repeats; two
+        ** such entries differ only by the obstacle's side. */
+        if (same || ((e[j].rid & ON_BIT) && !(e[i].rid & ON_BIT))) return true;
+    }
+    return false;
+}
+
+static qn_status spm_alloc(const qn_field *f, uint32_t nents, uint32_t nroots, qn__spm **out) {
+    const qn_mesh *m = f->mesh;
+    qn__spm *s = qn__calloc(&f->alloc, 1, sizeof *s);
+    if (!s) return QN_E_NOMEM;
+    s->nents = nents;
+    s->nroots = nroots;
+    s->qstart = qn__alloc(&f->alloc, ((size_t)m->quad_count + 1) * sizeof(uint32_t));
+    s->ents = qn__alloc(&f->alloc, ((size_t)nents + 1) * sizeof(qn__sent));
+    s->rcap = nroots;
+    s->roots = qn__alloc(&f->alloc, ((size_t)nroots + 1) * sizeof(qn__sroot));
+    s->bytes = sizeof *s + ((size_t)m->quad_count + 1) * sizeof(uint32_t) +
+               ((size_t)nents + 1) * sizeof(qn__sent) + ((size_t)nroots + 1) * sizeof(qn__sroot);
+    *out = s;
+    if (!s->qstart || !s->ents || !s->roots) return QN_E_NOMEM;
+    return QN_OK;
+}
+
+void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads) {
+    if (!s) return;
+    qn__free(a, s->qstart, ((size_t)quads + 1) * sizeof(uint32_t));
+    qn__free(a, s->ents, ((size_t)s->nents + 1) * sizeof(qn__sent));
+    qn__free(a, s->roots, ((size_t)s->rcap + 1) * sizeof(qn__sroot));
+    qn__free(a, s, sizeof *s);
+}
+
+/* Root rid as the sampler keeps it, numbered on first use in map. */
+static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t rid) {
+    if (map[rid] != QN_NONE) return map[rid];
+    qn__sroot *r = &s->roots[s->nroots];
+    r->at = S->rpos[rid];
+    r->g = S->rg[rid] * S->f->mesh->cost[S->f->goals[0].quad];
+    uint32_t par = S->rpar[rid];
+    r->out = par == QN_NONE ? qn__v2(0.0f, 0.0f) : unit(qn__sub(S->rpos[par], r->at));
+    return map[rid] = s->nroots++;
+}
+
+/* Sorts the entries by quad, drops repeats, and lays out the instance. */
+static qn_status finish(xsearch *S, qn__spm **out) {
+    const qn_mesh *m = S->m;
+    if (S->ne > 1) qsort(S->ents, S->ne, sizeof *S->ents, cmp_entry);
+    uint32_t kept = 0, first = 0;
+    for (uint32_t i = 0; i < S->ne; i++) {
+        if (i == 0 || S->ents[i].quad != S->ents[i - 1].quad) first = kept;
+        S->ents[kept] = S->ents[i];
+        if (!redundant(S->ents, kept, first)) kept++;
+    }
+    uint32_t *rmap = qn__alloc(&S->alloc, (size_t)S->nr * sizeof(uint32_t));
+    if (!rmap) return QN_E_NOMEM;
+    for (uint32_t i = 0; i < S->nr; i++) rmap[i] = QN_NONE;
+    qn__spm *s = NULL;
+    qn_status st = spm_alloc(S->f, kept, S->nr, &s);
+    if (st == QN_OK) {
+        s->nroots = 0;
+        uint32_t q = 0;
+        for (uint32_t i = 0; i < kept; i++) {
+            const xentry *e = &S->ents[i];
+            while (q <= e->quad) s->qstart[q++] = i;
+            uint32_t r = keep_root(S, s, rmap, e->rid & ~ON_BIT);
+            qn_vec2 at = S->rpos[e->rid & ~ON_BIT];
+            if (e->rid & ON_BIT) s->ents[i] = (qn__sent){r | ON_BIT, e->L, qn__v2(0.0f, 0.0f)};
+            else s->ents[i] = (qn__sent){r, unit(qn__sub(e->L, at)), unit(qn__sub(e->R, at))};
+        }
+        while (q <= m->quad_count) s->qstart[q++] = kept;
+    }
+    qn__free(&S->alloc, rmap, (size_t)S->nr * sizeof(uint32_t));
+    if (st != QN_OK) qn__spm_free(&S->f->alloc, s, m->quad_count), s = NULL;
+    *out = s;
+    return st;
+}
+
+static size_t fixed_bytes(uint32_t np, uint32_t nr, uint32_t nq, uint32_t nv) {
+    return (size_t)np * sizeof(uint32_t) + (size_t)nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
+           (size_t)nq * (sizeof(uint32_t) + sizeof(float)) + nv;
+}
+
+static qn_status search_init(xsearch *S, const qn_field *f) {
+    const qn_mesh *m = f->mesh;
+    memset(S, 0, sizeof *S);
+    S->f = f;
+    S->m = m;
+    S->b = m->bnd;
+    S->alloc = f->alloc;
+    S->radius = f->radius;
+    S->tol = 4.0f * m->eps;
+    S->nv = m->bnd->nv;
+    S->nr = S->nv + f->goal_count;
+    size_t bytes = fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv);
+    char *p = qn__alloc(&S->alloc, bytes);
+    if (!p) return QN_E_NOMEM;
+    S->rpos = (qn_vec2 *)(void *)p;
+    S->rg = (float *)(S->rpos + S->nr);
+    S->qg = S->rg + S->nr;
+    S->head = (uint32_t *)(S->qg + m->quad_count);
+    S->rpar = S->head + m->portal_count;
+    S->qvid = S->rpar + S->nr;
+    S->dyn = (uint8_t *)(S->qvid + m->quad_count);
+    for (uint32_t i = 0; i < m->portal_count; i++) S->head[i] = QN_NONE;
+    for (uint32_t i = 0; i < S->nr; i++) S->rg[i] = INFINITY, S->rpar[i] = QN_NONE;
+    for (uint32_t i = 0; i < m->quad_count; i++) S->qvid[i] = QN_NONE, S->qg[i] = INFINITY;
+    return QN_OK;
+}
+
+static void search_free(xsearch *S) {
+    const qn_mesh *m = S->m;
+    qn__free(&S->alloc, S->rpos, fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv));
+    qn__free(&S->alloc, S->nodes, (size_t)S->ncap * sizeof(xnode));
+    qn__free(&S->alloc, S->heap, (size_t)S->hcap * sizeof(xkey));
+    qn__free(&S->alloc, S->pieces, (size_t)S->pcap * sizeof(piece));
+    qn__free(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry));
+}
+
+qn_status qn__spm_build(qn_field *f, qn_error *err) {
+    xsearch S;
+    qn_status st = search_init(&S, f);
+    if (st == QN_OK) {
+        run(&S);
+        st = S.st;
+    }
+    qn__spm *s = NULL;
+    if (st == QN_OK) st = finish(&S, &s);
+    if (st == QN_OK) {
+        qn__spm_free(&f->alloc, f->spm, f->mesh->quad_count);
+        f->spm = s;
+    }
+    if (S.rpos) search_free(&S);
+    if (st == QN_E_NOMEM) return qn__fail(err, st, QN_NONE, "out of memory (exact instance)");
+    if (st != QN_OK) return qn__fail(err, st, QN_NONE, "exact instance: search too large");
+    return QN_OK;
+}

@@ -1,0 +1,378 @@
+/* test_exact.c: exact instances (shortest path maps). Their costs against
+** an independent brute-force visibility graph written here and against
+** qn_path_find; the sampled direction is the first leg of a shortest path;
+** units arrive without touching walls at several radii; an update after a
+** change equals a rebuild. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "quadnav.h"
+#include "sim.h"
+#include "testmesh.h"
+
+#define MAXPTS 4096
+
+static qn_mesh *make_mesh(const tm_mesh *t) {
+    qn_mesh_desc d = tm_desc(t);
+    qn_mesh *m = NULL;
+    qn_error e;
+    if (qn_mesh_create(&d, NULL, &m, &e) != QN_OK) fail_msg("mesh: %s", e.message);
+    return m;
+}
+
+static qn_vec2 random_point_in(const tm_mesh *t, uint32_t q, uint64_t *s) {
+    qn_vec2 a = t->verts[4 * q], b = t->verts[4 * q + 2];
+    float u = (float)(tm_rand(s) % 1000) / 1000.0f, v = (float)(tm_rand(s) % 1000) / 1000.0f;
+    return (qn_vec2){a.x + (b.x - a.x) * (0.02f + 0.96f * u), a.y + (b.y - a.y) * (0.02f + 0.96f * v)};
+}
+
+static void random_rects(tm_mesh *t, uint64_t *s, int w, int h, int depth, int max_rects,
+                         uint32_t block_one_in) {
+    t->n = 0;
+    tm_guillotine(t, s, 0, 0, w, h, depth, max_rects);
+    for (uint32_t q = 0; q < t->n; q++) t->blocked[q] = (tm_rand(s) % block_one_in) == 0;
+}
+
+/* ---- the brute-force oracle --------------------------------------------------
+** Free space is the union of the open rectangles, edges included (a path
+** may touch walls). A segment is free when the rectangles' closed parts of
+** it cover it, and wherever coverage passes from one rectangle to the next
+** at a single point, the two share an edge of positive length there (so no
+** squeezing through a point where two rectangles touch corner to corner). */
+
+typedef struct rect {
+    double x0, y0, x1, y1;
+} rect;
+
+static bool clip(const rect *r, double ax, double ay, double bx, double by, double *t0, double *t1) {
+    double lo = 0.0, hi = 1.0, d[2] = {bx - ax, by - ay}, a[2] = {ax, ay};
+    double mn[2] = {r->x0, r->y0}, mx[2] = {r->x1, r->y1};
+    for (int k = 0; k < 2; k++) {
+        if (fabs(d[k]) < 1e-12) {
+            if (a[k] < mn[k] - 1e-9 || a[k] > mx[k] + 1e-9) return false;
+            continue;
+        }
+        double u = (mn[k] - a[k]) / d[k], v = (mx[k] - a[k]) / d[k];
+        if (u > v) {
+            double x = u;
+            u = v;
+            v = x;
+        }
+        lo = fmax(lo, u);
+        hi = fmin(hi, v);
+    }
+    *t0 = lo;
+    *t1 = hi;
+    return hi >= lo - 1e-12;
+}
+
+static bool share_edge_at(const rect *a, const rect *b, double px, double py) {
+    const double e = 1e-7;
+    bool vx = fabs(a->x1 - b->x0) < e || fabs(a->x0 - b->x1) < e;
+    bool vy = fabs(a->y1 - b->y0) < e || fabs(a->y0 - b->y1) < e;
+    double ylo = fmax(a->y0, b->y0), yhi = fmin(a->y1, b->y1);
+    double xlo = fmax(a->x0, b->x0), xhi = fmin(a->x1, b->x1);
+    if (vx && yhi - ylo > e && py >= ylo - e && py <= yhi + e) return true;
+    if (vy && xhi - xlo > e && px >= xlo - e && px <= xhi + e) return true;
+    return false;
+}
+
+/* The segment from a (in rectangle ra) to b (in rectangle rb). */
+static bool seg_free(const rect *rs, uint32_t n, double ax, double ay, double bx, double by,
+                     uint32_t ra, uint32_t rb) {
+    double reach = 0.0;
+    int32_t prev = (int32_t)ra;
+    for (int guard = 0; guard < 4 * (int)n + 4 && reach < 1.0 - 1e-9; guard++) {
+        int32_t best = -1;
+        double bt1 = reach, bt0 = 0.0;
+        for (uint32_t i = 0; i < n; i++) {
+            double t0, t1;
+            if (!clip(&rs[i], ax, ay, bx, by, &t0, &t1)) continue;
+            if (t0 > reach + 1e-9 || t1 <= bt1 + 1e-12) continue;
+            /* Starting exactly where coverage ends: it must continue
+            ** across a shared edge, not through a corner point. */
+            if (prev >= 0 && (int32_t)i != prev && t0 > reach - 1e-9 &&
+                !share_edge_at(&rs[prev], &rs[i], ax + (bx - ax) * reach, ay + (by - ay) * reach))
+                continue;
+            best = (int32_t)i, bt1 = t1, bt0 = t0;
+        }
+        if (best < 0) return false;
+        (void)bt0;
+        reach = bt1;
+        prev = best;
+    }
+    return reach >= 1.0 - 1e-9 && ((uint32_t)prev == rb || share_edge_at(&rs[prev], &rs[rb], bx, by));
+}
+
+typedef struct oracle {
+    rect rs[TM_MAX_RECTS];
+    uint32_t n;
+    qn_vec2 node[4 * TM_MAX_RECTS + 1];
+    uint32_t nrect[4 * TM_MAX_RECTS + 1]; /* the rectangle a node belongs to */
+    uint32_t of[TM_MAX_RECTS];           /* tm index -> open rectangle index */
+    double dist[4 * TM_MAX_RECTS + 1];
+    uint32_t nn;
+} oracle;
+
+/* Dijkstra over the visibility graph of the open rectangles' corners and
+** the goal (node 0), O(V^2) with a free-segment test per pair. */
+static void oracle_build(oracle *o, const tm_mesh *t, qn_vec2 goal, uint32_t gq) {
+    o->n = 0;
+    o->nn = 1;
+    for (uint32_t q = 0; q < t->n; q++) {
+        if (t->blocked[q]) continue;
+        qn_vec2 a = t->verts[4 * q], b = t->verts[4 * q + 2];
+        o->of[q] = o->n;
+        for (int k = 0; k < 4; k++) o->node[o->nn] = t->verts[4 * q + k], o->nrect[o->nn++] = o->n;
+        o->rs[o->n++] = (rect){(double)a.x, (double)a.y, (double)b.x, (double)b.y};
+    }
+    o->node[0] = goal;
+    o->nrect[0] = o->of[gq];
+    static bool done[4 * TM_MAX_RECTS + 1];
+    for (uint32_t i = 0; i < o->nn; i++) o->dist[i] = (double)INFINITY, done[i] = false;
+    o->dist[0] = 0.0;
+    for (;;) {
+        uint32_t u = UINT32_MAX;
+        for (uint32_t i = 0; i < o->nn; i++)
+            if (!done[i] && isfinite(o->dist[i]) && (u == UINT32_MAX || o->dist[i] < o->dist[u])) u = i;
+        if (u == UINT32_MAX) break;
+        done[u] = true;
+        for (uint32_t v = 0; v < o->nn; v++) {
+            if (done[v]) continue;
+            double dx = (double)o->node[v].x - (double)o->node[u].x;
+            double dy = (double)o->node[v].y - (double)o->node[u].y;
+            double c = o->dist[u] + sqrt(dx * dx + dy * dy);
+            if (c < o->dist[v] && seg_free(o->rs, o->n, (double)o->node[u].x, (double)o->node[u].y,
+                                           (double)o->node[v].x, (double)o->node[v].y,
+                                           o->nrect[u], o->nrect[v]))
+                o->dist[v] = c;
+        }
+    }
+}
+
+static double oracle_cost(const oracle *o, qn_vec2 p, uint32_t q) {
+    double best = (double)INFINITY;
+    for (uint32_t i = 0; i < o->nn; i++) {
+        if (!isfinite(o->dist[i])) continue;
+        double dx = (double)o->node[i].x - (double)p.x, dy = (double)o->node[i].y - (double)p.y;
+        double c = o->dist[i] + sqrt(dx * dx + dy * dy);
+        if (c < best && seg_free(o->rs, o->n, (double)p.x, (double)p.y, (double)o->node[i].x,
+                                 (double)o->node[i].y, o->of[q], o->nrect[i]))
+            best = c;
+    }
+    return best;
+}
+
+static bool close_to(double a, double b) { return fabs(a - b) <= 1e-3 * fmax(1.0, b); }
+
+/* The field, qn_path_find and the oracle agree on small random meshes. */
+static void test_against_visibility_graph(void **state) {
+    (void)state;
+    static tm_mesh t;
+    static oracle o;
+    static qn_vec2 pts[MAXPTS];
+    int checked = 0, unreachable = 0;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        uint64_t s = seed * 7919;
+        random_rects(&t, &s, 12, 9, 4, 24, 5);
+        uint32_t gq = tm_rand(&s) % t.n;
+        t.blocked[gq] = 0;
+        qn_mesh *m = make_mesh(&t);
+        qn_vec2 goal = random_point_in(&t, gq, &s);
+        qn_field *f = NULL;
+        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
+        qn_pathfinder *pf = NULL;
+        assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
+        oracle_build(&o, &t, goal, gq);
+        for (int k = 0; k < 15; k++) {
+            uint32_t q = tm_rand(&s) % t.n;
+            if (t.blocked[q]) continue;
+            qn_vec2 p = random_point_in(&t, q, &s);
+            double want = oracle_cost(&o, p, q), got = (double)qn_field_cost_at(f, p, QN_NONE);
+            uint32_t n = 0;
+            qn_status st = qn_path_find(pf, p, goal, 0.0f, pts, MAXPTS, &n, NULL);
+            if (!isfinite(want)) {
+                assert_false(isfinite(got));
+                assert_int_equal(st, QN_E_UNREACHABLE);
+                unreachable++;
+                continue;
+            }
+            assert_int_equal(st, QN_OK);
+            double len = qn_path_length(pts, n);
+            if (!close_to(got, want) || !close_to(len, want))
+                fail_msg("seed %u p (%g,%g) goal (%g,%g): field %g, path %g, visibility graph %g",
+                         (unsigned)seed, (double)p.x, (double)p.y, (double)goal.x,
+                         (double)goal.y, got, len, want);
+            checked++;
+        }
+        qn_pathfinder_destroy(pf);
+        qn_field_destroy(f);
+        qn_mesh_destroy(m);
+    }
+    assert_true(checked > 400);
+    print_message("visibility graph: %d points agree, %d unreachable\n", checked, unreachable);
+}
+
+/* Bigger meshes rich in T-junctions: the field's cost at random points is
+** the length of qn_path_find's path, and the sampled direction is the
+** path's first leg. */
+static void test_against_paths(void **state) {
+    (void)state;
+    static tm_mesh t;
+    static qn_vec2 pts[MAXPTS];
+    int checked = 0, legs = 0, legs_ok = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++) {
+        uint64_t s = seed * 104729;
+        random_rects(&t, &s, 40, 30, 8, 300, 9);
+        uint32_t gq = tm_rand(&s) % t.n;
+        t.blocked[gq] = 0;
+        qn_mesh *m = make_mesh(&t);
+        qn_vec2 goal = random_point_in(&t, gq, &s);
+        qn_field *f = NULL;
+        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
+        qn_pathfinder *pf = NULL;
+        assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
+        for (int k = 0; k < 25; k++) {
+            uint32_t q = tm_rand(&s) % t.n;
+            if (t.blocked[q]) continue;
+            qn_vec2 p = random_point_in(&t, q, &s);
+            uint32_t n = 0;
+            qn_status st = qn_path_find(pf, p, goal, 0.0f, pts, MAXPTS, &n, NULL);
+            double got = (double)qn_field_cost_at(f, p, QN_NONE);
+            if (st == QN_E_UNREACHABLE) {
+                assert_false(isfinite(got));
+                continue;
+            }
+            assert_int_equal(st, QN_OK);
+            double len = qn_path_length(pts, n);
+            if (!close_to(got, len))
+                fail_msg("seed %u p (%g,%g): field %g, path %g", (unsigned)seed, (double)p.x,
+                         (double)p.y, got, len);
+            checked++;
+            qn_vec2 dir;
+            uint32_t hint = QN_NONE;
+            qn_status ss = qn_field_sample(f, p, &hint, &dir);
+            assert_true(ss == QN_OK || ss == QN_AT_GOAL);
+            qn_vec2 leg = {pts[1].x - p.x, pts[1].y - p.y};
+            float ll = sqrtf(leg.x * leg.x + leg.y * leg.y);
+            if (ss != QN_OK || ll < 0.5f) continue;
+            legs++;
+            legs_ok += (dir.x * leg.x + dir.y * leg.y) / ll > 0.995f;
+        }
+        qn_pathfinder_destroy(pf);
+        qn_field_destroy(f);
+        qn_mesh_destroy(m);
+    }
+    assert_true(checked > 600);
+    /* Two shortest paths of equal length may leave differently. */
+    if (legs_ok < legs - legs / 50) fail_msg("first legs agree for %d of %d", legs_ok, legs);
+    print_message("paths: %d costs agree; first legs %d of %d\n", checked, legs_ok, legs);
+}
+
+/* ---- walking ------------------------------------------------------------------ */
+
+static void walk(const qn_mesh *m, qn_vec2 goal, float radius, uint32_t units, const char *what) {
+    qn_field_opts fo = {.radius = radius};
+    qn_field *f = NULL;
+    qn_error e;
+    if (qn_field_create(m, &goal, 1, &fo, NULL, &f, &e) != QN_OK) fail_msg("%s", e.message);
+    qn_sim_world w;
+    qn_sim_quad_ctx ctx;
+    qn_sim_world_quad(&w, &ctx, f, goal);
+    qn_sim_opts o = {0};
+    o.units = units;
+    o.seed = 7;
+    o.step = 0.2f;
+    qn_sim_result r;
+    assert_int_equal(qn_sim_run(&w, &o, &r), QN_OK);
+    if (r.arrived != r.units || r.wall_contacts || r.stuck)
+        fail_msg("%s radius %g: arrived %u/%u, contacts %llu, stuck %u", what, (double)radius,
+                 r.arrived, r.units, (unsigned long long)r.wall_contacts, r.stuck);
+    qn_field_destroy(f);
+}
+
+static void test_walk_levels(void **state) {
+    (void)state;
+    const char *names[] = {"town", "maze", "field"};
+    const char *dir = getenv("QN_DATA_DIR");
+    for (int i = 0; i < 3; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/levels/%s.json", dir ? dir : "data", names[i]);
+        qn_level *lv = NULL;
+        qn_error e;
+        if (qn_level_load_file(path, NULL, &lv, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
+        qn_vec2 goal;
+        const char *gname;
+        assert_int_equal(qn_level_goal(lv, 0, &gname, &goal), QN_OK);
+        const float radii[] = {0.0f, 0.1f, 0.25f};
+        for (int r = 0; r < 3; r++) walk(qn_level_mesh(lv), goal, radii[r], 500, names[i]);
+        qn_level_destroy(lv);
+    }
+}
+
+static void test_walk_map(void **state) {
+    (void)state;
+    const char *dir = getenv("QN_DATA_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/maps/arena.map", dir ? dir : "data");
+    qn_grid *g = NULL;
+    qn_error e;
+    if (qn_map_load_file(path, NULL, &g, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_from_grid(g, NULL, &m, &e), QN_OK);
+    qn_vec2 goal = {25.5f, 25.5f};
+    uint32_t q;
+    assert_int_equal(qn_mesh_locate(m, goal, QN_NONE, &q), QN_OK);
+    const float radii[] = {0.0f, 0.1f, 0.25f};
+    for (int r = 0; r < 3; r++) walk(m, goal, radii[r], 400, "arena.map");
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
+/* After blocking and unblocking quads, an updated exact field gives the
+** same costs as one built afresh. */
+static void test_update_equals_rebuild(void **state) {
+    (void)state;
+    static tm_mesh t;
+    uint64_t s = 99;
+    random_rects(&t, &s, 40, 30, 8, 300, 1000000);
+    qn_mesh *m = make_mesh(&t);
+    qn_vec2 goal = random_point_in(&t, 0, &s);
+    qn_field_opts fo = {.repairable = true};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+    for (int round = 0; round < 6; round++) {
+        uint32_t q = 1 + tm_rand(&s) % (t.n - 1);
+        assert_int_equal(qn_mesh_set_quad_blocked(m, q, round % 3 != 2), QN_OK);
+        assert_int_equal(qn_field_update(f, NULL), QN_OK);
+        qn_field *fresh = NULL;
+        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &fresh, NULL), QN_OK);
+        for (int k = 0; k < 200; k++) {
+            qn_vec2 p = random_point_in(&t, tm_rand(&s) % t.n, &s);
+            float a = qn_field_cost_at(f, p, QN_NONE), b = qn_field_cost_at(fresh, p, QN_NONE);
+            assert_true((isinf(a) && isinf(b)) || a == b);
+        }
+        qn_field_destroy(fresh);
+    }
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_against_visibility_graph),
+        cmocka_unit_test(test_against_paths),
+        cmocka_unit_test(test_walk_levels),
+        cmocka_unit_test(test_walk_map),
+        cmocka_unit_test(test_update_equals_rebuild),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -191,8 +191,11 @@ int qn_cli_output_open(qn_cli_output *o, const char *path, const qn_cli_input *c
             return qn_cli_error("%s: cannot open for writing: %s", path, strerror(errno));
         return 0;
     }
-    if (resolve_target(o, &st, exists)) return 1;
-    return open_temp(o);
+    if (resolve_target(o, &st, exists) || open_temp(o)) {
+        qn_cli_output_free(o);
+        return 1;
+    }
+    return 0;
 }
 
 /* Flushes the stream and, for a temporary file, syncs it; errno on failure. */

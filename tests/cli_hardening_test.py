@@ -346,6 +346,20 @@ j = one_json("sim json", out)
 check("floats written short", j.get("step") == 0.2 and "0.200000" not in out, out)
 check("times named by unit", all(k in j for k in ("sample_ns", "build_us")), j)
 
+if os.path.exists("/dev/full"):
+    for cmd in (["field", TOWN], ["info", TOWN, "--json"], ["path", TOWN, "--from", "10,10",
+                                                            "--to", "60,45"]):
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([QN] + cmd, stdout=full, stderr=subprocess.PIPE, text=True,
+                               timeout=60)
+        check(cmd[0] + " > /dev/full fails with the reason", p.returncode == 1 and
+              "No space left on device" in p.stderr, (p.returncode, p.stderr))
+rc, out, _ = run(["bench", "--quick", "--no-grid", "--no-live"])
+units = [l.split()[-2:] for l in out.splitlines() if len(l.split()) >= 2]
+timed = [(u, k) for u, k in units if u in ("ms", "us", "ns")]
+check("bench: every time key names its unit", rc == 0 and timed and
+      all("_" + u in k for u, k in timed), timed)
+
 # ---- info: goals and spawns in open quads -----------------------------------
 for where, at, status in (("goals", [20, 1], "QN_E_OUTSIDE"), ("spawns", [11, 1], "QN_E_BLOCKED")):
     lv = {"format": 1, "name": "bad-" + where,

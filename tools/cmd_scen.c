@@ -212,8 +212,11 @@ static int load_inputs(const scen_args *a, char *map_path, size_t cap, qn_scen *
     qn_status st = qn_scen_load_mem(in.data, in.len, NULL, s, &err);
     qn_cli_input_free(&in);
     if (st != QN_OK) {
-        qn_cli_error("scen: %s:%u:%u: %s: %s", a->scen, err.line, err.column, qn_status_name(st),
-                     err.message);
+        if (err.line)
+            qn_cli_error("scen: %s:%u:%u: %s: %s", a->scen, err.line, err.column,
+                         qn_status_name(st), err.message);
+        else
+            qn_cli_error("scen: %s: %s: %s", a->scen, qn_status_name(st), err.message);
         return 1;
     }
     if (a->map) {

@@ -7,6 +7,7 @@
 ** With --json a command prints exactly one JSON object on stdout.
 */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -726,13 +727,24 @@ static void usage(FILE *f) {
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* A command's output on stdout counts only once it is written: a full
+** disk or a closed pipe turns success into failure, with the reason. */
+static int finish(int rc) {
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        qn_cli_error("stdout: write error: %s", strerror(errno ? errno : EIO));
+        return rc ? rc : 1;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return usage(stderr), 2;
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
         return usage(stdout), 0;
     if (!strcmp(argv[1], "--version")) return printf("quadnav %s\n", qn_version_string()), 0;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) return finish(commands[i].run(argc - 1, argv + 1));
     qn_cli_error("unknown command '%s' (quadnav --help lists them)", argv[1]);
     return 2;
 }

@@ -130,7 +130,8 @@ QN_API const char *qn_version_string(void);
     X(E_BUFFER_TOO_SMALL, "caller buffer is too small")                       \
     X(E_MAP_SYNTAX, "malformed MovingAI map")                                 \
     X(E_SCEN_SYNTAX, "malformed MovingAI scenario")                           \
-    X(E_MISMATCH, "inputs do not agree with each other")
+    X(E_MISMATCH, "inputs do not agree with each other")                      \
+    X(E_CORRUPT, "baked mesh file is damaged or not a baked mesh")
 
 #define QN__STATUS_ENUM(name, text) QN_##name,
 typedef enum qn_status { QN_STATUS_LIST(QN__STATUS_ENUM) QN_STATUS_COUNT } qn_status;
@@ -393,6 +394,61 @@ QN_API const qn_grid *qn_level_grid(const qn_level *level);
 QN_API qn_grid *qn_level_grid_mut(qn_level *level);
 
 /* ------------------------------------------------------------------ */
+/* Baked meshes and levels (.qnm), and levels of any form               */
+/* ------------------------------------------------------------------ */
+
+/* A baked file holds a built mesh (corners, costs, blocked flags, portals,
+** the bucket index) and, when written from a level, its name, goals,
+** spawns and grid; loading it skips portal pairing and overlap checks, so a
+** 1.5M-quad mesh loads in a fraction of the time JSON takes. The format
+** (little-endian, magic "QNMESH\r\n", version 1, sizes, two checksums) is
+** documented at the top of src/io/bake.c and in README.md. Loading checks
+** sizes and checksums before reading, then every index, number and quad
+** shape; a file with a valid checksum is trusted to come from a save.
+**
+** save_mem: writes the file into buf (cap bytes); *len gets the size
+** needed, and QN_E_BUFFER_TOO_SMALL when buf is NULL or too small (call
+** with NULL first to learn the size). save: writes path directly (no
+** temporary file; QN_E_IO with the system's reason).
+** load: QN_E_CORRUPT (bad magic, checksum, count, index or number; not a
+** baked file), QN_E_TRUNCATED (the file ends early), QN_E_FORMAT_VERSION,
+** QN_E_NOMEM, shape codes of qn_mesh_create for a bad quad, QN_E_IO and
+** QN_E_LIMIT for files; *out is NULL on failure. qn_mesh_load reads only
+** the mesh of a level file. The qn_level_ calls below are absent from a
+** library built without JSON (-Djson=disabled), like the level loader. */
+QN_API qn_status qn_mesh_save_mem(const qn_mesh *mesh, void *buf, size_t cap, size_t *len,
+                                  qn_error *err);
+QN_API qn_status qn_mesh_save(const qn_mesh *mesh, const char *path, qn_error *err);
+QN_API qn_status qn_mesh_load_mem(const void *data, size_t len, const qn_allocator *alloc,
+                                  qn_mesh **out, qn_error *err);
+QN_API qn_status qn_mesh_load(const char *path, const qn_allocator *alloc, qn_mesh **out,
+                              qn_error *err);
+QN_API qn_status qn_level_save_mem(const qn_level *level, void *buf, size_t cap, size_t *len,
+                                   qn_error *err);
+QN_API qn_status qn_level_save(const qn_level *level, const char *path, qn_error *err);
+
+typedef enum qn_level_kind {
+    QN_LEVEL_JSON,  /* anything else: handed to the JSON loader */
+    QN_LEVEL_MAP,   /* a MovingAI map: "type", "height" or "width" first */
+    QN_LEVEL_BAKED  /* starts with "QNMESH" */
+} qn_level_kind;
+
+/* What a buffer holds, from its first bytes (a UTF-8 byte order mark and
+** blanks skipped for the text forms). */
+QN_API qn_level_kind qn_level_sniff(const void *data, size_t len);
+
+/* Loads a level from any of its forms, decided by content (qn_level_sniff):
+** level JSON (qn_level_load_mem), a baked .qnm file, or a MovingAI map (a
+** level with the map as its grid, the mesh qn_mesh_from_grid makes of it,
+** no name, goals or spawns). Reads the buffer once; the codes are those of
+** the loader chosen. _file reads the whole file once, then does the same
+** (so a FIFO or a pipe works). */
+QN_API qn_status qn_level_load_any_mem(const void *data, size_t len, const qn_allocator *alloc,
+                                       qn_level **out, qn_error *err);
+QN_API qn_status qn_level_load_any_file(const char *path, const qn_allocator *alloc,
+                                        qn_level **out, qn_error *err);
+
+/* ------------------------------------------------------------------ */
 /* Field: one destination, shared by every unit (the design's instance) */
 /* ------------------------------------------------------------------ */
 
@@ -434,7 +490,26 @@ typedef struct qn_field_opts {
 } qn_field_opts;
 
 /* Builds the field for one or more goal points (at least 1, at most
-** QN_MAX_GOALS): Dijkstra over the portals from the goals. Inside a quad,
+** QN_MAX_GOALS).
+**
+** Exact fields (the default where every open quad costs the same, unless
+** opts asks for midpoint_costs, discrete or a lookahead): the field is the
+** shortest path map of the goals, built by one-to-all interval propagation
+** over the quads (a continuous Dijkstra). Each quad keeps the roots (goal
+** points, and corners of the free space that shortest paths bend round, with
+** their exact distance to the goal) through which shortest paths from its
+** points leave, each with the wedge of the quad it serves. The sampler steers
+** a unit at its root (along the tangent to the agent's radius round a
+** corner), so units walk the shortest path (with radius 0; round corners at
+** the radius otherwise) and qn_field_cost_at is the exact distance. Portals
+** narrower than 2 * radius are closed. After qn_field_update (a rebuild, as
+** is any update of an exact field) the field is exact again if the open
+** quads still all cost the same, else discrete. An exact field also holds
+** the discrete one below (quad costs and exits, the way out); memory grows
+** with the map's complexity: about 100-400 bytes per quad on game maps.
+**
+** Discrete fields (weighted meshes, or when asked): Dijkstra over the
+** portals from the goals. Inside a quad,
 ** going from one portal (or goal point) to another costs the distance between
 ** the crossing points times the quad's cost (see midpoint_costs for where a
 ** portal is crossed). Every portal gets its cost to the goal; every quad gets
@@ -480,7 +555,8 @@ QN_API float qn_field_quad_cost(const qn_field *field, uint32_t quad);
 QN_API uint32_t qn_field_quad_exit(const qn_field *field, uint32_t quad);
 /* The quad on the other side of the exit portal; QN_NONE as above. */
 QN_API uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad);
-/* Cost to the goal from point p: the least, over the portals of p's quad,
+/* Cost to the goal from point p. For an exact field, the exact shortest
+** distance (times the quads' common cost). Otherwise: the least, over the portals of p's quad,
 ** of the portal's cost plus the distance from p to its crossable part times
 ** the quad's cost (the estimate the sampler picks exits by); in a goal quad,
 ** the distance to the nearest goal point times the quad's cost. INFINITY when

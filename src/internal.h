@@ -8,6 +8,7 @@
 #include "quadnav.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -59,6 +60,44 @@ void qn__error_path(qn_error *err, const char *fmt, ...) QN__PRINTF(2, 3);
 ** qn__free(a, buf, size + 1). */
 qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, size_t *size,
                         qn_error *err);
+
+/* ---- JSON text checks (json_check.c) ---------------------------------- */
+
+/* Is text[0..len) one well-formed JSON value (with blanks around it), nested
+** at most max_depth deep? Allocates nothing. */
+bool qn__json_well_formed(const char *text, size_t len, uint32_t max_depth);
+/* Offset of the first \u0000 escape inside a string, or len when none. */
+size_t qn__json_find_nul_escape(const char *text, size_t len);
+
+/* Writes n bytes to path (created or truncated); QN_E_IO with the system's
+** reason when it cannot. */
+qn_status qn__write_file(const char *path, const void *buf, size_t n, qn_error *err);
+
+/* ---- baked files (io/bake.c) ------------------------------------------- */
+
+/* Little-endian output; p NULL: only count bytes into n. */
+typedef struct qn__wbuf {
+    uint8_t *p;
+    size_t n;
+} qn__wbuf;
+void qn__put(qn__wbuf *w, const void *src, size_t n);
+void qn__put_u32(qn__wbuf *w, uint32_t v);
+void qn__put_f32(qn__wbuf *w, float f);
+uint32_t qn__get_u32(const uint8_t *b);
+float qn__get_f32(const uint8_t *b);
+/* Appends a level section after the mesh (level.c); NULL: a mesh file. */
+typedef void (*qn__level_writer)(qn__wbuf *w, const void *ctx);
+qn_status qn__qnm_save_mem(const qn_mesh *m, qn__level_writer level, const void *ctx, void *buf,
+                           size_t cap, size_t *len, qn_error *err);
+qn_status qn__qnm_save_file(const qn_mesh *m, qn__level_writer level, const void *ctx,
+                            const char *path, qn_error *err);
+/* Loads the mesh of a baked file (checksums, sizes, contents checked);
+** *rest and *rest_len get its level section (NULL and 0 when none). */
+qn_status qn__qnm_load(const void *data, size_t len, const qn_allocator *alloc, qn_mesh **out,
+                       const uint8_t **rest, size_t *rest_len, qn_error *err);
+/* Recomputes both checksums of a baked file in place: tests and fuzzing
+** use it to reach the checks behind them. */
+void qn__qnm_reseal(uint8_t *buf, size_t len);
 
 /* ---- name tables (io/names.c) ----------------------------------------- */
 
@@ -117,14 +156,13 @@ typedef struct qn__planes {
 } qn__planes;
 
 /* Per portal: the two quads (a < b), the segment, its mid point and width,
-** and which edge of a and of b it lies on. */
+** and which edge of a and of b it lies on. 48 bytes. */
 typedef struct qn__portal {
     uint32_t q[2];
     qn_vec2 p0, p1;
     qn_vec2 mid;
     qn_vec2 u; /* unit vector from p0 to p1 */
     float width;
-    uint32_t local[2]; /* position of this portal in each quad's portal list */
     uint8_t edge[2];
 } qn__portal;
 
@@ -156,24 +194,22 @@ struct qn_mesh {
     qn__planes *planes; /* 1 per quad */
     float *cost;        /* 1 per quad */
     uint8_t *blocked;   /* 1 per quad */
-    float *area;        /* 1 per quad */
     uint32_t *island;   /* 1 per quad; QN_NONE when blocked */
     qn__portal *portals;
     uint32_t *qp_start; /* quad_count + 1: portals of quad q are qp_list[qp_start[q]..] */
     uint32_t *qp_list;
-    /* For each quad, a k*k matrix of distances between its portals' mid
-    ** points (k = its portal count), at qdist[qd_start[q]..]. */
-    uint32_t *qd_start;
-    float *qdist;
-    /* Uniform grid of buckets over the bounds: quads whose (slightly grown)
-    ** box touches a bucket, in increasing quad order. */
+    /* Uniform grid of buckets over the bounds: quads whose tolerant region
+    ** (edges pushed out by eps) meets a bucket, in increasing quad order;
+    ** the outer buckets reach to infinity. */
     qn_vec2 grid_origin;
     float grid_inv_cell;
     float grid_cell;
     uint32_t grid_w, grid_h;
     uint32_t *cell_start; /* grid_w*grid_h + 1 */
     uint32_t *cell_list;
-    qn__boundary *bnd; /* built last, with the mesh */
+    /* Built by the first search that needs it (qn__mesh_boundary), then
+    ** shared; published with an atomic compare-and-swap. */
+    _Atomic(qn__boundary *) bnd;
     size_t bytes;
     /* Dynamic changes: version counts them; journal[v % QN__JOURNAL] is the
     ** quad changed by change number v (1-based). */
@@ -197,6 +233,9 @@ static inline uint32_t qn__portal_other(const qn_mesh *m, uint32_t e, uint32_t q
 
 /* Builds or frees a mesh's boundary cycles (boundary.c). */
 qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err);
+/* The mesh's boundary cycles, built on first use (any thread may ask; one
+** copy wins and is kept until the mesh is destroyed); NULL on failure. */
+const qn__boundary *qn__mesh_boundary(const qn_mesh *m, qn_error *err);
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b);
 
 /* (Re)computes the islands from the blocked flags and portals (mesh.c). */
@@ -210,6 +249,25 @@ uint32_t qn__nearest(const qn_mesh *m, qn_vec2 p, qn__quad_filter keep, const vo
 
 /* Locate without argument checks; QN_NONE when outside (mesh_query.c). */
 uint32_t qn__locate(const qn_mesh *m, qn_vec2 p, uint32_t hint);
+
+/* ---- level internals (level.c, bake.c) --------------------------------- */
+
+typedef struct level_point {
+    char name[QN_MAX_NAME + 1];
+    qn_vec2 at;
+} level_point;
+
+struct qn_level {
+    qn_allocator alloc;
+    qn_mesh *mesh;
+    qn_grid *grid;
+    level_point *goals;
+    level_point *spawns;
+    uint32_t goal_count;
+    uint32_t spawn_count;
+    char name[QN_MAX_NAME + 1];
+    qn__names quad_ids; /* the quads' "id"s, for qn_level_find_quad */
+};
 
 /* ---- field internals (field.c) ----------------------------------------- */
 
@@ -255,6 +313,7 @@ typedef struct qn__sroot {
     qn_vec2 at;
     float g;
     qn_vec2 out;
+    float side; /* the obstacle, seen along out: +1 left, -1 right, 0 unknown */
 } qn__sroot;
 typedef struct qn__sent {
     uint32_t root;

@@ -4,6 +4,7 @@ object with --json, the documented keys, one-line errors."""
 import json
 import os
 import subprocess
+import tempfile
 import sys
 
 QN = sys.argv[1]
@@ -40,7 +41,7 @@ def one_json(name, out):
 rc, out, _ = run(["--help"])
 check("--help", rc == 0 and "sim" in out, out)
 for cmd in ("info", "field", "sample", "sim", "demo", "bench", "scen", "import-map", "compare",
-            "render", "path"):
+            "render", "path", "bake"):
     rc, out, _ = run([cmd, "--help"])
     check(cmd + " --help", rc == 0 and "usage" in out, out)
 rc, _, err = run(["nonsense"])
@@ -123,11 +124,69 @@ rc, out, _ = run(["demo", "--json"])
 j = one_json("demo", out)
 check("demo", rc == 0 and j.get("units") == 1000 and j.get("arrived") == 1000, out)
 
+rc, out, _ = run(["demo", "--web"])
+check("demo --web", rc == 0 and "tools/web.sh" in out, out)
+
+# sim on a map and in grid modes (the session code the browser viewer runs).
+ARENA = os.path.join(DATA, "maps", "arena.map")
+for mode in ("quad", "grid8", "gridvec"):
+    rc, out, _ = run(["sim", ARENA, "--goal", "30.5,20.5", "--units", "200", "--mode", mode, "--json"])
+    j = one_json("sim map " + mode, out)
+    check("sim map " + mode, rc == 0 and j.get("arrived") == 200 and j.get("wall_contacts") == 0,
+          out)
+rc, out, _ = run(["sim", LEVELS[0], "--units", "200", "--mode", "gridvec", "--json"])
+j = one_json("sim level gridvec", out)
+check("sim level gridvec", rc == 0 and j.get("arrived") == 200, out)
+rc, out1, _ = run(["sim", LEVELS[0], "--units", "200", "--json"])
+rc2, out2, _ = run(["sim", LEVELS[0], "--units", "200", "--mode", "quad", "--json"])
+a, b = json.loads(out1), json.loads(out2)
+check("sim --mode quad = default", all(a[k] == b[k] for k in ("arrived", "stretch_mean", "steps")),
+      out1 + out2)
+rc, _, err = run(["sim", ARENA, "--units", "10"])
+# A missing --goal and options a map cannot take are usage errors (issue 10).
+check("sim map needs --goal", rc == 2 and err.count("\n") == 1 and "--goal" in err, err)
+rc, _, err = run(["sim", LEVELS[0], "--mode", "crowd"])
+check("sim bad --mode", rc == 2 and err.count("\n") == 1 and "crowd" in err, err)
+rc, _, err = run(["sim", ARENA, "--goal", "30.5,20.5", "--block", "1@3"])
+check("sim map refuses --block", rc == 2 and err.count("\n") == 1, err)
+rc, _, err = run(["sim", ARENA, "--goal", "-40,2", "--mode", "grid8"])
+check("sim map goal outside", rc == 1 and err.count("\n") == 1 and "goal" in err, err)
+
 rc, out, _ = run(["bench", "--quick", "--json"])
 j = one_json("bench", out)
 for k in ("instance_us_650", "naive_instance_us_650", "sample_ns_per_unit_1000",
-          "sample_ns_per_unit_100000"):
+          "sample_ns_per_unit_100000", "load_ms_squares_50176", "load_ms_band_1000",
+          "load_ms_kites_8000", "load_ms_long_20000", "load_ms_long_50000"):
     check("bench key " + k, isinstance(j.get(k), (int, float)) and j[k] > 0, out[:300])
+
+# bake: a baked level loads in every command that takes a level and gives
+# the same answers; the input is never the output.
+with tempfile.TemporaryDirectory() as tmp:
+    qnm = os.path.join(tmp, "level.qnm")
+    rc, out, err = run(["bake", LEVELS[0], "-o", qnm, "--json"])
+    j = one_json("bake", out)
+    check("bake", rc == 0 and j.get("quads", 0) > 0 and os.path.getsize(qnm) == j.get("bytes"),
+          out + err)
+    rc1, out1, _ = run(["info", LEVELS[0], "--json"])
+    rc2, out2, _ = run(["info", qnm, "--json"])
+    j1, j2 = one_json("info json", out1), one_json("info qnm", out2)
+    check("info of a baked level", rc1 == 0 and rc2 == 0 and
+          all(j1.get(k) == j2.get(k) for k in ("quads", "portals", "islands", "goals")),
+          out1 + out2)
+    rc1, out1, _ = run(["field", LEVELS[0], "--json"])
+    rc2, out2, _ = run(["field", qnm, "--json"])
+    check("field of a baked level", rc1 == 0 and rc2 == 0 and
+          one_json("f1", out1).get("field") == one_json("f2", out2).get("field"), out2[:200])
+    rc, out, err = run(["bake", qnm, "-o", qnm])
+    check("bake refuses its input", rc == 1 and err.count("\n") == 1 and os.path.getsize(qnm) > 0,
+          err)
+    with open(qnm, "r+b") as f:
+        f.seek(100)
+        b = f.read(1)
+        f.seek(100)
+        f.write(bytes([b[0] ^ 1]))
+    rc, out, err = run(["info", qnm])
+    check("damaged baked level", rc == 1 and "QN_E_CORRUPT" in err, err)
 
 for f in failures:
     print("FAIL", f)

@@ -94,15 +94,6 @@ void qn_cli_input_free(qn_cli_input *in) {
     in->len = 0;
 }
 
-bool qn_cli_is_map_text(const char *text, size_t len) {
-    size_t i = 0;
-    if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) i = 3;
-    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'))
-        i++;
-    return len - i >= 5 && !memcmp(text + i, "type", 4) &&
-           (text[i + 4] == ' ' || text[i + 4] == '\t');
-}
-
 const char *qn_cli_skip_bom(const char *text, size_t *len) {
     if (*len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
         *len -= 3;
@@ -183,7 +174,7 @@ int qn_cli_output_open(qn_cli_output *o, const char *path, const qn_cli_input *c
             inputs[i]->ino == (uint64_t)st.st_ino) {
             qn_cli_error("%s: the output is the input %s: refusing to overwrite it", path,
                          inputs[i]->path);
-            return 2;
+            return 1;
         }
     if (exists && !S_ISREG(st.st_mode)) {
         o->plain = true;

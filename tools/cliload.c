@@ -1,13 +1,11 @@
 /*
 ** cliload.c: the tool's one loader. Every command that takes a level takes
-** a MovingAI map too: the file is read once (qn_cli_read) and is a map when
-** its text starts with the word "type" (after an optional UTF-8 BOM and
-** white space), else a level JSON. A map's mesh is its rectangle
-** decomposition (qn_mesh_from_grid); a level without a "grid" is rasterised
-** at cell size 1 when a grid is asked for.
-**
-** The library has no "load a level or a map from memory, by content" call;
-** qn_terrain_load is the place it would replace.
+** a MovingAI map (and a baked .qnm file) too: the file is read once
+** (qn_cli_read, so FIFOs and pipes work and the input's identity is known
+** for the output checks), and the library decides what it holds by content
+** (qn_level_sniff, qn_level_load_any_mem). A map becomes a level with the
+** map as its grid and its rectangle decomposition as its mesh; a level
+** without a "grid" is rasterised at cell size 1 when a grid is asked for.
 */
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +28,7 @@ static bool report(const char *path, const char *what, qn_status st, const qn_er
 }
 
 qn_status qn_cli_parse_level(const qn_cli_input *in, qn_level **out, qn_error *e) {
-    qn_status st = qn_level_load_mem(in->data, in->len, NULL, out, e);
+    qn_status st = qn_level_load_any_mem(in->data, in->len, NULL, out, e);
     if (st != QN_OK) report(in->path, NULL, st, e);
     return st;
 }
@@ -45,30 +43,30 @@ qn_level *qn_cli_load_level(const char *path) {
     return level;
 }
 
-static bool load_map(qn_terrain *t, bool need_mesh) {
-    qn_error e;
-    size_t len = t->in.len;
-    const char *text = qn_cli_skip_bom(t->in.data, &len);
-    qn_status st = qn_map_load_mem(text, len, NULL, &t->own_grid, &e);
-    if (st != QN_OK) return report(t->path, "map", st, &e);
-    t->grid = t->own_grid;
-    if (need_mesh) {
-        st = qn_mesh_from_grid(t->grid, NULL, &t->own_mesh, &e);
-        if (st != QN_OK) return report(t->path, "quads from the grid", st, &e);
-        t->mesh = t->own_mesh;
-    }
-    t->from_grid = true;
-    return true;
+bool qn_terrain_load(const char *path, bool need_mesh, bool need_grid, qn_terrain *t) {
+    (void)need_mesh; /* every form of a level comes with its mesh */
+    qn_cli_input in;
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    if (qn_cli_read(path, &in)) return false;
+    return qn_terrain_from_input(&in, need_grid, t);
 }
 
-static bool load_level(qn_terrain *t, bool need_grid) {
-    qn_error e;
+bool qn_terrain_from_input(qn_cli_input *in, bool need_grid, qn_terrain *t) {
+    memset(t, 0, sizeof *t);
+    t->path = in->path;
+    t->in = *in;
+    memset(in, 0, sizeof *in);
+    t->is_map = qn_level_sniff(t->in.data, t->in.len) == QN_LEVEL_MAP;
     t->load_status = qn_cli_parse_level(&t->in, &t->level, &t->load_error);
+    free(t->in.data); /* parsed: only the file's identity is kept */
+    t->in.data = NULL;
     if (t->load_status != QN_OK) return false;
     t->mesh = qn_level_mesh(t->level);
     t->grid = qn_level_grid(t->level);
     t->from_grid = t->grid != NULL;
     if (need_grid && !t->grid) {
+        qn_error e;
         qn_status st = qn_grid_from_mesh(t->mesh, 1.0f, NULL, &t->own_grid, &e);
         if (st != QN_OK) return report(t->path, "grid from the quads", st, &e);
         t->grid = t->own_grid;
@@ -76,19 +74,8 @@ static bool load_level(qn_terrain *t, bool need_grid) {
     return true;
 }
 
-bool qn_terrain_load(const char *path, bool need_mesh, bool need_grid, qn_terrain *t) {
-    memset(t, 0, sizeof *t);
-    t->path = path;
-    if (qn_cli_read(path, &t->in)) return false;
-    t->is_map = qn_cli_is_map_text(t->in.data, t->in.len);
-    bool ok = t->is_map ? load_map(t, need_mesh) : load_level(t, need_grid);
-    free(t->in.data); /* parsed: only the file's identity is kept */
-    t->in.data = NULL;
-    return ok;
-}
-
 qn_mesh *qn_terrain_mesh_mut(qn_terrain *t) {
-    return t->level ? qn_level_mesh_mut(t->level) : t->own_mesh;
+    return qn_level_mesh_mut(t->level);
 }
 
 void qn_terrain_free(qn_terrain *t) {

@@ -72,7 +72,7 @@ int qn_cli_goal(const qn_level *level, const char *arg, qn_vec2 *goal) {
     }
     if (arg) return qn_cli_error("--goal %s: not X,Y", arg), 2;
     if (!level || qn_level_goal_count(level) == 0) {
-        qn_cli_error("%s names no goal: give --goal X,Y", level ? "the level" : "a map");
+        qn_cli_error("no --goal given and the level (or map) names no goal: give --goal X,Y");
         return 2;
     }
     return qn_level_goal(level, 0, &name, goal) == QN_OK ? 0 : 1;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shapes.h"
 #include "sim.h"
 #include "tool.h"
 
@@ -332,6 +333,51 @@ static void bench_levels(qn_bench_report *r, bool quick) {
     }
 }
 
+/* ---- level loading on hostile shapes (issue "Hardening 2") ---------------- */
+
+/* Milliseconds to load one generated level (best of `reps`); -1 on failure. */
+static double time_shape_load(qn_shape_text t, int reps) {
+    double best = -1;
+    for (int i = 0; t.json && i < reps; i++) {
+        qn_level *lv = NULL;
+        double t0 = qn_tool_now();
+        qn_status st = qn_level_load_mem(t.json, t.len, NULL, &lv, NULL);
+        double ms = (qn_tool_now() - t0) * 1e3;
+        bool right = st == QN_OK && qn_mesh_portal_count(qn_level_mesh(lv)) == t.portals;
+        qn_level_destroy(lv);
+        if (!right) return -1;
+        if (best < 0 || ms < best) best = ms;
+    }
+    qn_shape_free(&t);
+    return best;
+}
+
+/* load_ms_* keys; the baseline is a grid of squares with as many quads as
+** the largest shape. */
+static bool bench_shapes(qn_bench_report *r, bool quick) {
+    int reps = quick ? 1 : 3;
+    struct {
+        const char *key, *label;
+        double ms;
+    } rows[] = {
+        {"load_ms_squares_50176", "level load, 224x224 squares (baseline)",
+         time_shape_load(qn_shape_squares(224), reps)},
+        {"load_ms_band_1000", "level load, diagonal band, 1,000 quads",
+         time_shape_load(qn_shape_band(1000), reps)},
+        {"load_ms_kites_8000", "level load, 8,000 kites round a vertex",
+         time_shape_load(qn_shape_kites(8000), reps)},
+        {"load_ms_long_20000", "level load, long quad + 20,000 on one edge",
+         time_shape_load(qn_shape_long(20000), reps)},
+        {"load_ms_long_50000", "level load, long quad + 50,000 on one edge",
+         time_shape_load(qn_shape_long(50000), reps)},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (rows[i].ms < 0) return false;
+        qn_bench_add(r, rows[i].key, rows[i].ms, "ms", rows[i].label);
+    }
+    return true;
+}
+
 /* ---- output ------------------------------------------------------------------------ */
 
 static int print_report(const qn_bench_report *r, bool json) {
@@ -378,19 +424,26 @@ int qn_tool_bench(int argc, char **argv) {
     if (!m) return 1;
     qn_rect b = qn_mesh_bounds(m);
     qn_vec2 goal = {b.min.x + 0.5f, b.min.y + 0.5f}; /* cell 0 is never a hole */
-    qn_cli_progress(&pg, "bench: parts done", 0, 4);
+    qn_cli_progress(&pg, "bench: parts done", 0, 5);
     bool ok = bench_instance(&r, m, goal, quick);
     ok = ok && bench_sampling(&r, m, goal, 1000, quick);
     ok = ok && bench_sampling(&r, m, goal, 100000, quick);
     qn_mesh_destroy(m);
     if (!ok) return qn_cli_progress_end(&pg), qn_cli_error("bench failed");
     bench_levels(&r, quick);
-    qn_cli_progress(&pg, "bench: parts done", 1, 4);
-    if (grid && qn_tool_bench_grid(&r, quick) != 0) rc = qn_cli_error("bench: grid part failed");
-    qn_cli_progress(&pg, "bench: parts done", 2, 4);
-    if (!rc && live && qn_tool_bench_live(&r, quick) != 0) rc = qn_cli_error("bench: live part failed");
-    qn_cli_progress(&pg, "bench: parts done", 3, 4);
-    if (!rc && live && qn_tool_bench_path(&r, quick) != 0) rc = qn_cli_error("bench: path part failed");
+    qn_cli_progress(&pg, "bench: parts done", 1, 5);
+    if (qn_tool_bench_exact(&r, quick) != 0) rc = qn_cli_error("bench: exact part failed");
+    if (!rc && !bench_shapes(&r, quick))
+        rc = qn_cli_error("bench: a generated level failed to load");
+    qn_cli_progress(&pg, "bench: parts done", 2, 5);
+    if (!rc && grid && qn_tool_bench_grid(&r, quick) != 0)
+        rc = qn_cli_error("bench: grid part failed");
+    qn_cli_progress(&pg, "bench: parts done", 3, 5);
+    if (!rc && live && qn_tool_bench_live(&r, quick) != 0)
+        rc = qn_cli_error("bench: live part failed");
+    qn_cli_progress(&pg, "bench: parts done", 4, 5);
+    if (!rc && live && qn_tool_bench_path(&r, quick) != 0)
+        rc = qn_cli_error("bench: path part failed");
     qn_cli_progress_end(&pg);
     return rc ? rc : print_report(&r, json);
 }

@@ -207,7 +207,7 @@ static char *level_text(const char *path, const char *name, const qn_grid *g, co
 }
 
 /* Writes the level to path (see cliio.c: a complete file or none); 0, or
-** 1 (2 when path is the map itself) after reporting. */
+** 1 (also when path is the map itself) after reporting. */
 static int write_level_file(const char *path, const qn_cli_input *map, const char *name,
                             const qn_grid *g, const qn_mesh *m) {
     size_t size = 0;
@@ -270,9 +270,9 @@ static int report(const char *path, qn_status st, const qn_error *e) {
 static int load_and_cut(qn_cli_input *in, const char *path, qn_grid **g, qn_mesh **m, double *ms) {
     qn_error e;
     if (qn_cli_read(path, in)) return 1;
-    if (!qn_cli_is_map_text(in->data, in->len))
+    if (qn_level_sniff(in->data, in->len) != QN_LEVEL_MAP)
         return qn_cli_error("import-map: %s: QN_E_MAP_SYNTAX: not a MovingAI map (it does not "
-                            "start with \"type\")",
+                            "start with \"type\", \"height\" or \"width\")",
                             path);
     size_t len = in->len;
     const char *text = qn_cli_skip_bom(in->data, &len);

@@ -633,7 +633,7 @@ static qn_rect extent(const scene *s) {
     return r;
 }
 
-/* 0, or 1 (2 when the output is the input), reported. */
+/* 0, or 1 (also when the output is the input), reported. */
 static int write_svg(const scene *s) {
     svg o = {0};
     qn_cli_output out;

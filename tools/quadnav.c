@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "session.h"
 #include "sim.h"
 #include "tool.h"
 
@@ -210,13 +211,15 @@ static int parse_radius(const char *arg, float *radius) {
     return 0;
 }
 
-/* Loads the level or map and builds the field for the goal and radius.
-** 0, 1 (failure) or 2 (usage), reported. */
-static int setup_field(const char *path, const char *goal, float radius, bool repairable,
-                       setup *s) {
+/* Loads the level or map (from `in` when it is already read, else from
+** path) and builds the field for the goal and radius. 0, 1 (failure) or 2
+** (usage), reported. */
+static int setup_field(const char *path, qn_cli_input *in, const char *goal, float radius,
+                       bool repairable, setup *s) {
     memset(s, 0, sizeof *s);
     s->radius = radius;
-    if (!qn_terrain_load(path, true, false, &s->t)) return 1;
+    bool ok = in ? qn_terrain_from_input(in, false, &s->t) : qn_terrain_load(path, true, false, &s->t);
+    if (!ok) return 1;
     int rc = qn_cli_goal(s->t.level, goal, &s->goal);
     if (rc) return rc;
     qn_field_opts fo = {.radius = s->radius, .repairable = repairable};
@@ -285,7 +288,7 @@ static int cmd_field(int argc, char **argv) {
     float radius;
     if ((rc = parse_radius(a.value[FIELD_RADIUS], &radius))) return rc;
     setup s;
-    rc = setup_field(a.pos[0], a.value[FIELD_GOAL], radius, false, &s);
+    rc = setup_field(a.pos[0], NULL, a.value[FIELD_GOAL], radius, false, &s);
     if (rc) return setup_free(&s), rc;
     uint32_t n = qn_mesh_quad_count(s.t.mesh), reachable = 0;
     for (uint32_t q = 0; q < n; q++) reachable += isfinite(qn_field_quad_cost(s.field, q));
@@ -372,7 +375,7 @@ static int cmd_sample(int argc, char **argv) {
     float radius;
     if ((rc = parse_radius(a.value[SAMPLE_RADIUS], &radius))) return rc;
     setup s;
-    rc = setup_field(a.pos[0], a.value[SAMPLE_GOAL], radius, false, &s);
+    rc = setup_field(a.pos[0], NULL, a.value[SAMPLE_GOAL], radius, false, &s);
     if (rc) return setup_free(&s), rc;
     uint64_t count = 0;
     if (!a.value[SAMPLE_JSON]) {
@@ -395,7 +398,8 @@ static int cmd_sample(int argc, char **argv) {
 
 static const char sim_usage[] =
     "usage: quadnav sim LEVEL|MAP [--goal X,Y|NAME] [--units N] [--seed S] [--radius R]\n"
-    "                   [--step D] [--spawns] [--threads N] [--max-steps N] [--json]\n"
+    "                   [--step D] [--spawns] [--threads N] [--max-steps N] [--mode M]\n"
+    "                   [--json]\n"
     "                   [--block Q@S] [--unblock Q@S] [--cost Q=C@S] ...\n"
     "Defaults: 1000 units (at most 1000000), seed 1, radius 0.25, step 0.2, 1 thread.\n"
     "Scripted changes happen before step S; the field is repaired, units re-route,\n"
@@ -408,11 +412,18 @@ static const char sim_usage[] =
     "Step budget: a unit stops after 4 x its cost to goal / D + 200 steps, and\n"
     "after --max-steps N when smaller. The default N scales with the level and\n"
     "the step: 4 x L / D + 200, L being the sum over open quads of diameter x\n"
-    "cost (no path costs more), so a unit that is merely far is never cut short.\n";
+    "cost (no path costs more), so a unit that is merely far is never cut short.\n"
+    "LEVEL may be a MovingAI map (recognised by content; its quads: the rectangle\n"
+    "decomposition; --goal X,Y needed). --mode quad|grid8|gridvec: the quad field\n"
+    "(default), or the grid field with 8-direction or vector flow (a level without\n"
+    "a grid is rasterised at cell size 1); maps and grid modes go through the\n"
+    "viewer's session code (tools/session.c) and take no scripted changes or\n"
+    "--spawns.\n";
 
 enum {
     SIM_GOAL, SIM_UNITS, SIM_SEED, SIM_RADIUS, SIM_STEP, SIM_SPAWNS, SIM_THREADS,
-    SIM_MAX_STEPS, SIM_BLOCK, SIM_UNBLOCK, SIM_COST, SIM_JSON
+    SIM_MAX_STEPS, SIM_BLOCK, SIM_UNBLOCK, SIM_COST, SIM_MODE, SIM_JSON,
+    SIM_WEB /* demo only: the last entry, left out of sim's table */
 };
 static const qn_cli_option sim_options[] = {
     [SIM_GOAL] = OPT_GOAL,
@@ -426,15 +437,25 @@ static const qn_cli_option sim_options[] = {
     [SIM_BLOCK] = {"block", 0, true},
     [SIM_UNBLOCK] = {"unblock", 0, true},
     [SIM_COST] = {"cost", 0, true},
+    [SIM_MODE] = {"mode", 0, true},
     [SIM_JSON] = OPT_JSON,
+    [SIM_WEB] = {"web", 0, false},
 };
-static const qn_cli_spec sim_spec = QN_CLI_SPEC("sim", sim_usage, sim_options, 1, 1, "LEVEL|MAP");
+static const qn_cli_spec sim_spec = {"sim", sim_usage, sim_options, SIM_WEB, 1, 1, "LEVEL|MAP"};
 
 static const char demo_usage[] =
-    "usage: quadnav demo [sim options, no LEVEL]\n"
+    "usage: quadnav demo [sim options, no LEVEL] | demo --web\n"
     "The bundled town level: 1000 units (by default) run to the plaza; prints the\n"
-    "sim summary (see quadnav sim --help for the options and output).\n";
+    "sim summary (see quadnav sim --help for the options and output). --web\n"
+    "prints how to build and open the browser viewer instead.\n";
 static const qn_cli_spec demo_spec = QN_CLI_SPEC("demo", demo_usage, sim_options, 0, 0, "");
+
+static const char demo_web[] =
+    "The browser viewer (the library compiled to WebAssembly), from the source tree:\n"
+    "  bash tools/web.sh build    # installs emscripten if missing; writes build/web/\n"
+    "  bash tools/web.sh serve    # then open http://127.0.0.1:8321/\n"
+    "URL parameters: level=URL or map=URL, goal=X,Y, units=N, seed=S,\n"
+    "mode=quad|grid8|gridvec, side=MODE, frames=N, auto=1 (see README.md).\n";
 
 /* A scripted change for `sim`: at step `step`, block, unblock or set the
 ** cost of quad `quad`. */
@@ -449,6 +470,7 @@ typedef struct change {
 
 typedef struct sim_args {
     const char *path, *goal;
+    qn_sim_mode mode;
     uint64_t units, seed, threads, max_steps; /* max_steps 0: the default */
     float step, radius;
     bool spawns, json;
@@ -520,6 +542,8 @@ static int sim_parse(const qn_cli_args *o, sim_args *a) {
     if ((v = o->value[SIM_MAX_STEPS]) &&
         (!qn_cli_parse_u64(v, UINT32_MAX, &a->max_steps) || a->max_steps == 0))
         return qn_cli_error("--max-steps %s: not a count from 1 to %u", v, UINT32_MAX), 2;
+    if ((v = o->value[SIM_MODE]) && !qn_sim_mode_parse(v, &a->mode))
+        return qn_cli_error("--mode %s: not quad, grid8 or gridvec", v), 2;
     int rc = parse_radius(o->value[SIM_RADIUS], &a->radius);
     return rc ? rc : sim_changes(o, a);
 }
@@ -654,9 +678,62 @@ static int sim_finish(const sim_args *a, setup *s, qn_sim_opts *so, script *sc) 
     return 0;
 }
 
-static int run_sim(const sim_args *a) {
+/* The goal and the instance of a session run. 0, 1 or 2 (reported). */
+static int session_setup(const sim_args *a, qn_session *ses, setup *s) {
+    int rc = qn_cli_goal(qn_session_level(ses), a->goal, &s->goal);
+    if (rc) return rc;
+    qn_error e;
+    qn_status st = qn_session_set_goal(ses, a->mode, s->goal, s->radius, &s->build_us, &e);
+    if (st != QN_OK)
+        return qn_cli_error("goal %g,%g: %s: %s", (double)s->goal.x, (double)s->goal.y,
+                            qn_status_name(st), e.message);
+    if (!qn_session_level(ses)) s->radius = fminf(s->radius, 0.45f);
+    return 0;
+}
+
+/* `sim` on a map or in a grid mode: through the session the viewer uses,
+** so that both step units with the same code. */
+static int run_sim_session(const sim_args *a, const qn_cli_input *in) {
+    if (a->nchanges || a->spawns)
+        return qn_cli_error("sim: a map or a grid mode takes no --block, --unblock, --cost or "
+                            "--spawns"),
+               2;
+    qn_session *ses = NULL;
+    qn_error e;
+    qn_status st = qn_session_create(in->data, in->len, &ses, &e);
+    if (st != QN_OK) return qn_cli_error("%s: %s: %s", a->path, qn_status_name(st), e.message);
     setup s;
-    int rc = setup_field(a->path, a->goal, a->radius, a->nchanges > 0, &s);
+    memset(&s, 0, sizeof s);
+    s.radius = a->radius;
+    int rc = session_setup(a, ses, &s);
+    if (rc) return qn_session_destroy(ses), rc;
+    qn_sim_opts so = {.units = (uint32_t)a->units, .seed = a->seed, .step = a->step,
+                      .threads = (uint32_t)a->threads};
+    so.max_steps = a->max_steps ? (uint32_t)a->max_steps
+                                : default_max_steps(qn_session_mesh(ses), a->step);
+    qn_sim_result r;
+    st = qn_session_start(ses, &so);
+    while (st == QN_OK && qn_session_step(ses))
+        continue;
+    if (st == QN_OK) st = qn_sim_state_result(qn_session_run(ses), &r);
+    qn_session_destroy(ses);
+    if (st != QN_OK)
+        return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
+    if (a->json) return sim_json(a, &s, &r, &so, 0);
+    sim_text(a, &s, &r, &so, 0);
+    return 0;
+}
+
+static int run_sim(const sim_args *a) {
+    qn_cli_input in;
+    if (qn_cli_read(a->path, &in)) return 1;
+    if (a->mode != QN_MODE_QUAD || qn_level_sniff(in.data, in.len) == QN_LEVEL_MAP) {
+        int rc = run_sim_session(a, &in);
+        qn_cli_input_free(&in);
+        return rc;
+    }
+    setup s;
+    int rc = setup_field(a->path, &in, a->goal, a->radius, a->nchanges > 0, &s);
     if (rc) return setup_free(&s), rc;
     qn_sim_opts so = {0};
     so.units = (uint32_t)a->units;
@@ -690,6 +767,10 @@ static int cmd_demo(int argc, char **argv) {
     sim_args a;
     int rc = qn_cli_parse(&demo_spec, argc, argv, &o);
     if (rc) return rc < 0 ? 0 : rc;
+    if (o.value[SIM_WEB]) {
+        if (o.nseen > 1) return qn_cli_error("demo: --web takes no other option"), 2;
+        return fputs(demo_web, stdout), 0;
+    }
     if ((rc = sim_parse(&o, &a))) return rc;
     static char path[4096];
     snprintf(path, sizeof path, "%s/levels/town.json", qn_cli_data_dir());
@@ -717,6 +798,7 @@ static const command commands[] = {
     {"compare", qn_tool_compare, "quad vs grid modes on the same starts and goals"},
     {"render", qn_tool_render, "SVG of a field: costs, portals, flow, unit trails"},
     {"path", qn_tool_path, "one unit's own path: A* plus string pulling"},
+    {"bake", qn_tool_bake, "a level as a baked binary file (.qnm), fast to load"},
 };
 
 static void usage(FILE *f) {

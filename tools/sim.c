@@ -133,8 +133,8 @@ typedef struct unit {
 
 /* What one thread counts during one step; summed afterwards. */
 typedef struct tally {
-    uint64_t contacts, samples, escapes;
-    double sample_seconds;
+    uint64_t contacts, samples, escapes, timed;
+    double sample_seconds; /* over the `timed` samples */
 } tally;
 
 static int cmp_double(const void *x, const void *y) {
@@ -199,10 +199,23 @@ static bool escape(const qn_sim_world *w, unit *u, float step, tally *t) {
     return true;
 }
 
+/* The sampler, its time measured for one call in `every` (0 or 1: each). */
+static qn_status sample_unit(const qn_sim_world *w, unit *u, qn_vec2 *dir, tally *t,
+                             uint32_t every) {
+    bool timed = every <= 1 || t->samples % every == 0;
+    t->samples++;
+    if (!timed) return w->sample(w->ctx, u->p, &u->hint, dir);
+    double t0 = qn_tool_now();
+    qn_status st = w->sample(w->ctx, u->p, &u->hint, dir);
+    t->sample_seconds += qn_tool_now() - t0;
+    t->timed++;
+    return st;
+}
+
 /* One unit's step: sample, then move. Sets the unit's state when it is done
 ** (arrived, or lost: outside, unreachable, out of budget). */
 static void step_unit(const qn_sim_world *w, unit *u, uint32_t s, float step, float arrive,
-                      tally *t) {
+                      tally *t, uint32_t clock_every) {
     double dg = dist(u->p, w->goal);
     if (dg <= (double)arrive) {
         u->walked += dg;
@@ -214,10 +227,7 @@ static void step_unit(const qn_sim_world *w, unit *u, uint32_t s, float step, fl
         return;
     }
     qn_vec2 dir;
-    double t0 = qn_tool_now();
-    qn_status st = w->sample(w->ctx, u->p, &u->hint, &dir);
-    t->sample_seconds += qn_tool_now() - t0;
-    t->samples++;
+    qn_status st = sample_unit(w, u, &dir, t, clock_every);
     if (st == QN_AT_GOAL) {
         u->walked += dg;
         u->state = UNIT_ARRIVED;
@@ -234,13 +244,14 @@ typedef struct work {
     uint32_t begin, end, step;
     float step_len, arrive;
     tally t;
+    uint32_t clock_every;
 } work;
 
 static void *run_work(void *arg) {
     work *k = arg;
     for (uint32_t i = k->begin; i < k->end; i++)
         if (k->units[i].state == UNIT_ACTIVE)
-            step_unit(k->w, &k->units[i], k->step, k->step_len, k->arrive, &k->t);
+            step_unit(k->w, &k->units[i], k->step, k->step_len, k->arrive, &k->t, k->clock_every);
     return NULL;
 }
 
@@ -262,6 +273,7 @@ static void step_all(work *parts, uint32_t threads, uint32_t s, qn_sim_result *r
         r->samples += parts[i].t.samples;
         r->escapes += parts[i].t.escapes;
         r->sample_seconds += parts[i].t.sample_seconds;
+        r->sample_timed += parts[i].t.timed;
     }
 }
 
@@ -276,6 +288,8 @@ static void report_step(const qn_sim_opts *o, const unit *u, uint32_t n, uint32_
 }
 
 static void summarise(const unit *u, uint32_t n, double *stretch, qn_sim_result *r) {
+    if (r->sample_timed && r->sample_timed < r->samples) /* scaled to every sample */
+        r->sample_seconds *= (double)r->samples / (double)r->sample_timed;
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
         r->walked += u[i].walked;
@@ -318,7 +332,8 @@ qn_status qn_sim_run(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_resu
     qn_status st = (u && stretch && active && pos && parts) ? QN_OK : QN_E_NOMEM;
     if (st == QN_OK && !place_units(w, &o, u, n, step)) st = QN_E_INVALID_ARG;
     for (uint32_t i = 0; st == QN_OK && i < threads; i++) {
-        work k = {w, u, n * i / threads, n * (i + 1) / threads, 0, step, arrive, {0, 0, 0, 0}};
+        work k = {w,      u,     n * i / threads, n * (i + 1) / threads, 0,
+                  step,   arrive, {0, 0, 0, 0, 0}, o.clock_every};
         parts[i] = k;
     }
     out->units = n;
@@ -331,4 +346,75 @@ qn_status qn_sim_run(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_resu
     if (st == QN_OK) summarise(u, n, stretch, out);
     free(u), free(stretch), free(active), free(pos), free(parts);
     return st;
+}
+
+/* ---- the run one step at a time ------------------------------------------ */
+
+struct qn_sim_state {
+    qn_sim_world w;
+    qn_sim_opts o;
+    unit *u;
+    work *parts;
+    uint32_t n, threads, step;
+    qn_sim_result r; /* counters so far (contacts, samples, steps) */
+};
+
+void qn_sim_end(qn_sim_state *s) {
+    if (!s) return;
+    free(s->u), free(s->parts), free(s);
+}
+
+qn_status qn_sim_begin(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_state **out) {
+    *out = NULL;
+    qn_sim_state *s = calloc(1, sizeof *s);
+    if (!s) return QN_E_NOMEM;
+    s->w = *w;
+    s->o = *opts;
+    s->n = opts->units ? opts->units : 1000;
+    float step = opts->step > 0.0f ? opts->step : 0.2f;
+    float arrive = opts->arrive > 0.0f ? opts->arrive : step;
+    s->threads = opts->threads == 0
+                     ? 1
+                     : (opts->threads > QN_SIM_MAX_THREADS ? QN_SIM_MAX_THREADS : opts->threads);
+    s->u = calloc(s->n, sizeof *s->u);
+    s->parts = calloc(s->threads, sizeof *s->parts);
+    if (!s->u || !s->parts) return qn_sim_end(s), QN_E_NOMEM;
+    if (!place_units(&s->w, &s->o, s->u, s->n, step)) return qn_sim_end(s), QN_E_INVALID_ARG;
+    for (uint32_t i = 0; i < s->threads; i++) {
+        work k = {&s->w, s->u, s->n * i / s->threads, s->n * (i + 1) / s->threads, 0, step,
+                  arrive, {0, 0, 0, 0, 0}, opts->clock_every};
+        s->parts[i] = k;
+    }
+    s->r.units = s->n;
+    *out = s;
+    return QN_OK;
+}
+
+bool qn_sim_tick(qn_sim_state *s) {
+    if (!any_active(s->u, s->n)) return false;
+    step_all(s->parts, s->threads, s->step, &s->r);
+    s->r.steps = ++s->step;
+    return true;
+}
+
+qn_status qn_sim_state_result(const qn_sim_state *s, qn_sim_result *out) {
+    *out = s->r;
+    out->arrived = out->stuck = 0;
+    out->stretch_mean = out->stretch_p95 = out->walked = 0.0;
+    double *stretch = calloc(s->n, sizeof *stretch);
+    if (!stretch) return QN_E_NOMEM;
+    summarise(s->u, s->n, stretch, out);
+    free(stretch);
+    return QN_OK;
+}
+
+uint32_t qn_sim_state_units(const qn_sim_state *s, float *xy, uint8_t *state) {
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (xy) {
+            xy[2 * i] = s->u[i].p.x;
+            xy[2 * i + 1] = s->u[i].p.y;
+        }
+        if (state) state[i] = s->u[i].state;
+    }
+    return s->n;
 }

@@ -52,6 +52,10 @@ typedef struct qn_sim_opts {
     ** out_of_steps) after 4 x its reference / step + 200 steps, and after
     ** max_steps when that is smaller (0: no further limit). */
     uint32_t max_steps;
+    /* Time one sample in this many (0 or 1: every sample), for hosts whose
+    ** clock is slow to read (a browser's costs more than a sample);
+    ** sample_seconds is scaled up to all samples. No effect on the run. */
+    uint32_t clock_every;
 } qn_sim_opts;
 
 typedef struct qn_sim_result {
@@ -63,12 +67,32 @@ typedef struct qn_sim_result {
     double stretch_mean, stretch_p95;
     uint32_t steps;        /* steps the longest unit took */
     uint64_t escapes;      /* steps taken out of blocked ground */
+    uint64_t sample_timed; /* samples whose time was measured (clock_every) */
     double walked;         /* distance walked by all units, arrived or not */
 } qn_sim_result;
 
 /* Runs the simulation; returns QN_OK, QN_E_NOMEM or QN_E_INVALID_ARG (for
 ** instance when no reachable start exists). */
 qn_status qn_sim_run(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_result *out);
+
+/* The same run one step at a time (for a viewer that draws between steps):
+** qn_sim_begin places the units exactly as qn_sim_run does, each
+** qn_sim_tick steps every active unit once (before_step and on_step are not
+** called; threads as in the options), and qn_sim_tick returns false, doing
+** nothing, once no unit is active. qn_sim_state_result summarises the run so
+** far with the figures qn_sim_run reports (units still walking count as
+** stuck). The world may change between ticks (a repaired field). Returns
+** QN_OK, QN_E_NOMEM or QN_E_INVALID_ARG as qn_sim_run. */
+typedef struct qn_sim_state qn_sim_state;
+qn_status qn_sim_begin(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_state **out);
+bool qn_sim_tick(qn_sim_state *s);
+qn_status qn_sim_state_result(const qn_sim_state *s, qn_sim_result *out);
+/* Copies the positions (x, y pairs) and states (QN_SIM_UNIT_*) of every unit
+** into caller arrays of 2 * units floats and units bytes (either may be
+** NULL); returns the number of units. */
+enum { QN_SIM_UNIT_ACTIVE = 1, QN_SIM_UNIT_ARRIVED = 2, QN_SIM_UNIT_LOST = 3 };
+uint32_t qn_sim_state_units(const qn_sim_state *s, float *xy, uint8_t *state);
+void qn_sim_end(qn_sim_state *s);
 
 /* Quad-mode world over a built field whose goal is `goal`. The context must
 ** outlive the world; no allocation. */

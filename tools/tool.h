@@ -121,9 +121,6 @@ typedef struct qn_cli_input {
 ** reporting (with the system's reason). */
 int qn_cli_read(const char *path, qn_cli_input *in);
 void qn_cli_input_free(qn_cli_input *in);
-/* Is the text a MovingAI map? After an optional UTF-8 BOM and white space,
-** it starts with the word "type". Everything else is taken as a level. */
-bool qn_cli_is_map_text(const char *text, size_t len);
 /* The text after one UTF-8 BOM, if any (*len shortened to match): the map
 ** reader takes text without it. */
 const char *qn_cli_skip_bom(const char *text, size_t *len);
@@ -137,8 +134,9 @@ typedef struct qn_cli_output {
     unsigned mode;
 } qn_cli_output;
 
-/* Opens path ("-": stdout) for writing. Returns 0; 2 when it is one of the
-** inputs (same device and inode, links resolved; reported); 1 on failure. */
+/* Opens path ("-": stdout) for writing. Returns 0, or 1 after reporting: a
+** failure, or path is one of the inputs (same device and inode, links
+** resolved). */
 int qn_cli_output_open(qn_cli_output *o, const char *path, const qn_cli_input *const *inputs,
                        int ninputs);
 /* Flushes, syncs and renames into place. 0, or 1 after reporting with the
@@ -165,16 +163,17 @@ qn_status qn_cli_parse_level(const qn_cli_input *in, qn_level **out, qn_error *e
 /* Reads and parses a level file; NULL after reporting. */
 qn_level *qn_cli_load_level(const char *path);
 
-/* A level JSON or a MovingAI map (see qn_cli_is_map_text), as a mesh and a
-** grid. A map's mesh is its rectangle decomposition; a level without a
-** "grid" is rasterised at cell size 1 when a grid is asked for. */
+/* A level in any form (JSON, a MovingAI map, a baked .qnm; decided by
+** content, qn_level_sniff), as a mesh and a grid. A map's mesh is its
+** rectangle decomposition; a level without a "grid" is rasterised at cell
+** size 1 when a grid is asked for. */
 typedef struct qn_terrain {
     const char *path;
     qn_cli_input in;   /* the file's identity (data freed once parsed) */
     bool is_map;
-    qn_level *level;   /* NULL for a map */
-    qn_grid *own_grid; /* a map's grid or a rasterised level, else NULL */
-    qn_mesh *own_mesh; /* a map's decomposition, else NULL */
+    qn_level *level;   /* a map's level has no name, goals or spawns */
+    qn_grid *own_grid; /* a rasterised level, else NULL */
+    qn_mesh *own_mesh; /* unused: every form comes with its mesh */
     const qn_grid *grid;
     const qn_mesh *mesh;
     bool from_grid; /* a map, or a level carrying a grid: 1-cell corridors */
@@ -186,6 +185,8 @@ typedef struct qn_terrain {
 ** one-line error and returns false on failure; qn_terrain_free is safe
 ** either way. */
 bool qn_terrain_load(const char *path, bool need_mesh, bool need_grid, qn_terrain *t);
+/* The same from an input already read (taken over: *in is emptied). */
+bool qn_terrain_from_input(qn_cli_input *in, bool need_grid, qn_terrain *t);
 void qn_terrain_free(qn_terrain *t);
 /* The mesh, for scripted changes. */
 qn_mesh *qn_terrain_mesh_mut(qn_terrain *t);
@@ -227,11 +228,14 @@ int qn_tool_bench(int argc, char **argv);
 int qn_tool_import_map(int argc, char **argv);
 int qn_tool_compare(int argc, char **argv);
 int qn_tool_render(int argc, char **argv);
+int qn_tool_bake(int argc, char **argv);
 /* Grid figures for `quadnav bench`: appends grid_* items. `quick` shrinks
 ** repetitions for smoke tests. Returns 0, or non-zero on failure. */
 int qn_tool_bench_grid(qn_bench_report *r, int quick);
 /* Living-world figures (repair, cache, threads) for `quadnav bench`. */
 int qn_tool_bench_live(qn_bench_report *r, int quick);
+/* Exact instances against discrete ones (bench_exact.c). 0 on success. */
+int qn_tool_bench_exact(qn_bench_report *r, int quick);
 /* `quadnav path`: one unit's own path (A* plus funnel) on a level or map. */
 int qn_tool_path(int argc, char **argv);
 /* Individual paths for `quadnav bench`: 1,000 units' own paths against one

@@ -3,6 +3,7 @@
 */
 #include "internal.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -104,13 +105,26 @@ void qn__error_path(qn_error *err, const char *fmt, ...) {
 
 /* ---- files ----------------------------------------------------------- */
 
+/* Size of a regular file opened as f (position restored to 0), or -1 when
+** it cannot be told (a pipe, a FIFO): then the reader grows its buffer. */
+static long file_size(FILE *f) {
+    if (fseek(f, 0, SEEK_END) != 0) return -1;
+    long n = ftell(f);
+    if (fseek(f, 0, SEEK_SET) != 0) return -1;
+    return n;
+}
+
 qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, size_t *size,
                         qn_error *err) {
     *buf = NULL;
     *size = 0;
+    errno = 0;
     FILE *f = fopen(path, "rb");
-    if (!f) return qn__fail(err, QN_E_IO, QN_NONE, "%s: cannot open", path);
-    size_t cap = 0, n = 0;
+    if (!f) return qn__fail(err, QN_E_IO, QN_NONE, "%s: cannot open: %s", path, strerror(errno));
+    long known = file_size(f);
+    /* One read when the size is known (one byte more to see the end). */
+    size_t cap = known >= 0 && (unsigned long)known <= QN_MAX_FILE_BYTES ? (size_t)known + 2 : 0;
+    size_t n = 0;
     char *data = NULL;
     qn_status st = QN_OK;
     for (;;) {
@@ -129,11 +143,19 @@ qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, siz
             }
             data = nd;
             cap = ncap;
+        } else if (!data) {
+            data = qn__alloc(a, cap);
+            if (!data) {
+                st = qn__fail(err, QN_E_NOMEM, QN_NONE, "%s: out of memory reading", path);
+                break;
+            }
         }
         size_t got = fread(data + n, 1, cap - 1 - n, f);
         n += got;
         if (got == 0) {
-            if (ferror(f)) st = qn__fail(err, QN_E_IO, QN_NONE, "%s: read error", path);
+            if (ferror(f))
+                st = qn__fail(err, QN_E_IO, QN_NONE, "%s: read error: %s", path,
+                              errno ? strerror(errno) : "unknown");
             break;
         }
     }
@@ -143,7 +165,7 @@ qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, siz
         return st;
     }
     /* Shrink so the caller frees exactly size + 1 bytes. */
-    char *fit = qn__realloc(a, data, cap, n + 1);
+    char *fit = cap == n + 1 ? data : qn__realloc(a, data, cap, n + 1);
     if (!fit) {
         qn__free(a, data, cap);
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "%s: out of memory reading", path);
@@ -151,5 +173,20 @@ qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, siz
     fit[n] = '\0';
     *buf = fit;
     *size = n;
+    return QN_OK;
+}
+
+qn_status qn__write_file(const char *path, const void *buf, size_t n, qn_error *err) {
+    errno = 0;
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        return qn__fail(err, QN_E_IO, QN_NONE, "%s: cannot open for writing: %s", path,
+                        strerror(errno));
+    bool ok = fwrite(buf, 1, n, f) == n;
+    int e = errno;
+    if (fclose(f) != 0 && ok) ok = false, e = errno;
+    if (!ok)
+        return qn__fail(err, QN_E_IO, QN_NONE, "%s: write error: %s", path,
+                        e ? strerror(e) : "short write");
     return QN_OK;
 }

@@ -162,10 +162,12 @@ static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu)
         }
         return;
     }
-    const float *row = &m->qdist[m->qd_start[q] + (size_t)m->portals[u].local[side] * k];
+    qn_vec2 mu = m->portals[u].mid;
+    (void)side;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
-        improve(s, v, gu + w * row[j], side_in(m, v, q), u, m->portals[v].mid);
+        qn_vec2 mv = m->portals[v].mid;
+        improve(s, v, gu + w * qn__len(qn__sub(mu, mv)), side_in(m, v, q), u, mv);
     }
 }
 

@@ -300,10 +300,19 @@ static qn_vec2 round_corner(const qn_field *f, const qn__sroot *r, qn_vec2 p, fl
     if (len <= reach_tolerance(f->mesh)) return r->out;
     qn_vec2 u = qn__scale(d, 1.0f / len);
     float rad = agent_radius(f);
+    if (r->side != 0.0f) side = r->side;
     if (side == 0.0f) side = turn_side(r, u);
     if (side == 0.0f) return u;
-    float s = rad < len ? rad / len : 1.0f;
-    return turn(u, -side * s);
+    if (len < rad) {
+        /* Inside the circle (pushed there, or started there): out to the
+        ** point a radius from the corner square to the way on, on the open
+        ** side; from there on along the way. */
+        qn_vec2 open = side > 0.0f ? qn__v2(r->out.y, -r->out.x) : qn__v2(-r->out.y, r->out.x);
+        qn_vec2 a = qn__sub(qn__add(r->at, qn__scale(open, rad)), p);
+        float la = qn__len(a);
+        return la > 0.1f * rad ? qn__scale(a, 1.0f / la) : r->out;
+    }
+    return turn(u, -side * (rad / len));
 }
 
 /* A corner of the unit's quad that the way toward dir passes closer than
@@ -321,14 +330,14 @@ static const qn__sroot *corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, 
         const qn__sent *e = &s->ents[i];
         if (!(e->root & QN__SPM_ON)) continue;
         const qn__sroot *c = &s->roots[e->root & ~QN__SPM_ON];
-        float cs = e->dl.x;
+        float cs = c->side != 0.0f ? c->side : e->dl.x;
         if (cs == 0.0f || qn__dot(c->out, dir) < 0.5f) continue;
         qn_vec2 v = qn__sub(c->at, p);
         float ahead = qn__dot(v, dir);
         if (ahead <= 0.0f || ahead >= best) continue;
         /* Passing farther than the radius, on either side, is clear; so is
         ** the whole corner when the way passes it on the open side. */
-        float lateral = qn__cross(dir, v) * cs;
+        float lateral = qn__cross(dir, v);
         if (fabsf(lateral) >= rad * 0.999f) continue;
         if (qn__len(v) <= reach_tolerance(f->mesh)) continue;
         best = ahead;
@@ -336,6 +345,99 @@ static const qn__sroot *corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, 
         *side = cs;
     }
     return hit;
+}
+
+/* Is quad q's sub-edge s (of its boundary cycle) a wall for this field? */
+static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
+    uint32_t e = b->bportal[s];
+    return e == QN_NONE || !qn__portal_open(f->mesh, e, f->radius);
+}
+
+/* A unit closer than its radius to a wall of its quad does not move
+** further into it: the part of dir toward the wall's nearest point is taken
+** out, so a unit on a path that runs along a wall slides along it. Most
+** units are farther than the radius from every edge of their quad, which
+** the quad's edge planes tell at once. */
+static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir) {
+    const qn_mesh *m = f->mesh;
+    const qn__planes *pl = &m->planes[q];
+    float rad = agent_radius(f);
+    bool near = false;
+    for (int i = 0; i < 4; i++) near = near || pl->nx[i] * p.x + pl->ny[i] * p.y - pl->c[i] < rad;
+    if (!near) return dir;
+    const qn__boundary *b = atomic_load(&m->bnd);
+    uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
+    qn_vec2 d = dir;
+    for (uint32_t s = 0; s < k; s++) {
+        if (!is_wall(f, b, base + s)) continue;
+        qn_vec2 a = b->bv[base + s], ab = qn__sub(b->bv[base + (s + 1 == k ? 0 : s + 1)], a);
+        float l2 = qn__dot(ab, ab), t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
+        t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+        qn_vec2 to = qn__sub(qn__add(a, qn__scale(ab, t)), p);
+        float dist = qn__len(to);
+        /* A little inside the radius, so that this and the crossing kept a
+        ** radius from a wall end (clamp_exit) do not pull against each other. */
+        if (!(dist < 0.9f * rad)) continue;
+        /* On the wall itself: its inward normal (the quad is on the left). */
+        qn_vec2 n = dist > 0.0f ? qn__scale(to, 1.0f / dist) : qn__scale(qn__v2(ab.y, -ab.x), 1.0f / sqrtf(l2));
+        float toward = qn__dot(d, n);
+        if (toward > 0.0f) d = qn__sub(d, qn__scale(n, toward));
+    }
+    float len = qn__len(d);
+    return len > 1e-3f ? qn__scale(d, 1.0f / len) : dir;
+}
+
+/* Is an end of a portal sub-edge one a wall touches (a wall of this quad
+** next to it, or any wall of the mesh ending at that point)? */
+static bool wall_end(const qn_field *f, const qn__boundary *b, uint32_t base, uint32_t k,
+                     uint32_t s, uint32_t nb) {
+    return is_wall(f, b, base + nb) || (b->vkind[b->bvid[base + s]] & QN__VK_WALL);
+    (void)k;
+}
+
+/* Where the way from p along dir leaves quad q, kept the agent's radius
+** from every wall end along the portal it crosses (the same inset the
+** article's sampler keeps): when the straight way would cross closer to a
+** wall end, or into a wall, the unit aims at the nearest crossable point
+** instead. The exact map's roots are corners, and a way from a root to the
+** next can run along a wall line; a unit with a body passes such a line's
+** corners on the open side this way. */
+static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, qn_vec2 goal) {
+    const qn__boundary *b = atomic_load(&f->mesh->bnd);
+    uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base, hit = QN_NONE;
+    float best = INFINITY, at = 0.0f;
+    for (uint32_t s = 0; s < k; s++) {
+        qn_vec2 a = b->bv[base + s], e = qn__sub(b->bv[base + (s + 1 == k ? 0 : s + 1)], a);
+        float den = qn__cross(dir, e);
+        if (!(den > 0.0f)) continue; /* the way leaves through the edge's outer side */
+        qn_vec2 ap = qn__sub(a, p);
+        float t = qn__cross(ap, e) / den, u = qn__cross(ap, dir) / den;
+        if (t >= -1e-6f && t < best && u >= -1e-4f && u <= 1.0f + 1e-4f) best = t, hit = s, at = u;
+    }
+    if (hit == QN_NONE || best > 2.0f * agent_radius(f)) return dir; /* not there yet */
+    uint32_t s1 = hit + 1 == k ? 0 : hit + 1;
+    if (is_wall(f, b, base + hit)) return dir; /* keep_off_walls slides it */
+    qn_vec2 a = b->bv[base + hit], e = qn__sub(b->bv[base + s1], a);
+    float len = qn__len(e), rad = agent_radius(f), x = at * len;
+    float lo = wall_end(f, b, base, k, hit, hit == 0 ? k - 1 : hit - 1) ? rad : 0.0f;
+    float hi = len - (wall_end(f, b, base, k, s1, s1) ? rad : 0.0f);
+    if (lo > hi) lo = hi = 0.5f * len;
+    if (x >= lo && x <= hi) return dir;
+    /* Too close to a wall end. When the way on lies past that end along
+    ** the edge (a way that runs along a wall line), slide along the edge
+    ** inside the quad until past the wall; else cross nearer the middle. */
+    float gx = qn__dot(qn__sub(goal, a), e) / len, end = x < lo ? 0.0f : len;
+    uint32_t nb = x < lo ? (hit == 0 ? k - 1 : hit - 1) : s1; /* the sub-edge past that end */
+    qn_vec2 na = b->bv[base + nb], ne = qn__sub(b->bv[base + (nb + 1 == k ? 0 : nb + 1)], na);
+    bool straight = qn__dot(ne, e) > 0.999f * qn__len(ne) * len; /* the wall runs on in line */
+    if (straight && ((x < lo && gx < end) || (x > hi && gx > end))) {
+        qn_vec2 u = qn__scale(e, (x < lo ? -1.0f : 1.0f) / len);
+        return u;
+    }
+    qn_vec2 aim = qn__add(a, qn__scale(e, (x < lo ? lo : hi) / len));
+    qn_vec2 d = qn__sub(aim, p);
+    float l = qn__len(d);
+    return l > reach_tolerance(f->mesh) ? qn__scale(d, 1.0f / l) : dir;
 }
 
 static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *dir) {
@@ -350,13 +452,11 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
         if (len <= QN_AT_GOAL_DISTANCE) return QN_AT_GOAL;
         d = qn__scale(to, 1.0f / len);
     } else {
-        /* A corner on the quad's boundary knows its obstacle's side; one
-        ** seen through a portal turns the way the geometry says. */
         d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? e->dl.x : 0.0f);
     }
     float side = 0.0f;
     const qn__sroot *c = corner_in_way(f, q, p, d, qn__len(qn__sub(r->at, p)), &side);
-    *dir = c ? round_corner(f, c, p, side) : d;
+    *dir = keep_off_walls(f, q, p, clamp_exit(f, q, p, c ? round_corner(f, c, p, side) : d, r->at));
     return QN_OK;
 }
 

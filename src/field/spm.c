@@ -90,6 +90,7 @@ typedef struct xsearch {
     uint32_t *qvid;             /* per quad: the root last seen all of it */
     float *qg;                  /* ... at this cost */
     uint8_t *dyn;               /* per vertex id: corner because of closed portals */
+    qn_vec2 *wsum;              /* per vertex id: sum of the walls' unit directions from it */
 } xsearch;
 
 /* ---- pools ------------------------------------------------------------------ */
@@ -143,6 +144,11 @@ static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 L, qn_vec
 }
 
 /* ---- geometry ------------------------------------------------------------------ */
+
+static qn_vec2 unit(qn_vec2 d) {
+    float l = qn__len(d);
+    return l > 0.0f ? qn__scale(d, 1.0f / l) : qn__v2(0.0f, 0.0f);
+}
 
 static float point_segment_dist(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
     qn_vec2 ab = qn__sub(b, a);
@@ -414,6 +420,7 @@ static void through_sub_edge(xsearch *S, const xnode *n, const bend *br, const b
 static bool still_useful(xsearch *S, xnode *n) {
     if (n->on) return true;
     uint32_t e = S->b->bportal[S->b->bstart[n->quad] + n->sub];
+    if (S->head[e] == n->piece) return true; /* nothing reached the portal since */
     const qn__portal *pt = &S->m->portals[e];
     float ta = along(pt, n->R), tb = along(pt, n->L);
     bool up = ta <= tb;
@@ -467,25 +474,33 @@ static void seed_goals(xsearch *S) {
     }
 }
 
-/* Corners the mesh's state adds: the ends of portals closed for this
-** radius or by a blocked quad, seen from an open quad. */
-static void mark_dynamic_corners(xsearch *S) {
+/* The walls as the mesh's state makes them, seen from open quads: corners
+** the state adds (the ends of portals closed for this radius or by a
+** blocked quad), and at every vertex the sum of the unit directions of the
+** walls leaving it, whose opposite points away from the obstacle there. */
+static void mark_walls(xsearch *S) {
     const qn__boundary *b = S->b;
     const qn_mesh *m = S->m;
     memset(S->dyn, 0, S->nv);
+    memset(S->wsum, 0, (size_t)S->nv * sizeof *S->wsum);
     for (uint32_t q = 0; q < m->quad_count; q++) {
         if (m->blocked[q]) continue;
         uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
         for (uint32_t s = 0; s < k; s++) {
-            uint32_t e = b->bportal[base + s];
-            if (e == QN_NONE || qn__portal_open(m, e, S->radius)) continue;
-            S->dyn[b->bvid[base + s]] = S->dyn[b->bvid[base + (s + 1) % k]] = 1;
+            uint32_t e = b->bportal[base + s], s1 = s + 1 == k ? 0 : s + 1;
+            bool open = e != QN_NONE && qn__portal_open(m, e, S->radius);
+            if (open) continue;
+            uint32_t va = b->bvid[base + s], vb = b->bvid[base + s1];
+            qn_vec2 d = unit(qn__sub(b->bv[base + s1], b->bv[base + s]));
+            S->wsum[va] = qn__add(S->wsum[va], d);
+            S->wsum[vb] = qn__sub(S->wsum[vb], d);
+            if (e != QN_NONE) S->dyn[va] = S->dyn[vb] = 1;
         }
     }
 }
 
 static void run(xsearch *S) {
-    mark_dynamic_corners(S);
+    mark_walls(S);
     seed_goals(S);
     while (S->st == QN_OK && S->hn > 0) {
         xnode n = S->nodes[pop_key(S)];
@@ -505,10 +520,6 @@ static int cmp_entry(const void *x, const void *y) {
     return (int)((b->rid & ON_BIT) != 0) - (int)((a->rid & ON_BIT) != 0);
 }
 
-static qn_vec2 unit(qn_vec2 d) {
-    float l = qn__len(d);
-    return l > 0.0f ? qn__scale(d, 1.0f / l) : qn__v2(0.0f, 0.0f);
-}
 
 /* Is entry i the same as one kept already (same root seeing all the quad,
 ** or a wedge of a root that sees all of it)? Entries are sorted. */
@@ -557,13 +568,46 @@ static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t 
     r->g = S->rg[rid] * S->f->mesh->cost[S->f->goals[0].quad];
     uint32_t par = S->rpar[rid];
     r->out = par == QN_NONE ? qn__v2(0.0f, 0.0f) : unit(qn__sub(S->rpos[par], r->at));
+    /* The obstacle's side from the walls at the corner (their directions
+    ** sum into the obstacle); unknown where they cancel (two obstacles
+    ** touching at the corner) or point along the path. */
+    qn_vec2 w = rid < S->nv ? S->wsum[rid] : qn__v2(0.0f, 0.0f);
+    float c = qn__cross(r->out, w), lw = qn__len(w);
+    r->side = lw > 1e-3f && fabsf(c) > 0.1f * lw ? (c > 0.0f ? 1.0f : -1.0f) : 0.0f;
+
     return map[rid] = s->nroots++;
+}
+
+/* Sorts the entries by quad (counting sort; each quad's few entries then
+** by insertion); false when out of memory. */
+static bool sort_entries(xsearch *S) {
+    uint32_t nq = S->m->quad_count;
+    uint32_t *start = qn__calloc(&S->alloc, (size_t)nq + 1, sizeof *start);
+    xentry *tmp = qn__alloc(&S->alloc, ((size_t)S->ne + 1) * sizeof *tmp);
+    if (!start || !tmp) {
+        qn__free(&S->alloc, start, ((size_t)nq + 1) * sizeof *start);
+        qn__free(&S->alloc, tmp, ((size_t)S->ne + 1) * sizeof *tmp);
+        return false;
+    }
+    for (uint32_t i = 0; i < S->ne; i++) start[S->ents[i].quad + 1]++;
+    for (uint32_t q = 0; q < nq; q++) start[q + 1] += start[q];
+    for (uint32_t i = 0; i < S->ne; i++) tmp[start[S->ents[i].quad]++] = S->ents[i];
+    for (uint32_t i = 1; i < S->ne; i++) {
+        xentry x = tmp[i];
+        uint32_t j = i;
+        for (; j > 0 && cmp_entry(&tmp[j - 1], &x) > 0; j--) tmp[j] = tmp[j - 1];
+        tmp[j] = x;
+    }
+    memcpy(S->ents, tmp, (size_t)S->ne * sizeof *tmp);
+    qn__free(&S->alloc, start, ((size_t)nq + 1) * sizeof *start);
+    qn__free(&S->alloc, tmp, ((size_t)S->ne + 1) * sizeof *tmp);
+    return true;
 }
 
 /* Sorts the entries by quad, drops repeats, and lays out the instance. */
 static qn_status finish(xsearch *S, qn__spm **out) {
     const qn_mesh *m = S->m;
-    if (S->ne > 1) qsort(S->ents, S->ne, sizeof *S->ents, cmp_entry);
+    if (!sort_entries(S)) return QN_E_NOMEM;
     uint32_t kept = 0, first = 0;
     for (uint32_t i = 0; i < S->ne; i++) {
         if (i == 0 || S->ents[i].quad != S->ents[i - 1].quad) first = kept;
@@ -596,7 +640,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
 
 static size_t fixed_bytes(uint32_t np, uint32_t nr, uint32_t nq, uint32_t nv) {
     return (size_t)np * sizeof(uint32_t) + (size_t)nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
-           (size_t)nq * (sizeof(uint32_t) + sizeof(float)) + nv;
+           (size_t)nq * (sizeof(uint32_t) + sizeof(float)) + (size_t)nv * (1 + sizeof(qn_vec2));
 }
 
 static qn_status search_init(xsearch *S, const qn_field *f) {
@@ -604,17 +648,19 @@ static qn_status search_init(xsearch *S, const qn_field *f) {
     memset(S, 0, sizeof *S);
     S->f = f;
     S->m = m;
-    S->b = m->bnd;
+    S->b = qn__mesh_boundary(m, NULL);
+    if (!S->b) return QN_E_NOMEM;
     S->alloc = f->alloc;
     S->radius = f->radius;
     S->tol = 4.0f * m->eps;
-    S->nv = m->bnd->nv;
+    S->nv = S->b->nv;
     S->nr = S->nv + f->goal_count;
     size_t bytes = fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv);
     char *p = qn__alloc(&S->alloc, bytes);
     if (!p) return QN_E_NOMEM;
     S->rpos = (qn_vec2 *)(void *)p;
-    S->rg = (float *)(S->rpos + S->nr);
+    S->wsum = S->rpos + S->nr;
+    S->rg = (float *)(S->wsum + S->nv);
     S->qg = S->rg + S->nr;
     S->head = (uint32_t *)(S->qg + m->quad_count);
     S->rpar = S->head + m->portal_count;

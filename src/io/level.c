@@ -19,22 +19,6 @@
 
 #define LEVEL_FORMAT 1
 
-typedef struct level_point {
-    char name[QN_MAX_NAME + 1];
-    qn_vec2 at;
-} level_point;
-
-struct qn_level {
-    qn_allocator alloc;
-    qn_mesh *mesh;
-    qn_grid *grid;
-    level_point *goals;
-    level_point *spawns;
-    uint32_t goal_count;
-    uint32_t spawn_count;
-    char name[QN_MAX_NAME + 1];
-    qn__names quad_ids; /* the quads' "id"s, for qn_level_find_quad */
-};
 
 /* ---- JSON paths -------------------------------------------------------- */
 
@@ -855,6 +839,10 @@ static qn_status fail_truncated(qn_error *err, const char *text, size_t len) {
     return QN_E_TRUNCATED;
 }
 
+/* Peak memory of loading a level from JSON text, in MB per MB of text
+** (cJSON's tree dominates; measured on imported maps, see README). */
+#define QN__JSON_PEAK_PER_MB 30
+
 /* QN_E_JSON_SYNTAX at pos, quoting the text there. */
 static qn_status fail_syntax(qn_error *err, const char *text, size_t len, size_t pos,
                              const char *what) {
@@ -880,9 +868,22 @@ static qn_status fail_syntax(qn_error *err, const char *text, size_t len, size_t
 ** pass the buffer's end. */
 static qn_status parse_json(qn_error *err, const char *text, size_t len, cJSON **root) {
     const char *end = NULL;
+    *root = NULL;
+    size_t nul = qn__json_find_nul_escape(text, len);
+    if (nul < len)
+        return fail_syntax(err, text, len, nul,
+                           "\\u0000 (a NUL character) in a string; names, keys and grid rows "
+                           "cannot hold one");
     *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 0);
     size_t pos = end && end >= text ? (size_t)(end - text) : len;
     if (pos > len) pos = len;
+    /* cJSON returns NULL both for bad text and when malloc fails: text
+    ** that is well formed means the latter. */
+    if (!*root && qn__json_well_formed(text, len, CJSON_NESTING_LIMIT))
+        return qn__fail(err, QN_E_NOMEM, QN_NONE,
+                        "out of memory parsing the JSON text (%zu bytes; loading a level takes up to about "
+                        "%zu MB per MB of text)",
+                        len, (size_t)QN__JSON_PEAK_PER_MB);
     if (!*root)
         return is_truncated(text, pos, len) ? fail_truncated(err, text, len)
                                             : fail_syntax(err, text, len, pos, "malformed JSON");
@@ -901,6 +902,14 @@ static qn_status load_text(const char *text, size_t len, const qn_allocator *all
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
         text += 3;
         len -= 3;
+    }
+    /* cJSON would step over a second one: at most one is accepted. */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
+        qn__fail(err, QN_E_JSON_SYNTAX, QN_NONE,
+                 "line 1, column 1: a second byte order mark (EF BB BF); at most one is "
+                 "allowed");
+        if (err) err->line = 1, err->column = 1;
+        return QN_E_JSON_SYNTAX;
     }
     cJSON *root;
     qn_status st = parse_json(err, text, len, &root);
@@ -1018,4 +1027,208 @@ uint32_t qn_level_find_goal(const qn_level *level, const char *name) {
     for (uint32_t i = 0; i < level->goal_count; i++)
         if (strcmp(level->goals[i].name, name) == 0) return i;
     return QN_NONE;
+}
+
+/* ---- baked levels (.qnm, see io/bake.c) and loading by content ------------ */
+
+/* The level section of a baked file, after the mesh: u32 name length and
+** bytes; goals and spawns (u32 count, then per point u32 name length,
+** bytes, f32 x, y); u32 1 and the grid (u32 width, height, f32 cell size,
+** origin x, y, width*height u8 costs) or u32 0. Quad ids are not kept. */
+static qn_status corrupt(qn_error *err, const char *what) {
+    return qn__fail(err, QN_E_CORRUPT, QN_NONE, "baked mesh: %s", what);
+}
+
+static void write_points(qn__wbuf *w, const level_point *pts, uint32_t n) {
+    qn__put_u32(w, n);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t len = (uint32_t)strlen(pts[i].name);
+        qn__put_u32(w, len);
+        qn__put(w, pts[i].name, len);
+        qn__put_f32(w, pts[i].at.x), qn__put_f32(w, pts[i].at.y);
+    }
+}
+
+static void write_level(qn__wbuf *w, const void *ctx) {
+    const qn_level *lv = ctx;
+    uint32_t len = (uint32_t)strlen(lv->name);
+    qn__put_u32(w, len);
+    qn__put(w, lv->name, len);
+    write_points(w, lv->goals, lv->goal_count);
+    write_points(w, lv->spawns, lv->spawn_count);
+    qn__put_u32(w, lv->grid ? 1u : 0u);
+    if (!lv->grid) return;
+    uint32_t gw = qn_grid_width(lv->grid), gh = qn_grid_height(lv->grid);
+    qn_vec2 o = qn_grid_origin(lv->grid);
+    qn__put_u32(w, gw), qn__put_u32(w, gh);
+    qn__put_f32(w, qn_grid_cell_size(lv->grid)), qn__put_f32(w, o.x), qn__put_f32(w, o.y);
+    qn__put(w, qn_grid_costs(lv->grid), (size_t)gw * gh);
+}
+
+
+qn_status qn_level_save_mem(const qn_level *level, void *buf, size_t cap, size_t *len,
+                            qn_error *err) {
+    qn__error_clear(err);
+    if (!level || !level->mesh) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level");
+    return qn__qnm_save_mem(level->mesh, write_level, level, buf, cap, len, err);
+}
+
+qn_status qn_level_save(const qn_level *level, const char *path, qn_error *err) {
+    qn__error_clear(err);
+    if (!level || !level->mesh || !path)
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level or path");
+    return qn__qnm_save_file(level->mesh, write_level, level, path, err);
+}
+
+/* ---- reading: level ---------------------------------------------------------------- */
+
+typedef struct rd {
+    const uint8_t *p, *end;
+    qn_error *err;
+} rd;
+
+static bool take(rd *r, size_t n, const uint8_t **at) {
+    if ((size_t)(r->end - r->p) < n) return false;
+    *at = r->p;
+    r->p += n;
+    return true;
+}
+
+static bool take_u32(rd *r, uint32_t *v) {
+    const uint8_t *b;
+    if (!take(r, 4, &b)) return false;
+    *v = qn__get_u32(b);
+    return true;
+}
+
+static bool take_name(rd *r, char out[QN_MAX_NAME + 1], bool empty_ok) {
+    uint32_t n;
+    const uint8_t *b;
+    if (!take_u32(r, &n) || n > QN_MAX_NAME || (!n && !empty_ok) || !take(r, n, &b)) return false;
+    memcpy(out, b, n);
+    out[n] = '\0';
+    return strlen(out) == n; /* no NUL inside */
+}
+
+static qn_status take_points(rd *r, qn_level *lv, bool goals) {
+    uint32_t n, max = goals ? QN_MAX_GOALS : QN_MAX_SPAWNS;
+    if (!take_u32(r, &n) || n > max) return corrupt(r->err, "goal or spawn count out of range");
+    if (n == 0) return QN_OK;
+    level_point *pts = qn__calloc(&lv->alloc, n, sizeof *pts);
+    if (!pts) return qn__fail(r->err, QN_E_NOMEM, QN_NONE, "out of memory (level)");
+    if (goals) lv->goals = pts, lv->goal_count = n;
+    else lv->spawns = pts, lv->spawn_count = n;
+    for (uint32_t i = 0; i < n; i++) {
+        const uint8_t *b;
+        if (!take_name(r, pts[i].name, false) || !take(r, 8, &b))
+            return corrupt(r->err, "a goal or spawn name is invalid");
+        pts[i].at = qn__v2(qn__get_f32(b), qn__get_f32(b + 4));
+        if (!qn__finite2(pts[i].at)) return corrupt(r->err, "a goal or spawn is not finite");
+        for (uint32_t k = 0; k < i; k++)
+            if (!strcmp(pts[k].name, pts[i].name)) return corrupt(r->err, "a name is repeated");
+    }
+    return QN_OK;
+}
+
+static qn_status take_grid(rd *r, qn_level *lv) {
+    uint32_t has, w, h;
+    const uint8_t *b, *cells;
+    if (!take_u32(r, &has) || has > 1) return corrupt(r->err, "grid flag out of range");
+    if (!has) return QN_OK;
+    if (!take_u32(r, &w) || !take_u32(r, &h) || !take(r, 12, &b) || w == 0 || h == 0 ||
+        w > QN_MAX_GRID_SIDE || h > QN_MAX_GRID_SIDE || !take(r, (size_t)w * h, &cells))
+        return corrupt(r->err, "grid size out of range");
+    qn_grid_desc d = {w, h, cells, qn__get_f32(b), {qn__get_f32(b + 4), qn__get_f32(b + 8)}};
+    qn_status st = qn_grid_create(&d, &lv->alloc, &lv->grid, r->err);
+    return st == QN_E_NOMEM ? st : st != QN_OK ? corrupt(r->err, "the grid is invalid") : QN_OK;
+}
+
+static qn_status read_level(rd *r, qn_level *lv) {
+    if (!take_name(r, lv->name, true)) return corrupt(r->err, "the level name is invalid");
+    qn_status st = take_points(r, lv, true);
+    if (st == QN_OK) st = take_points(r, lv, false);
+    if (st == QN_OK) st = take_grid(r, lv);
+    if (st == QN_OK && r->p != r->end) st = corrupt(r->err, "bytes after the level section");
+    return st;
+}
+
+static qn_status level_from_qnm(const uint8_t *b, size_t len, const qn_allocator *alloc,
+                                qn_level **out, qn_error *err) {
+    qn_allocator a = qn__allocator(alloc);
+    qn_level *lv = qn__calloc(&a, 1, sizeof *lv);
+    if (!lv) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (level)");
+    lv->alloc = a;
+    const uint8_t *rest;
+    size_t rest_len;
+    qn_status st = qn__qnm_load(b, len, alloc, &lv->mesh, &rest, &rest_len, err);
+    if (st == QN_OK && rest) {
+        rd r = {rest, rest + rest_len, err};
+        st = read_level(&r, lv);
+    }
+    if (st != QN_OK) {
+        if (err) err->code = st;
+        qn_level_destroy(lv);
+        return st;
+    }
+    *out = lv;
+    return QN_OK;
+}
+
+/* ---- any form, by content ---------------------------------------------------------- */
+
+static qn_status level_from_map(const char *text, size_t len, const qn_allocator *alloc,
+                                qn_level **out, qn_error *err) {
+    qn_allocator a = qn__allocator(alloc);
+    qn_level *lv = qn__calloc(&a, 1, sizeof *lv);
+    if (!lv) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (level)");
+    lv->alloc = a;
+    qn_status st = qn_map_load_mem(text, len, alloc, &lv->grid, err);
+    if (st == QN_OK) st = qn_mesh_from_grid(lv->grid, alloc, &lv->mesh, err);
+    if (st != QN_OK) {
+        qn_level_destroy(lv);
+        return st;
+    }
+    *out = lv;
+    return QN_OK;
+}
+
+qn_level_kind qn_level_sniff(const void *data, size_t len) {
+    const char *s = data;
+    if (!s) return QN_LEVEL_JSON;
+    if (len >= 6 && memcmp(s, "QNMESH", 6) == 0) return QN_LEVEL_BAKED;
+    size_t i = len >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n')) i++;
+    if (len - i >= 4 && memcmp(s + i, "type", 4) == 0) return QN_LEVEL_MAP;
+    if (len - i >= 6 && (memcmp(s + i, "height", 6) == 0 || memcmp(s + i, "width ", 6) == 0))
+        return QN_LEVEL_MAP;
+    return QN_LEVEL_JSON;
+}
+
+qn_status qn_level_load_any_mem(const void *data, size_t len, const qn_allocator *alloc,
+                                qn_level **out, qn_error *err) {
+    qn__error_clear(err);
+    if (out) *out = NULL;
+    if (!out || (!data && len))
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level pointer or buffer");
+    switch (qn_level_sniff(data, len)) {
+    case QN_LEVEL_BAKED: return level_from_qnm(data, len, alloc, out, err);
+    case QN_LEVEL_MAP: return level_from_map(data, len, alloc, out, err);
+    default: return qn_level_load_mem(data, len, alloc, out, err);
+    }
+}
+
+qn_status qn_level_load_any_file(const char *path, const qn_allocator *alloc, qn_level **out,
+                                 qn_error *err) {
+    qn__error_clear(err);
+    if (out) *out = NULL;
+    if (!out || !path)
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level pointer or path");
+    qn_allocator a = qn__allocator(alloc);
+    char *buf;
+    size_t len;
+    qn_status st = qn__read_file(path, &a, &buf, &len, err);
+    if (st != QN_OK) return st;
+    st = qn_level_load_any_mem(buf, len, alloc, out, err);
+    qn__free(&a, buf, len + 1);
+    return st;
 }

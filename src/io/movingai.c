@@ -256,6 +256,12 @@ qn_status qn_map_load_mem(const char *text, size_t len, const qn_allocator *allo
     if (out) *out = NULL;
     if (!out || (!text && len)) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL argument");
     cursor c = {text, text + len, 0};
+    /* Editors may start a file with a UTF-8 byte order mark: skip one. */
+    if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) c.p += 3;
+    if (c.end - c.p >= 3 && memcmp(c.p, "\xEF\xBB\xBF", 3) == 0)
+        return at(err, qn__fail(err, QN_E_MAP_SYNTAX, QN_NONE,
+                                "line 1: a second byte order mark (EF BB BF) before the header"),
+                  1, 2);
     map_header h = {0, 0, false};
     qn_status st = map_header_read(&c, &h, err);
     if (st != QN_OK) return st;

@@ -150,6 +150,40 @@ static void boundary_layout(qn__boundary *b, uint32_t nq, uint32_t np, uint32_t 
     b->vkind = (uint8_t *)(b->psub + 2 * (size_t)np);
 }
 
+/* Moves the arrays into a block sized for nb vertices (built with room for
+** the most a mesh can have). */
+static bool shrink(const qn_mesh *m, qn__boundary *b, uint32_t nbmax) {
+    size_t bytes = boundary_bytes(m->quad_count, m->portal_count, b->nb);
+    qn__boundary t = *b;
+    b->block = qn__alloc(&m->alloc, bytes);
+    if (!b->block) {
+        b->block = t.block;
+        return false;
+    }
+    boundary_layout(b, m->quad_count, m->portal_count, b->nb);
+    memcpy(b->bv, t.bv, (size_t)b->nb * sizeof(qn_vec2));
+    memcpy(b->bstart, t.bstart, ((size_t)m->quad_count + 1) * sizeof(uint32_t));
+    memcpy(b->bportal, t.bportal, (size_t)b->nb * sizeof(uint32_t));
+    memcpy(b->bvid, t.bvid, (size_t)b->nb * sizeof(uint32_t));
+    memcpy(b->psub, t.psub, 2 * (size_t)m->portal_count * sizeof(uint32_t));
+    memcpy(b->vkind, t.vkind, b->nv);
+    qn__free(&m->alloc, t.block, boundary_bytes(m->quad_count, m->portal_count, nbmax));
+    b->bytes = bytes;
+    return true;
+}
+
+const qn__boundary *qn__mesh_boundary(const qn_mesh *m, qn_error *err) {
+    qn__boundary *b = atomic_load(&m->bnd);
+    if (b) return b;
+    if (qn__boundary_build(m, &b, err) != QN_OK) return NULL;
+    qn__boundary *none = NULL;
+    /* The mesh is shared read-only; its boundary is a cache it owns. */
+    qn__boundary *_Atomic *slot = (qn__boundary *_Atomic *)(uintptr_t)&m->bnd;
+    if (atomic_compare_exchange_strong(slot, &none, b)) return b;
+    qn__boundary_free(&m->alloc, b); /* another thread's copy won */
+    return none;
+}
+
 qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err) {
     *out = NULL;
     uint32_t nq = m->quad_count, np = m->portal_count, maxk = 1;
@@ -179,6 +213,10 @@ qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err
     /* The sort keys are free again: reuse them as the angle sums. */
     mark_corners(m, b, (float *)(void *)keys);
     qn__free(&m->alloc, scratch, kbytes);
+    if (!shrink(m, b, nbmax)) {
+        qn__boundary_free(&m->alloc, b);
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
+    }
     *out = b;
     return QN_OK;
 }

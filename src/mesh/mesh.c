@@ -3,42 +3,30 @@
 ** portals between them (T-junctions included), and the spatial index used
 ** for point location.
 **
-** Build order: check inputs -> per-quad geometry (winding, convexity, area)
-** -> bucket grid -> candidate pairs (overlap test, shared edge segments)
-** -> explicit links checked against those segments -> portal tables ->
-** per-quad portal distance matrices -> islands. Any failure frees all.
+** Build order: check inputs -> per-quad geometry (winding, convexity, area,
+** local tolerance) -> bucket grid -> overlap test and shared edge segments
+** (pair.c) -> explicit links checked against those segments -> portal
+** tables -> islands. Any failure frees all.
 */
-#include "internal.h"
+#include "build.h"
 
 #include <float.h>
 #include <stdlib.h>
 
-/* A portal candidate found while pairing quads, before it gets its index. */
-typedef struct cand {
-    uint32_t a, b;
-    uint8_t ea, eb;
-    qn_vec2 p0, p1;
-} cand;
-
-typedef struct builder {
-    const qn_mesh_desc *desc;
-    qn_mesh *m;
-    qn_error *err;
-    cand *cands;
-    uint32_t ncand, capcand;
-} builder;
+/* max and min of doubles that are never NaN here (no libm call). */
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
 
 /* ---- small helpers --------------------------------------------------- */
 
-static size_t mesh_array_bytes(const qn_mesh *m) {
+size_t qn__mesh_array_bytes(const qn_mesh *m) {
     size_t q = m->quad_count, p = m->portal_count;
     size_t cells = (size_t)m->grid_w * m->grid_h;
-    size_t nd = m->qd_start ? m->qd_start[q] : 0;
     size_t ncl = m->cell_start ? m->cell_start[cells] : 0;
-    return q * (4 * sizeof(qn_vec2) + sizeof(qn__planes) + 2 * sizeof(float) + 1 +
+    return q * (4 * sizeof(qn_vec2) + sizeof(qn__planes) + sizeof(float) + 1 +
                 sizeof(uint32_t)) +
            p * sizeof(qn__portal) + (q + 1) * 2 * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) +
-           nd * sizeof(float) + (cells + 1 + ncl) * sizeof(uint32_t);
+           (cells + 1 + ncl) * sizeof(uint32_t);
 }
 
 static void mesh_free_arrays(qn_mesh *m) {
@@ -49,13 +37,10 @@ static void mesh_free_arrays(qn_mesh *m) {
     qn__free(a, m->planes, q * sizeof(qn__planes));
     qn__free(a, m->cost, q * sizeof(float));
     qn__free(a, m->blocked, q);
-    qn__free(a, m->area, q * sizeof(float));
     qn__free(a, m->island, q * sizeof(uint32_t));
     qn__free(a, m->portals, p * sizeof(qn__portal));
     qn__free(a, m->qp_list, 2 * p * sizeof(uint32_t));
-    if (m->qd_start) qn__free(a, m->qdist, m->qd_start[q] * sizeof(float));
     qn__free(a, m->qp_start, (q + 1) * sizeof(uint32_t));
-    qn__free(a, m->qd_start, (q + 1) * sizeof(uint32_t));
     if (m->cell_start) qn__free(a, m->cell_list, m->cell_start[cells] * sizeof(uint32_t));
     qn__free(a, m->cell_start, (cells + 1) * sizeof(uint32_t));
 }
@@ -63,7 +48,7 @@ static void mesh_free_arrays(qn_mesh *m) {
 void qn_mesh_destroy(qn_mesh *mesh) {
     if (!mesh) return;
     qn_allocator a = mesh->alloc;
-    qn__boundary_free(&a, mesh->bnd);
+    qn__boundary_free(&a, atomic_load(&mesh->bnd));
     mesh_free_arrays(mesh);
     qn__free(&a, mesh, sizeof *mesh);
 }
@@ -125,19 +110,31 @@ static double dist_d(qn_vec2 a, qn_vec2 b) {
     return sqrt(dx * dx + dy * dy);
 }
 
-/* Signed turn at each corner of c[] is >= -tol (convex for its winding sign). */
+/* Signed turn at each corner of c[] is >= -tol (convex for its winding
+** sign): the corner lies at most eps inside the line of its neighbours. */
 static bool corners_convex(const qn_vec2 *c, double sign, double eps) {
     for (int i = 0; i < 4; i++) {
         qn_vec2 a = c[i], b = c[(i + 1) & 3], n = c[(i + 2) & 3];
-        double tol = eps * (dist_d(a, b) + dist_d(b, n));
+        double tol = eps * dist_d(a, n);
         if (sign * cross_d(a, b, n) < -tol) return false;
     }
     return true;
 }
 
-static qn_status check_quad_shape(qn_mesh *m, uint32_t q, qn_error *err) {
+/* Local tolerance of quad q: a few float ulps of its largest coordinate, so
+** vertices that should meet exactly but went through arithmetic still do. */
+static double quad_tol(const qn_vec2 *c) {
+    double maxabs = 0.0;
+    for (int k = 0; k < 4; k++) maxabs = dmax(maxabs, dmax(fabs((double)c[k].x), fabs((double)c[k].y)));
+    return qn__tol_at(maxabs);
+}
+
+/* Zero lengths, zero area, winding and convexity, each against the quad's
+** own tolerance: a corner may sit up to that far inside the line of its
+** neighbours (a T-junction vertex rounded a hair inwards). */
+static qn_status check_quad_shape(qn_mesh *m, uint32_t q, double eps, qn_error *err) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
-    double area2 = 0.0, longest = 0.0, eps = (double)m->eps;
+    double area2 = 0.0, longest = 0.0;
     for (int i = 0; i < 4; i++) {
         double len = dist_d(c[i], c[(i + 1) & 3]);
         if (len <= eps)
@@ -148,14 +145,13 @@ static qn_status check_quad_shape(qn_mesh *m, uint32_t q, qn_error *err) {
     }
     if (fabs(area2) <= eps * longest)
         return qn__fail(err, QN_E_DEGENERATE_QUAD, q, "quad %u has zero area", q);
-    if (area2 < 0 && corners_convex(c, -1.0, 1e-6))
+    if (area2 < 0 && corners_convex(c, -1.0, eps))
         return qn__fail(err, QN_E_WINDING, q,
                         "quad %u is wound clockwise (negative area); list its corners in the "
                         "other order",
                         q);
-    if (area2 < 0 || !corners_convex(c, 1.0, 1e-6))
+    if (area2 < 0 || !corners_convex(c, 1.0, eps))
         return qn__fail(err, QN_E_NONCONVEX_QUAD, q, "quad %u is not convex", q);
-    m->area[q] = (float)(0.5 * area2);
     return QN_OK;
 }
 
@@ -172,25 +168,37 @@ static void quad_planes(qn_mesh *m, uint32_t q) {
     }
 }
 
-static qn_status build_quads(qn_mesh *m, const qn_mesh_desc *d, qn_error *err) {
-    double maxabs = 1.0;
+static qn_status build_quads(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    const qn_mesh_desc *d = bd->desc;
+    qn_error *err = bd->err;
     for (uint32_t q = 0; q < d->quad_count; q++) {
         qn_status st = check_quad_fields(d, q, err);
         if (st != QN_OK) return st;
         for (int k = 0; k < 4; k++) {
             qn_vec2 v = d->vertices[d->quads[4 * (size_t)q + (size_t)k]];
             m->corners[4 * (size_t)q + (size_t)k] = v;
-            maxabs = fmax(maxabs, fmax(fabs((double)v.x), fabs((double)v.y)));
         }
         m->cost[q] = d->costs ? d->costs[q] : 1.0f;
         m->blocked[q] = d->blocked ? (d->blocked[q] != 0) : 0;
     }
-    /* A few float ulps of the largest coordinate: vertices that should meet
-    ** exactly but went through arithmetic still match. */
-    m->eps = (float)fmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
+    return qn__mesh_shapes(bd);
+}
+
+qn_status qn__mesh_shapes(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    qn_error *err = bd->err;
+    double maxabs = 1.0;
+    for (size_t i = 0; i < 4 * (size_t)m->quad_count; i++)
+        maxabs = dmax(maxabs, dmax(fabs((double)m->corners[i].x), fabs((double)m->corners[i].y)));
+    /* Queries (point location, portal widths) use one tolerance: a few
+    ** float ulps of the largest coordinate. Building uses local ones. */
+    m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
     qn_rect b = {{FLT_MAX, FLT_MAX}, {-FLT_MAX, -FLT_MAX}};
-    for (uint32_t q = 0; q < d->quad_count; q++) {
-        qn_status st = check_quad_shape(m, q, err);
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        double t = quad_tol(&m->corners[4 * (size_t)q]);
+        bd->tol[q] = (float)t;
+        qn_status st = check_quad_shape(m, q, t, err);
         if (st != QN_OK) return st;
         quad_planes(m, q);
         for (int k = 0; k < 4; k++) {
@@ -229,10 +237,10 @@ static qn_rect quad_box(const qn_mesh *m, uint32_t q) {
             oy = eps * (ax - bx) / det;
         }
         double x = (double)c[k].x, y = (double)c[k].y;
-        r.min.x = fminf(r.min.x, (float)(x + fmin(ox, -eps)));
-        r.min.y = fminf(r.min.y, (float)(y + fmin(oy, -eps)));
-        r.max.x = fmaxf(r.max.x, (float)(x + fmax(ox, eps)));
-        r.max.y = fmaxf(r.max.y, (float)(y + fmax(oy, eps)));
+        r.min.x = fminf(r.min.x, (float)(x + dmin(ox, -eps)));
+        r.min.y = fminf(r.min.y, (float)(y + dmin(oy, -eps)));
+        r.max.x = fmaxf(r.max.x, (float)(x + dmax(ox, eps)));
+        r.max.y = fmaxf(r.max.y, (float)(y + dmax(oy, eps)));
     }
     return r;
 }
@@ -257,18 +265,79 @@ static void grid_dims(qn_mesh *m) {
     double h = (double)m->bounds.max.y - (double)m->bounds.min.y;
     double n = (double)m->quad_count;
     double cs = sqrt(w * h / n);
-    if (!(cs > 0)) cs = fmax(w, h);
+    if (!(cs > 0)) cs = dmax(w, h);
     double gw = ceil(w / cs), gh = ceil(h / cs);
     while (gw * gh > 2.0 * n + 16.0) {
         cs *= 1.25;
         gw = ceil(w / cs);
         gh = ceil(h / cs);
     }
-    m->grid_w = (uint32_t)fmax(1.0, gw);
-    m->grid_h = (uint32_t)fmax(1.0, gh);
+    m->grid_w = (uint32_t)dmax(1.0, gw);
+    m->grid_h = (uint32_t)dmax(1.0, gh);
     m->grid_cell = (float)cs;
     m->grid_inv_cell = (float)(1.0 / cs);
     m->grid_origin = m->bounds.min;
+}
+
+/* x range [lo, hi] of quad q's corners' polygon inside the strip ya <= y <=
+** yb; false when the strip misses it. */
+static bool strip_range(const qn_vec2 *c, double ya, double yb, double *lo, double *hi) {
+    bool any = false;
+    for (int i = 0; i < 4; i++) {
+        double x0 = (double)c[i].x, y0 = (double)c[i].y;
+        double x1 = (double)c[(i + 1) & 3].x, y1 = (double)c[(i + 1) & 3].y;
+        double e0 = dmax(dmin(y0, y1), ya), e1 = dmin(dmax(y0, y1), yb);
+        if (e0 > e1) continue;
+        double xa = x0, xb = x1;
+        if (y1 != y0) {
+            xa = x0 + (e0 - y0) * (x1 - x0) / (y1 - y0);
+            xb = x0 + (e1 - y0) * (x1 - x0) / (y1 - y0);
+        }
+        *lo = any ? dmin(*lo, dmin(xa, xb)) : dmin(xa, xb);
+        *hi = any ? dmax(*hi, dmax(xa, xb)) : dmax(xa, xb);
+        any = true;
+    }
+    return any;
+}
+
+/* How far the tolerant region of q reaches past its corners' box (see
+** quad_box): at least eps, more at sharp corners. */
+static double quad_reach(const qn_mesh *m, uint32_t q) {
+    qn_rect r = quad_box(m, q);
+    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    double reach = (double)m->eps;
+    double minx = (double)c[0].x, maxx = minx, miny = (double)c[0].y, maxy = miny;
+    for (int k = 1; k < 4; k++) {
+        minx = dmin(minx, (double)c[k].x), maxx = dmax(maxx, (double)c[k].x);
+        miny = dmin(miny, (double)c[k].y), maxy = dmax(maxy, (double)c[k].y);
+    }
+    reach = dmax(reach, dmax(minx - (double)r.min.x, (double)r.max.x - maxx));
+    return dmax(reach, dmax(miny - (double)r.min.y, (double)r.max.y - maxy));
+}
+
+/* Adds quad q to the buckets its tolerant region meets, row by row (count
+** only when fill is NULL); returns how many. Conservative by the reach. */
+static uint32_t grid_add(qn_mesh *m, uint32_t q, uint32_t *fill) {
+    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    uint32_t b[4], n = 0;
+    box_cells(m, quad_box(m, q), b);
+    double g = quad_reach(m, q), cs = (double)m->grid_cell;
+    double oy = (double)m->grid_origin.y;
+    for (uint32_t y = b[1]; y <= b[3]; y++) {
+        double ya = y == 0 ? -DBL_MAX : oy + (double)y * cs - g;
+        double yb = y + 1 == m->grid_h ? DBL_MAX : oy + (double)(y + 1) * cs + g;
+        double lo = 0, hi = 0;
+        if (!strip_range(c, ya, yb, &lo, &hi)) continue;
+        uint32_t x0 = cell_coord((float)(lo - g), m->grid_origin.x, m->grid_inv_cell, m->grid_w);
+        uint32_t x1 = cell_coord((float)(hi + g), m->grid_origin.x, m->grid_inv_cell, m->grid_w);
+        for (uint32_t x = x0 > b[0] ? x0 : b[0]; x <= x1 && x <= b[2]; x++) {
+            size_t cell = (size_t)y * m->grid_w + x;
+            if (fill) m->cell_list[m->cell_start[cell] + fill[cell]++] = q;
+            else m->cell_start[cell + 1]++;
+            n++;
+        }
+    }
+    return n;
 }
 
 static qn_status build_grid(qn_mesh *m, qn_error *err) {
@@ -277,13 +346,7 @@ static qn_status build_grid(qn_mesh *m, qn_error *err) {
     m->cell_start = qn__calloc(&m->alloc, cells + 1, sizeof(uint32_t));
     if (!m->cell_start) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh grid)");
     uint64_t total = 0;
-    for (uint32_t q = 0; q < m->quad_count; q++) {
-        uint32_t c[4];
-        box_cells(m, quad_box(m, q), c);
-        for (uint32_t y = c[1]; y <= c[3]; y++)
-            for (uint32_t x = c[0]; x <= c[2]; x++) m->cell_start[(size_t)y * m->grid_w + x + 1]++;
-        total += (uint64_t)(c[2] - c[0] + 1) * (c[3] - c[1] + 1);
-    }
+    for (uint32_t q = 0; q < m->quad_count; q++) total += grid_add(m, q, NULL);
     if (total > (uint64_t)UINT32_MAX / 2)
         return qn__fail(err, QN_E_LIMIT, QN_NONE, "quads too large for the spatial index");
     for (size_t i = 0; i < cells; i++) m->cell_start[i + 1] += m->cell_start[i];
@@ -293,132 +356,15 @@ static qn_status build_grid(qn_mesh *m, qn_error *err) {
         qn__free(&m->alloc, fill, cells * sizeof(uint32_t));
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh grid)");
     }
-    for (uint32_t q = 0; q < m->quad_count; q++) {
-        uint32_t c[4];
-        box_cells(m, quad_box(m, q), c);
-        for (uint32_t y = c[1]; y <= c[3]; y++)
-            for (uint32_t x = c[0]; x <= c[2]; x++) {
-                size_t cell = (size_t)y * m->grid_w + x;
-                m->cell_list[m->cell_start[cell] + fill[cell]++] = q;
-            }
-    }
+    for (uint32_t q = 0; q < m->quad_count; q++) grid_add(m, q, fill);
     qn__free(&m->alloc, fill, cells * sizeof(uint32_t));
-    return QN_OK;
-}
-
-/* ---- pairs: overlap and shared edge segments ------------------------- */
-
-/* Separating-axis test on the 8 edge normals; touching is not overlap. */
-static bool quads_overlap(const qn_mesh *m, uint32_t a, uint32_t b) {
-    const uint32_t qs[2] = {a, b};
-    double tol = 4.0 * (double)m->eps;
-    for (int s = 0; s < 2; s++) {
-        const qn__planes *pl = &m->planes[qs[s]];
-        const qn_vec2 *o = &m->corners[4 * (size_t)qs[1 - s]];
-        for (int i = 0; i < 4; i++) {
-            double maxo = -DBL_MAX;
-            for (int k = 0; k < 4; k++)
-                maxo = fmax(maxo, (double)pl->nx[i] * (double)o[k].x + (double)pl->ny[i] * (double)o[k].y);
-            if (maxo <= (double)pl->c[i] + tol) return false;
-        }
-    }
-    return true;
-}
-
-static qn_status push_cand(builder *bd, cand c) {
-    if (bd->ncand == bd->capcand) {
-        uint32_t ncap = bd->capcand ? bd->capcand * 2 : 256;
-        if (ncap > 2u * QN_MAX_LINKS)
-            return qn__fail(bd->err, QN_E_LIMIT, QN_NONE, "more than %u portals", QN_MAX_LINKS);
-        cand *n = qn__realloc(&bd->m->alloc, bd->cands, bd->capcand * sizeof(cand),
-                              ncap * sizeof(cand));
-        if (!n) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-        bd->cands = n;
-        bd->capcand = ncap;
-    }
-    bd->cands[bd->ncand++] = c;
-    return QN_OK;
-}
-
-/* Overlap of edge ea of quad a with edge eb of quad b, when they lie on one
-** line and run in opposite directions; returns its length (0 when none). */
-static double edge_overlap(const qn_mesh *m, uint32_t a, int ea, uint32_t b, int eb, qn_vec2 *p0,
-                           qn_vec2 *p1) {
-    const qn_vec2 *ca = &m->corners[4 * (size_t)a], *cb = &m->corners[4 * (size_t)b];
-    qn_vec2 a0 = ca[ea], a1 = ca[(ea + 1) & 3], b0 = cb[eb], b1 = cb[(eb + 1) & 3];
-    double len = dist_d(a0, a1), eps = (double)m->eps;
-    double ux = ((double)a1.x - (double)a0.x) / len, uy = ((double)a1.y - (double)a0.y) / len;
-    double d0 = ux * ((double)b0.y - (double)a0.y) - uy * ((double)b0.x - (double)a0.x);
-    double d1 = ux * ((double)b1.y - (double)a0.y) - uy * ((double)b1.x - (double)a0.x);
-    if (fabs(d0) > eps || fabs(d1) > eps) return 0.0;
-    double t0 = ux * ((double)b0.x - (double)a0.x) + uy * ((double)b0.y - (double)a0.y);
-    double t1 = ux * ((double)b1.x - (double)a0.x) + uy * ((double)b1.y - (double)a0.y);
-    if (t1 >= t0) return 0.0; /* same direction: not a shared boundary */
-    double lo = fmax(0.0, t1), hi = fmin(len, t0);
-    if (hi - lo <= eps) return 0.0;
-    *p0 = qn__v2((float)((double)a0.x + ux * lo), (float)((double)a0.y + uy * lo));
-    *p1 = qn__v2((float)((double)a0.x + ux * hi), (float)((double)a0.y + uy * hi));
-    if (lo <= eps) *p0 = a0;
-    if (len - hi <= eps) *p1 = a1;
-    return hi - lo;
-}
-
-/* Convex quads with disjoint interiors touch along one segment at most; when
-** a quad has a split edge that segment may come in pieces, merged here. */
-static qn_status pair_portal(builder *bd, uint32_t a, uint32_t b) {
-    cand best = {a, b, 0, 0, {0, 0}, {0, 0}};
-    double best_len = 0.0;
-    for (int ea = 0; ea < 4; ea++)
-        for (int eb = 0; eb < 4; eb++) {
-            qn_vec2 p0 = {0, 0}, p1 = {0, 0};
-            double len = edge_overlap(bd->m, a, ea, b, eb, &p0, &p1);
-            if (len > best_len) {
-                best_len = len;
-                best.ea = (uint8_t)ea;
-                best.eb = (uint8_t)eb;
-                best.p0 = p0;
-                best.p1 = p1;
-            }
-        }
-    if (best_len <= 0.0) return QN_OK;
-    return push_cand(bd, best);
-}
-
-/* Each pair of quads whose boxes meet is looked at once: in the bucket that
-** holds the low corner of the two boxes' intersection. */
-static bool pair_owned_here(const qn_mesh *m, uint32_t a, uint32_t b, size_t cell) {
-    qn_rect ra = quad_box(m, a), rb = quad_box(m, b);
-    if (ra.max.x < rb.min.x || rb.max.x < ra.min.x || ra.max.y < rb.min.y || rb.max.y < ra.min.y)
-        return false;
-    uint32_t cx = cell_coord(fmaxf(ra.min.x, rb.min.x), m->grid_origin.x, m->grid_inv_cell,
-                             m->grid_w);
-    uint32_t cy = cell_coord(fmaxf(ra.min.y, rb.min.y), m->grid_origin.y, m->grid_inv_cell,
-                             m->grid_h);
-    return (size_t)cy * m->grid_w + cx == cell;
-}
-
-static qn_status find_pairs(builder *bd) {
-    qn_mesh *m = bd->m;
-    size_t cells = (size_t)m->grid_w * m->grid_h;
-    for (size_t cell = 0; cell < cells; cell++) {
-        for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++) {
-            for (uint32_t j = i + 1; j < m->cell_start[cell + 1]; j++) {
-                uint32_t a = m->cell_list[i], b = m->cell_list[j];
-                if (!pair_owned_here(m, a, b, cell)) continue;
-                if (quads_overlap(m, a, b))
-                    return qn__fail(bd->err, QN_E_OVERLAP, b, "quad %u overlaps quad %u", b, a);
-                qn_status st = pair_portal(bd, a, b);
-                if (st != QN_OK) return st;
-            }
-        }
-    }
     return QN_OK;
 }
 
 /* ---- explicit links -------------------------------------------------- */
 
 static int cmp_cand(const void *x, const void *y) {
-    const cand *a = x, *b = y;
+    const qn__cand *a = x, *b = y;
     if (a->a != b->a) return a->a < b->a ? -1 : 1;
     if (a->b != b->b) return a->b < b->b ? -1 : 1;
     return 0;
@@ -436,7 +382,7 @@ static int cmp_link(const void *x, const void *y) {
     return a->i < b->i ? -1 : (a->i > b->i);
 }
 
-static qn_status check_link(builder *bd, uint32_t i, link_ix *norm) {
+static qn_status check_link(qn__builder *bd, uint32_t i, link_ix *norm) {
     qn_link l = bd->desc->links[i];
     uint32_t n = bd->m->quad_count;
     if (l.a >= n || l.b >= n)
@@ -448,14 +394,14 @@ static qn_status check_link(builder *bd, uint32_t i, link_ix *norm) {
     norm->a = l.a < l.b ? l.a : l.b;
     norm->b = l.a < l.b ? l.b : l.a;
     norm->i = i;
-    cand key = {norm->a, norm->b, 0, 0, {0, 0}, {0, 0}};
-    if (bd->ncand == 0 || !bsearch(&key, bd->cands, bd->ncand, sizeof(cand), cmp_cand))
+    qn__cand key = {norm->a, norm->b, 0, 0, {0, 0}, {0, 0}};
+    if (bd->ncand == 0 || !bsearch(&key, bd->cands, bd->ncand, sizeof(qn__cand), cmp_cand))
         return qn__fail(bd->err, QN_E_LINK_NO_EDGE, i,
                         "link %u: quads %u and %u share no edge segment", i, l.a, l.b);
     return QN_OK;
 }
 
-static qn_status find_duplicate(builder *bd, link_ix *sorted, uint32_t nl) {
+static qn_status find_duplicate(qn__builder *bd, link_ix *sorted, uint32_t nl) {
     if (nl > 1) qsort(sorted, nl, sizeof(link_ix), cmp_link);
     for (uint32_t i = 1; i < nl; i++) {
         const link_ix *x = &sorted[i - 1], *y = &sorted[i];
@@ -468,7 +414,7 @@ static qn_status find_duplicate(builder *bd, link_ix *sorted, uint32_t nl) {
 
 /* Keeps only the candidates named by the link table, after checking it.
 ** bd->cands must be sorted with cmp_cand. */
-static qn_status apply_links(builder *bd) {
+static qn_status apply_links(qn__builder *bd) {
     uint32_t nl = bd->desc->link_count;
     link_ix *sorted = qn__alloc(&bd->m->alloc, (size_t)nl * sizeof(link_ix));
     if (!sorted) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (links)");
@@ -499,9 +445,8 @@ static qn_status apply_links(builder *bd) {
 
 /* ---- portal tables --------------------------------------------------- */
 
-static qn_status build_portals(builder *bd) {
+qn_status qn__mesh_portals(qn__builder *bd) {
     qn_mesh *m = bd->m;
-    if (bd->ncand > 1) qsort(bd->cands, bd->ncand, sizeof(cand), cmp_cand);
     m->portal_count = bd->ncand;
     m->portals = qn__alloc(&m->alloc, (size_t)bd->ncand * sizeof(qn__portal));
     m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
@@ -509,7 +454,7 @@ static qn_status build_portals(builder *bd) {
     if (!m->portals || !m->qp_start || !m->qp_list)
         return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     for (uint32_t i = 0; i < bd->ncand; i++) {
-        const cand *c = &bd->cands[i];
+        const qn__cand *c = &bd->cands[i];
         qn__portal *p = &m->portals[i];
         p->q[0] = c->a;
         p->q[1] = c->b;
@@ -529,35 +474,9 @@ static qn_status build_portals(builder *bd) {
     for (uint32_t i = 0; i < bd->ncand; i++)
         for (int s = 0; s < 2; s++) {
             uint32_t q = m->portals[i].q[s];
-            m->portals[i].local[s] = fill[q];
             m->qp_list[m->qp_start[q] + fill[q]++] = i;
         }
     qn__free(&m->alloc, fill, (size_t)m->quad_count * sizeof(uint32_t));
-    return QN_OK;
-}
-
-static qn_status build_distances(qn_mesh *m, qn_error *err) {
-    m->qd_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
-    if (!m->qd_start) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (distances)");
-    uint64_t total = 0;
-    for (uint32_t q = 0; q < m->quad_count; q++) {
-        m->qd_start[q] = (uint32_t)total;
-        uint64_t k = m->qp_start[q + 1] - m->qp_start[q];
-        total += k * k;
-        if (total > UINT32_MAX / 2)
-            return qn__fail(err, QN_E_LIMIT, q, "quad %u: too many portals", q);
-    }
-    m->qd_start[m->quad_count] = (uint32_t)total;
-    m->qdist = qn__alloc(&m->alloc, (size_t)total * sizeof(float));
-    if (!m->qdist) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (distances)");
-    for (uint32_t q = 0; q < m->quad_count; q++) {
-        uint32_t s = m->qp_start[q], k = m->qp_start[q + 1] - s;
-        float *row = &m->qdist[m->qd_start[q]];
-        for (uint32_t i = 0; i < k; i++)
-            for (uint32_t j = 0; j < k; j++)
-                row[i * k + j] = qn__len(
-                    qn__sub(m->portals[m->qp_list[s + i]].mid, m->portals[m->qp_list[s + j]].mid));
-    }
     return QN_OK;
 }
 
@@ -595,34 +514,28 @@ void qn__mesh_islands(qn_mesh *m) {
 
 /* ---- create ----------------------------------------------------------- */
 
-static qn_status alloc_quad_arrays(qn_mesh *m, qn_error *err) {
+qn_status qn__mesh_alloc_quads(qn_mesh *m, qn_error *err) {
     size_t q = m->quad_count;
     m->corners = qn__alloc(&m->alloc, q * 4 * sizeof(qn_vec2));
     m->planes = qn__alloc(&m->alloc, q * sizeof(qn__planes));
     m->cost = qn__alloc(&m->alloc, q * sizeof(float));
     m->blocked = qn__alloc(&m->alloc, q);
-    m->area = qn__alloc(&m->alloc, q * sizeof(float));
     m->island = qn__alloc(&m->alloc, q * sizeof(uint32_t));
-    if (!m->corners || !m->planes || !m->cost || !m->blocked || !m->area || !m->island)
+    if (!m->corners || !m->planes || !m->cost || !m->blocked || !m->island)
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
     return QN_OK;
 }
 
-static qn_status build_all(builder *bd) {
+static qn_status build_all(qn__builder *bd) {
     qn_mesh *m = bd->m;
-    qn_status st = alloc_quad_arrays(m, bd->err);
+    qn_status st = qn__mesh_alloc_quads(m, bd->err);
     if (st == QN_OK) st = check_vertices(bd->desc, bd->err);
-    if (st == QN_OK) st = build_quads(m, bd->desc, bd->err);
+    if (st == QN_OK) st = build_quads(bd);
     if (st == QN_OK) st = build_grid(m, bd->err);
-    if (st == QN_OK) st = find_pairs(bd);
-    if (st == QN_OK && bd->desc->has_links) {
-        if (bd->ncand > 1) qsort(bd->cands, bd->ncand, sizeof(cand), cmp_cand);
-        st = apply_links(bd);
-    }
-    if (st == QN_OK) st = build_portals(bd);
-    if (st == QN_OK) st = build_distances(m, bd->err);
+    if (st == QN_OK) st = qn__mesh_pairs(bd);
+    if (st == QN_OK && bd->desc->has_links) st = apply_links(bd);
+    if (st == QN_OK) st = qn__mesh_portals(bd);
     if (st == QN_OK) qn__mesh_islands(m);
-    if (st == QN_OK) st = qn__boundary_build(m, &m->bnd, bd->err);
     return st;
 }
 
@@ -638,15 +551,17 @@ qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *alloc, qn
     if (!m) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh)");
     m->alloc = a;
     m->quad_count = desc->quad_count;
-    builder bd = {desc, m, err, NULL, 0, 0};
-    st = build_all(&bd);
-    qn__free(&a, bd.cands, bd.capcand * sizeof(cand));
+    qn__builder bd = {desc, m, err, qn__alloc(&a, (size_t)desc->quad_count * sizeof(float)),
+                      NULL, 0, 0};
+    st = bd.tol ? build_all(&bd) : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh)");
+    qn__free(&a, bd.tol, (size_t)desc->quad_count * sizeof(float));
+    qn__free(&a, bd.cands, bd.capcand * sizeof(qn__cand));
     if (st != QN_OK) {
         if (err) err->code = st;
         qn_mesh_destroy(m);
         return st;
     }
-    m->bytes = sizeof *m + mesh_array_bytes(m) + sizeof *m->bnd + m->bnd->bytes;
+    m->bytes = sizeof *m + qn__mesh_array_bytes(m);
     *out = m;
     return QN_OK;
 }

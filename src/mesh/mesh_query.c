@@ -10,7 +10,11 @@
 uint32_t qn_mesh_quad_count(const qn_mesh *mesh) { return mesh ? mesh->quad_count : 0; }
 uint32_t qn_mesh_portal_count(const qn_mesh *mesh) { return mesh ? mesh->portal_count : 0; }
 uint32_t qn_mesh_island_count(const qn_mesh *mesh) { return mesh ? mesh->island_count : 0; }
-size_t qn_mesh_bytes(const qn_mesh *mesh) { return mesh ? mesh->bytes : 0; }
+size_t qn_mesh_bytes(const qn_mesh *mesh) {
+    if (!mesh) return 0;
+    const qn__boundary *b = atomic_load(&mesh->bnd);
+    return mesh->bytes + (b ? sizeof *b + b->bytes : 0);
+}
 
 qn_rect qn_mesh_bounds(const qn_mesh *mesh) {
     qn_rect none = {{0, 0}, {0, 0}};
@@ -40,7 +44,11 @@ bool qn_mesh_quad_blocked(const qn_mesh *mesh, uint32_t quad) {
 
 float qn_mesh_quad_area(const qn_mesh *mesh, uint32_t quad) {
     if (!mesh || quad >= mesh->quad_count) return NAN;
-    return mesh->area[quad];
+    const qn_vec2 *c = &mesh->corners[4 * (size_t)quad];
+    double a2 = 0.0; /* shoelace, in double: the same value the build checked */
+    for (int i = 0; i < 4; i++)
+        a2 += (double)c[i].x * (double)c[(i + 1) & 3].y - (double)c[(i + 1) & 3].x * (double)c[i].y;
+    return (float)(0.5 * a2);
 }
 
 qn_status qn_mesh_portal(const qn_mesh *mesh, uint32_t portal, qn_portal *out) {

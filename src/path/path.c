@@ -536,12 +536,13 @@ static void improve(query *Q, uint32_t v, float gv, uint32_t par, uint8_t via) {
 static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) {
     const qn_mesh *m = Q->m;
     uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
-    const float *row = &m->qdist[m->qd_start[q] + (size_t)m->portals[u].local[side] * k];
     float w = m->cost[q];
+    qn_vec2 mu = m->portals[u].mid;
+    (void)side;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
         if (v == u || !qn__portal_open(m, v, Q->radius)) continue;
-        improve(Q, v, gu + w * row[j], u, side_in(m, v, q));
+        improve(Q, v, gu + w * qn__len(qn__sub(mu, m->portals[v].mid)), u, side_in(m, v, q));
     }
 }
 

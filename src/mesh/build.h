@@ -1,0 +1,45 @@
+/*
+** build.h: what mesh.c and pair.c share while a mesh is being built.
+** Private to src/mesh/.
+*/
+#ifndef QN_MESH_BUILD_H
+#define QN_MESH_BUILD_H
+
+#include "internal.h"
+
+/* A portal candidate found while pairing edges, before it gets its index:
+** quads a < b, their edges, and the shared segment along a's edge. */
+typedef struct qn__cand {
+    uint32_t a, b;
+    uint8_t ea, eb;
+    qn_vec2 p0, p1;
+} qn__cand;
+
+typedef struct qn__builder {
+    const qn_mesh_desc *desc;
+    qn_mesh *m;
+    qn_error *err;
+    float *tol; /* per quad: its local tolerance (a few ulps of its coordinates) */
+    qn__cand *cands;
+    uint32_t ncand, capcand;
+} qn__builder;
+
+/* Local tolerance of geometry whose largest |coordinate| is maxabs. */
+static inline double qn__tol_at(double maxabs) {
+    return 8.0 * 1.1920928955078125e-07 * (maxabs > 1.0 ? maxabs : 1.0);
+}
+
+/* Finds every shared edge segment (portal candidate, one per quad pair, the
+** longest) and rejects overlapping quads. Needs corners, planes, tol and the
+** exact-membership bucket grid; cands come out sorted by (a, b). */
+qn_status qn__mesh_pairs(qn__builder *bd);
+
+/* Pieces of qn_mesh_create that loading a baked mesh reuses (mesh.c). */
+qn_status qn__mesh_alloc_quads(qn_mesh *m, qn_error *err); /* corners .. island */
+/* From m->corners: eps, per-quad tol, shape checks, planes, area, bounds. */
+qn_status qn__mesh_shapes(qn__builder *bd);
+/* Portal table and per-quad lists from bd->cands (sorted by (a, b)). */
+qn_status qn__mesh_portals(qn__builder *bd);
+size_t qn__mesh_array_bytes(const qn_mesh *m);
+
+#endif /* QN_MESH_BUILD_H */

@@ -1,0 +1,647 @@
+/*
+** pair.c: portals and overlap checks in O(n log n) for n quads.
+**
+** Portals are shared edge segments. Most come as twins: an edge whose exact
+** reverse (same two end points, other direction) belongs to another quad;
+** a hash of the end points finds those in linear time. The edges left (mesh
+** boundary and T-junctions) are sorted into the buckets they pass through;
+** inside a bucket they are sorted by direction, and an edge is only compared
+** with edges whose direction is within what its length and the local
+** tolerance allow. Overlaps: each pair of quads sharing a bucket of the exact
+** membership grid is tested once (separating axes, local tolerance).
+**
+** Tolerances are local: t(q) = 8 float epsilons times the largest |coordinate|
+** of quad q (at least 1), so a far-away quad does not loosen the tests of
+** small quads near the origin.
+*/
+#include "build.h"
+
+#include <float.h>
+#include <stdlib.h>
+
+/* max and min of doubles that are never NaN here (no libm call). */
+static inline double dmax(double a, double b) { return a > b ? a : b; }
+static inline double dmin(double a, double b) { return a < b ? a : b; }
+
+#define EMPTY UINT32_MAX
+#define PI 3.14159265358979323846
+
+/* A point in double precision: geometry tests compute in double. */
+typedef struct dv2 {
+    double x, y;
+} dv2;
+
+static dv2 dv(qn_vec2 p) {
+    dv2 d = {(double)p.x, (double)p.y};
+    return d;
+}
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static uint32_t fbits(float f) {
+    f += 0.0f; /* -0 and +0 hash alike */
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static uint32_t hash_edge(qn_vec2 a, qn_vec2 b) {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    uint32_t w[4] = {fbits(a.x), fbits(a.y), fbits(b.x), fbits(b.y)};
+    for (int i = 0; i < 4; i++) {
+        h ^= w[i];
+        h *= 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+    }
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+static bool same_point(qn_vec2 a, qn_vec2 b) { return a.x == b.x && a.y == b.y; }
+
+static qn_vec2 corner(const qn_mesh *m, uint32_t e) { return m->corners[e]; }
+static qn_vec2 corner_next(const qn_mesh *m, uint32_t e) {
+    return m->corners[(e & ~3u) | ((e + 1) & 3u)];
+}
+
+static double dlen(qn_vec2 a, qn_vec2 b) {
+    double dx = (double)b.x - (double)a.x, dy = (double)b.y - (double)a.y;
+    return sqrt(dx * dx + dy * dy);
+}
+
+static qn_status push_cand(qn__builder *bd, qn__cand c) {
+    if (bd->ncand == bd->capcand) {
+        uint32_t ncap = bd->capcand ? bd->capcand * 2 : 256;
+        if (bd->capcand >= UINT32_MAX / 4)
+            return qn__fail(bd->err, QN_E_LIMIT, QN_NONE, "more than %u shared edge segments",
+                            UINT32_MAX / 4);
+        qn__cand *n = qn__realloc(&bd->m->alloc, bd->cands, bd->capcand * sizeof(qn__cand),
+                                  ncap * sizeof(qn__cand));
+        if (!n) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+        bd->cands = n;
+        bd->capcand = ncap;
+    }
+    bd->cands[bd->ncand++] = c;
+    return QN_OK;
+}
+
+/* The candidate for edges e (of quad qe) and f (of quad qf) sharing the
+** segment s0 -> s1, which runs along e's direction. */
+static qn_status push_shared(qn__builder *bd, uint32_t e, uint32_t f, qn_vec2 s0, qn_vec2 s1) {
+    uint32_t qe = e >> 2, qf = f >> 2;
+    qn__cand c;
+    if (qe < qf) {
+        c = (qn__cand){qe, qf, (uint8_t)(e & 3), (uint8_t)(f & 3), s0, s1};
+    } else {
+        c = (qn__cand){qf, qe, (uint8_t)(f & 3), (uint8_t)(e & 3), s1, s0};
+    }
+    return push_cand(bd, c);
+}
+
+static qn_status overlap_error(qn__builder *bd, uint32_t qa, uint32_t qb) {
+    uint32_t lo = qa < qb ? qa : qb, hi = qa < qb ? qb : qa;
+    return qn__fail(bd->err, QN_E_OVERLAP, hi, "quad %u overlaps quad %u", hi, lo);
+}
+
+/* Sorts small runs in place (insertion sort): most buckets and most quads'
+** candidate lists hold a handful of entries, where qsort's setup dominates. */
+static void sort_small(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *),
+                       void *tmp) {
+    char *b = base;
+    for (size_t i = 1; i < n; i++) {
+        size_t j = i;
+        if (cmp(b + (j - 1) * size, b + i * size) <= 0) continue;
+        memcpy(tmp, b + i * size, size);
+        while (j > 0 && cmp(b + (j - 1) * size, tmp) > 0) {
+            memcpy(b + j * size, b + (j - 1) * size, size);
+            j--;
+        }
+        memcpy(b + j * size, tmp, size);
+    }
+}
+
+static void sort_any(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *),
+                     void *tmp) {
+    if (n > 24) qsort(base, n, size, cmp);
+    else if (n > 1) sort_small(base, n, size, cmp, tmp);
+}
+
+/* ---- twins ------------------------------------------------------------ */
+
+/* Edge slot of (a, b) in the table, or the empty slot where it would go. */
+static size_t twin_slot(const qn_mesh *m, const uint32_t *table, size_t mask, qn_vec2 a,
+                        qn_vec2 b) {
+    size_t i = hash_edge(a, b) & mask;
+    while (table[i] != EMPTY) {
+        uint32_t e = table[i];
+        if (same_point(corner(m, e), a) && same_point(corner_next(m, e), b)) return i;
+        i = (i + 1) & mask;
+    }
+    return i;
+}
+
+/* Pairs every edge with its exact reverse; done[e] = 1 for those. Two quads
+** with the same directed edge lie on the same side of it: an overlap. */
+static qn_status match_twins(qn__builder *bd, uint8_t *done) {
+    qn_mesh *m = bd->m;
+    size_t ne = 4 * (size_t)m->quad_count, size = 16;
+    while (size < 2 * ne) size *= 2;
+    uint32_t *table = qn__alloc(&m->alloc, size * sizeof(uint32_t));
+    if (!table) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edge table)");
+    memset(table, 0xFF, size * sizeof(uint32_t));
+    qn_status st = QN_OK;
+    for (size_t e = 0; e < ne && st == QN_OK; e++) {
+        size_t i = twin_slot(m, table, size - 1, corner(m, (uint32_t)e),
+                             corner_next(m, (uint32_t)e));
+        if (table[i] != EMPTY) st = overlap_error(bd, table[i] >> 2, (uint32_t)e >> 2);
+        else table[i] = (uint32_t)e;
+    }
+    for (size_t e = 0; e < ne && st == QN_OK; e++) {
+        qn_vec2 a = corner(m, (uint32_t)e), b = corner_next(m, (uint32_t)e);
+        uint32_t f = table[twin_slot(m, table, size - 1, b, a)];
+        if (f == EMPTY || (f >> 2) == (e >> 2)) continue;
+        done[e] = 1;
+        if (f > e) st = push_shared(bd, (uint32_t)e, f, a, b);
+    }
+    qn__free(&m->alloc, table, size * sizeof(uint32_t));
+    return st;
+}
+
+/* ---- the other edges: buckets, directions, sweeps ----------------------- */
+
+/* One edge without a twin: direction in [0, pi), length, tolerance. */
+typedef struct loose {
+    uint32_t e;
+    float tol;
+    double theta, len;
+    double off; /* signed distance of its line from the origin */
+} loose;
+
+/* Bucket membership of a loose edge, sorted by direction inside a bucket. */
+typedef struct member {
+    double theta, off;
+    uint32_t i; /* index into the loose array */
+} member;
+
+typedef struct sweep {
+    qn__builder *bd;
+    loose *ls;
+    uint32_t nl;
+    uint32_t *start; /* cells + 1 */
+    member *mem;
+    size_t nmem;
+} sweep;
+
+static uint32_t coord_cell(double v, double origin, double inv, uint32_t n) {
+    double f = (v - origin) * inv;
+    if (!(f > 0.0)) return 0;
+    if (f >= (double)n) return n - 1;
+    return (uint32_t)f;
+}
+
+/* Calls visit(cell) for each bucket the edge (grown by tol) passes through,
+** row by row. Returns the count when visit is NULL. */
+static size_t edge_cells(const qn_mesh *m, qn_vec2 a, qn_vec2 b, double tol, uint32_t *out) {
+    double ox = (double)m->grid_origin.x, oy = (double)m->grid_origin.y;
+    double cs = (double)m->grid_cell, inv = 1.0 / cs;
+    double x0 = (double)a.x, y0 = (double)a.y, x1 = (double)b.x, y1 = (double)b.y;
+    double ymin = dmin(y0, y1), ymax = dmax(y0, y1), xmin = dmin(x0, x1), xmax = dmax(x0, x1);
+    uint32_t r0 = coord_cell(ymin - tol, oy, inv, m->grid_h);
+    uint32_t r1 = coord_cell(ymax + tol, oy, inv, m->grid_h);
+    size_t n = 0;
+    for (uint32_t r = r0; r <= r1; r++) {
+        double lo = xmin, hi = xmax;
+        if (y1 - y0 != 0.0) {
+            double ya = dmin(dmax(oy + (double)r * cs, ymin), ymax);
+            double yb = dmin(dmax(oy + (double)(r + 1) * cs, ymin), ymax);
+            double xa = x0 + (ya - y0) * (x1 - x0) / (y1 - y0);
+            double xb = x0 + (yb - y0) * (x1 - x0) / (y1 - y0);
+            lo = dmax(dmin(xa, xb), xmin);
+            hi = dmin(dmax(xa, xb), xmax);
+        }
+        uint32_t c0 = coord_cell(lo - tol, ox, inv, m->grid_w);
+        uint32_t c1 = coord_cell(hi + tol, ox, inv, m->grid_w);
+        for (uint32_t c = c0; c <= c1; c++, n++)
+            if (out) out[n] = r * m->grid_w + c;
+    }
+    return n;
+}
+
+static qn_status collect_loose(sweep *S, const uint8_t *done) {
+    qn_mesh *m = S->bd->m;
+    size_t ne = 4 * (size_t)m->quad_count;
+    uint32_t nl = 0;
+    for (size_t e = 0; e < ne; e++) nl += !done[e];
+    S->ls = qn__alloc(&m->alloc, (size_t)nl * sizeof(loose));
+    if (!S->ls) return qn__fail(S->bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
+    for (size_t e = 0; e < ne; e++) {
+        if (done[e]) continue;
+        qn_vec2 a = corner(m, (uint32_t)e), b = corner_next(m, (uint32_t)e);
+        double th = atan2((double)b.y - (double)a.y, (double)b.x - (double)a.x);
+        if (th < 0) th += PI;
+        if (th >= PI) th -= PI;
+        loose *l = &S->ls[S->nl++];
+        l->e = (uint32_t)e;
+        l->tol = S->bd->tol[e >> 2];
+        l->theta = th;
+        l->len = dlen(a, b);
+        l->off = cos(th) * (double)a.y - sin(th) * (double)a.x;
+    }
+    return QN_OK;
+}
+
+static int cmp_member(const void *x, const void *y) {
+    const member *a = x, *b = y;
+    if (a->theta != b->theta) return a->theta < b->theta ? -1 : 1;
+    if (a->off != b->off) return a->off < b->off ? -1 : 1;
+    return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+/* Bucket lists of the loose edges (counting pass, then filling pass). */
+static qn_status bucket_loose(sweep *S) {
+    qn_mesh *m = S->bd->m;
+    size_t cells = (size_t)m->grid_w * m->grid_h;
+    S->start = qn__calloc(&m->alloc, cells + 1, sizeof(uint32_t));
+    if (!S->start) return qn__fail(S->bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
+    size_t total = 0, maxc = 0;
+    for (uint32_t i = 0; i < S->nl; i++) {
+        uint32_t e = S->ls[i].e;
+        size_t k = edge_cells(m, corner(m, e), corner_next(m, e), 2.0 * (double)S->ls[i].tol, NULL);
+        total += k;
+        if (k > maxc) maxc = k;
+    }
+    if (total > UINT32_MAX / 2)
+        return qn__fail(S->bd->err, QN_E_LIMIT, QN_NONE, "edges too long for the edge index");
+    uint32_t *tmp = qn__alloc(&m->alloc, (maxc + 1) * sizeof(uint32_t));
+    S->mem = qn__alloc(&m->alloc, (total + 1) * sizeof(member));
+    S->nmem = total;
+    if (!tmp || !S->mem) {
+        qn__free(&m->alloc, tmp, (maxc + 1) * sizeof(uint32_t));
+        return qn__fail(S->bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < S->nl; i++) {
+            uint32_t e = S->ls[i].e;
+            size_t k =
+                edge_cells(m, corner(m, e), corner_next(m, e), 2.0 * (double)S->ls[i].tol, tmp);
+            for (size_t j = 0; j < k; j++) {
+                if (pass == 0) S->start[tmp[j] + 1]++;
+                else S->mem[S->start[tmp[j]]++] = (member){S->ls[i].theta, S->ls[i].off, i};
+            }
+        }
+        if (pass == 0)
+            for (size_t c = 0; c < cells; c++) S->start[c + 1] += S->start[c];
+    }
+    /* The filling pass moved each start to the next bucket's: shift back. */
+    for (size_t c = cells; c > 0; c--) S->start[c] = S->start[c - 1];
+    S->start[0] = 0;
+    qn__free(&m->alloc, tmp, (maxc + 1) * sizeof(uint32_t));
+    member swap;
+    for (size_t c = 0; c < cells; c++)
+        sort_any(S->mem + S->start[c], S->start[c + 1] - S->start[c], sizeof(member), cmp_member,
+                 &swap);
+    return QN_OK;
+}
+
+/* Compares loose edges e (the longer) and f: on one line within the
+** tolerance, overlapping by more than it. Opposite directions: a portal
+** candidate; the same direction: two quads on one side, an overlap. */
+static qn_status compare_edges(qn__builder *bd, const loose *le, const loose *lf) {
+    const qn_mesh *m = bd->m;
+    uint32_t e = le->e, f = lf->e;
+    if ((e >> 2) == (f >> 2)) return QN_OK;
+    dv2 a0 = dv(corner(m, e)), a1 = dv(corner_next(m, e));
+    dv2 b0 = dv(corner(m, f)), b1 = dv(corner_next(m, f));
+    double len = le->len, tol = dmax((double)le->tol, (double)lf->tol);
+    double ux = (a1.x - a0.x) / len, uy = (a1.y - a0.y) / len;
+    double d0 = ux * (b0.y - a0.y) - uy * (b0.x - a0.x);
+    double d1 = ux * (b1.y - a0.y) - uy * (b1.x - a0.x);
+    if (fabs(d0) > tol || fabs(d1) > tol) return QN_OK;
+    double t0 = ux * (b0.x - a0.x) + uy * (b0.y - a0.y);
+    double t1 = ux * (b1.x - a0.x) + uy * (b1.y - a0.y);
+    double lo = dmax(0.0, dmin(t0, t1)), hi = dmin(len, dmax(t0, t1));
+    if (hi - lo <= tol) return QN_OK;
+    if (t1 > t0) return overlap_error(bd, e >> 2, f >> 2);
+    /* Ends of the shared part: f's own vertices where they lie inside e. */
+    qn_vec2 s0 = t1 > tol ? corner_next(m, f) : corner(m, e);
+    qn_vec2 s1 = t0 < len - tol ? corner(m, f) : corner_next(m, e);
+    return push_shared(bd, e, f, s0, s1);
+}
+
+/* Largest direction difference two loose edges on one line can show, seen
+** from the shorter one (i): asin(2 tol / len) with tol the larger of both. */
+static double window(const loose *li, double tmax) {
+    double x = 2.0 * ((double)li->tol + tmax) / li->len;
+    return x >= 1.0 ? PI : 1.5708 * x + 1e-12;
+}
+
+static bool shorter(const loose *li, uint32_t i, const loose *lj, uint32_t j) {
+    return li->len < lj->len || (li->len == lj->len && i < j);
+}
+
+/* Tests the pair (i, j) from the shorter edge's side. */
+static qn_status try_pair(sweep *S, const member *mem, uint32_t i, uint32_t j) {
+    const loose *li = &S->ls[mem[i].i], *lj = &S->ls[mem[j].i];
+    if (!shorter(li, mem[i].i, lj, mem[j].i)) return QN_OK;
+    return compare_edges(S->bd, lj, li);
+}
+
+/* Members sorted by (direction, offset). From each member i, scans both
+** ways round the circle of directions while within its window; among
+** exactly parallel edges, jumps over those whose lines are too far apart. */
+static qn_status sweep_bucket(sweep *S, const member *mem, uint32_t n, uint32_t *lo,
+                              uint32_t *hi) {
+    double tmax = 0.0;
+    for (uint32_t i = 0; i < n; i++) tmax = dmax(tmax, (double)S->ls[mem[i].i].tol);
+    for (uint32_t i = 0; i < n; i++) /* runs of one direction: [lo, hi) */
+        lo[i] = i > 0 && mem[i - 1].theta == mem[i].theta ? lo[i - 1] : i;
+    for (uint32_t i = n; i-- > 0;)
+        hi[i] = i + 1 < n && mem[i + 1].theta == mem[i].theta ? hi[i + 1] : i + 1;
+    qn_status st = QN_OK;
+    for (uint32_t i = 0; i < n && st == QN_OK; i++) {
+        const loose *li = &S->ls[mem[i].i];
+        double w = window(li, tmax), wc = 2.0 * ((double)li->tol + tmax), th = mem[i].theta;
+        uint32_t j = i + 1;
+        for (; j < n && st == QN_OK; j++) {
+            if (mem[j].theta == th) {
+                if (mem[j].off - mem[i].off > wc) j = hi[i] - 1;
+                else st = try_pair(S, mem, i, j);
+                continue;
+            }
+            if (mem[j].theta - th > w) break;
+            st = try_pair(S, mem, i, j);
+        }
+        for (uint32_t k = 0; j == n && k < lo[i] && st == QN_OK; k++) { /* past pi */
+            if (mem[k].theta + PI - th > w) break;
+            st = try_pair(S, mem, i, k);
+        }
+        for (j = i; j-- > 0 && st == QN_OK;) {
+            if (mem[j].theta == th) {
+                if (mem[i].off - mem[j].off > wc) j = lo[i];
+                else st = try_pair(S, mem, i, j);
+                continue;
+            }
+            if (th - mem[j].theta > w) break;
+            st = try_pair(S, mem, i, j);
+        }
+        for (uint32_t k = n; j == UINT32_MAX && k-- > hi[i] && st == QN_OK;) { /* below 0 */
+            if (th + PI - mem[k].theta > w) break;
+            st = try_pair(S, mem, i, k);
+        }
+    }
+    return st;
+}
+
+static qn_status match_loose(qn__builder *bd, const uint8_t *done) {
+    qn_mesh *m = bd->m;
+    sweep S = {bd, NULL, 0, NULL, NULL, 0};
+    size_t cells = (size_t)m->grid_w * m->grid_h;
+    qn_status st = collect_loose(&S, done);
+    if (st == QN_OK) st = bucket_loose(&S);
+    uint32_t kmax = 0;
+    for (size_t c = 0; st == QN_OK && c < cells; c++)
+        kmax = S.start[c + 1] - S.start[c] > kmax ? S.start[c + 1] - S.start[c] : kmax;
+    uint32_t *run = st == QN_OK ? qn__alloc(&m->alloc, 2 * (size_t)kmax * sizeof(uint32_t)) : NULL;
+    if (st == QN_OK && !run) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
+    for (size_t c = 0; st == QN_OK && c < cells; c++)
+        st = sweep_bucket(&S, S.mem + S.start[c], S.start[c + 1] - S.start[c], run, run + kmax);
+    qn__free(&m->alloc, run, 2 * (size_t)kmax * sizeof(uint32_t));
+    qn__free(&m->alloc, S.ls, (size_t)S.nl * sizeof(loose));
+    if (S.start) qn__free(&m->alloc, S.mem, (S.nmem + 1) * sizeof(member));
+    qn__free(&m->alloc, S.start, (cells + 1) * sizeof(uint32_t));
+    return st;
+}
+
+/* ---- one candidate per quad pair: the longest -------------------------- */
+
+static double cand_len(const qn__cand *c) { return dlen(c->p0, c->p1); }
+
+static int cmp_cand_best(const void *x, const void *y) {
+    const qn__cand *a = x, *b = y;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    if (a->b != b->b) return a->b < b->b ? -1 : 1;
+    double la = cand_len(a), lb = cand_len(b);
+    if (la != lb) return la > lb ? -1 : 1;
+    if (a->ea != b->ea) return a->ea < b->ea ? -1 : 1;
+    return a->eb < b->eb ? -1 : (a->eb > b->eb);
+}
+
+/* Sorts by (a, b) and keeps the longest segment of each pair: quads with a
+** split edge may touch a neighbour along two collinear pieces. A counting
+** sort by a, then each quad's few candidates by (b, length, edges). */
+static qn_status best_per_pair(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    uint32_t n = bd->ncand, nq = m->quad_count;
+    uint32_t *start = qn__calloc(&m->alloc, (size_t)nq + 1, sizeof(uint32_t));
+    qn__cand *out = qn__alloc(&m->alloc, ((size_t)n + 1) * sizeof(qn__cand));
+    if (!start || !out) {
+        qn__free(&m->alloc, start, ((size_t)nq + 1) * sizeof(uint32_t));
+        qn__free(&m->alloc, out, ((size_t)n + 1) * sizeof(qn__cand));
+        return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    }
+    for (uint32_t i = 0; i < n; i++) start[bd->cands[i].a + 1]++;
+    for (uint32_t q = 0; q < nq; q++) start[q + 1] += start[q];
+    for (uint32_t i = 0; i < n; i++) out[start[bd->cands[i].a]++] = bd->cands[i];
+    uint32_t from = 0, keep = 0;
+    qn__cand tmp;
+    for (uint32_t q = 0; q < nq; q++) { /* start[q] is now the end of quad q's run */
+        sort_any(out + from, start[q] - from, sizeof(qn__cand), cmp_cand_best, &tmp);
+        for (uint32_t i = from; i < start[q]; i++)
+            if (keep == 0 || bd->cands[keep - 1].a != out[i].a || bd->cands[keep - 1].b != out[i].b)
+                bd->cands[keep++] = out[i];
+        from = start[q];
+    }
+    bd->ncand = keep;
+    qn__free(&m->alloc, start, ((size_t)nq + 1) * sizeof(uint32_t));
+    qn__free(&m->alloc, out, ((size_t)n + 1) * sizeof(qn__cand));
+    return QN_OK;
+}
+
+/* ---- overlaps ------------------------------------------------------------ */
+
+/* Separating-axis test on the 8 edge normals; touching (within the local
+** tolerance) is not overlap. */
+static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32_t b) {
+    const uint32_t qs[2] = {a, b};
+    double t = 4.0 * dmax((double)tol[a], (double)tol[b]);
+    for (int s = 0; s < 2; s++) {
+        const qn_vec2 *c = &m->corners[4 * (size_t)qs[s]];
+        const qn_vec2 *o = &m->corners[4 * (size_t)qs[1 - s]];
+        for (int i = 0; i < 4; i++) {
+            dv2 p = dv(c[i]), q = dv(c[(i + 1) & 3]);
+            double ex = q.x - p.x, ey = q.y - p.y, len = sqrt(ex * ex + ey * ey);
+            double maxo = -DBL_MAX;
+            for (int k = 0; k < 4; k++) { /* distance inside edge i's line */
+                dv2 v = dv(o[k]);
+                maxo = dmax(maxo, (ex * (v.y - p.y) - ey * (v.x - p.x)) / len);
+            }
+            if (maxo <= t) return false;
+        }
+    }
+    return true;
+}
+
+/* ---- corners sharing a point: wedges -------------------------------------- */
+
+/* The wedge of quad q at its corner c: counter-clockwise from the direction
+** of the edge leaving c to that of the edge entering it. */
+typedef struct wedge {
+    double start, width;
+    uint32_t corner; /* 4 * quad + k */
+} wedge;
+
+static int cmp_wedge(const void *x, const void *y) {
+    const wedge *a = x, *b = y;
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    return a->corner < b->corner ? -1 : (a->corner > b->corner);
+}
+
+static wedge corner_wedge(const qn_mesh *m, uint32_t c) {
+    dv2 v = dv(m->corners[c]), n = dv(corner_next(m, c));
+    dv2 p = dv(m->corners[(c & ~3u) | ((c + 3) & 3u)]);
+    double s = atan2(n.y - v.y, n.x - v.x), e = atan2(p.y - v.y, p.x - v.x), w = e - s;
+    while (w <= 0) w += 2 * PI;
+    while (w > 2 * PI) w -= 2 * PI;
+    wedge out = {s < 0 ? s + 2 * PI : s, w, c};
+    return out;
+}
+
+/* Shortest edge at corner c, for the angular tolerance. */
+static double corner_edge_min(const qn_mesh *m, uint32_t c) {
+    qn_vec2 p = m->corners[(c & ~3u) | ((c + 3) & 3u)];
+    return dmin(dlen(m->corners[c], corner_next(m, c)), dlen(p, m->corners[c]));
+}
+
+/* Convex quads with a common corner point are disjoint exactly when their
+** wedges there are: sorted by start, each ends before the next begins. */
+static qn_status check_fan(qn__builder *bd, wedge *w, uint32_t k) {
+    const qn_mesh *m = bd->m;
+    qsort(w, k, sizeof(wedge), cmp_wedge);
+    for (uint32_t i = 0; i < k; i++) {
+        const wedge *a = &w[i], *b = &w[(i + 1) % k];
+        double gap = b->start - a->start;
+        if (i + 1 == k) gap += 2 * PI;
+        uint32_t qa = a->corner >> 2, qb = b->corner >> 2;
+        double len = dmin(corner_edge_min(m, a->corner), corner_edge_min(m, b->corner));
+        double tol = 4.0 * ((double)bd->tol[qa] + (double)bd->tol[qb]) / len;
+        if (gap < a->width - tol) return overlap_error(bd, qa, qb);
+    }
+    return QN_OK;
+}
+
+/* Groups the corners by exact point (a hash chain through `next`) and checks
+** the wedges of every point shared by two or more quads. */
+static qn_status check_fans(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    size_t nc = 4 * (size_t)m->quad_count, size = 16, wcap = 64;
+    while (size < 2 * nc) size *= 2;
+    uint32_t *table = qn__alloc(&m->alloc, size * sizeof(uint32_t));
+    uint32_t *next = qn__alloc(&m->alloc, nc * sizeof(uint32_t));
+    wedge *w = qn__alloc(&m->alloc, wcap * sizeof(wedge));
+    qn_status st = QN_OK;
+    if (!table || !next || !w) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (corners)");
+    if (table) memset(table, 0xFF, size * sizeof(uint32_t));
+    for (size_t c = 0; st == QN_OK && c < nc; c++) {
+        qn_vec2 p = m->corners[c];
+        size_t i = hash_edge(p, p) & (size - 1);
+        while (table[i] != EMPTY && !same_point(m->corners[table[i]], p)) i = (i + 1) & (size - 1);
+        next[c] = table[i]; /* the chain of this point, newest first */
+        table[i] = (uint32_t)c;
+    }
+    for (size_t i = 0; st == QN_OK && i < size; i++) {
+        if (table[i] == EMPTY || next[table[i]] == EMPTY) continue;
+        uint32_t k = 0;
+        for (uint32_t c = table[i]; c != EMPTY; c = next[c]) {
+            if (k == wcap) {
+                wedge *nw = qn__realloc(&m->alloc, w, wcap * sizeof(wedge), 2 * wcap * sizeof(wedge));
+                if (!nw) {
+                    st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (corners)");
+                    break;
+                }
+                w = nw;
+                wcap *= 2;
+            }
+            w[k++] = corner_wedge(m, c);
+        }
+        if (st == QN_OK) st = check_fan(bd, w, k);
+    }
+    qn__free(&m->alloc, table, size * sizeof(uint32_t));
+    qn__free(&m->alloc, next, nc * sizeof(uint32_t));
+    qn__free(&m->alloc, w, wcap * sizeof(wedge));
+    return st;
+}
+
+/* ---- pairs sharing a bucket ------------------------------------------------ */
+
+static bool has_corner_at(const qn_mesh *m, uint32_t q, qn_vec2 p);
+
+/* The point most quads of a bucket have a corner at (the hub of a fan), among
+** the corners of its first few quads: pairs of quads that both have a corner
+** there were checked by the fans. A hub that none of them has is missed,
+** which only costs separating-axis tests. */
+static bool bucket_hub(const qn_mesh *m, const uint32_t *list, uint32_t k, qn_vec2 *hub) {
+    uint32_t best = 1;
+    for (uint32_t i = 0; i < 3 && i < k; i++)
+        for (int c = 0; c < 4; c++) {
+            qn_vec2 p = m->corners[4 * (size_t)list[i] + (size_t)c];
+            uint32_t n = 0;
+            for (uint32_t j = 0; j < k; j++) n += has_corner_at(m, list[j], p);
+            if (n > best) best = n, *hub = p;
+        }
+    return best >= 2;
+}
+
+static bool has_corner_at(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    for (int c = 0; c < 4; c++)
+        if (same_point(m->corners[4 * (size_t)q + (size_t)c], p)) return true;
+    return false;
+}
+
+static qn_status check_bucket(qn__builder *bd, const uint32_t *list, uint32_t k,
+                              uint8_t *at_hub) {
+    const qn_mesh *m = bd->m;
+    qn_vec2 hub = {0, 0};
+    bool fan = k > 32 && bucket_hub(m, list, k, &hub);
+    for (uint32_t i = 0; i < k; i++) at_hub[i] = fan && has_corner_at(m, list[i], hub);
+    for (uint32_t i = 0; i < k; i++)
+        for (uint32_t j = i + 1; j < k; j++) {
+            if (at_hub[i] && at_hub[j]) continue;
+            if (quads_overlap(m, bd->tol, list[i], list[j])) return overlap_error(bd, list[i], list[j]);
+        }
+    return QN_OK;
+}
+
+/* Every pair of quads meeting a bucket, tested in each bucket they share
+** (so sum over buckets of k^2 tests), except pairs around a fan's hub. */
+static qn_status check_overlaps(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    size_t cells = (size_t)m->grid_w * m->grid_h;
+    uint32_t kmax = 0;
+    for (size_t c = 0; c < cells; c++) {
+        uint32_t k = m->cell_start[c + 1] - m->cell_start[c];
+        if (k > kmax) kmax = k;
+    }
+    uint8_t *at_hub = qn__alloc(&m->alloc, kmax);
+    qn_status st = QN_OK;
+    if (!at_hub) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (overlap check)");
+    for (size_t c = 0; st == QN_OK && c < cells; c++)
+        st = check_bucket(bd, m->cell_list + m->cell_start[c], m->cell_start[c + 1] - m->cell_start[c],
+                          at_hub);
+    qn__free(&m->alloc, at_hub, kmax);
+    if (st == QN_OK) st = check_fans(bd);
+    return st;
+}
+
+/* ---- entry ------------------------------------------------------------- */
+
+qn_status qn__mesh_pairs(qn__builder *bd) {
+    qn_mesh *m = bd->m;
+    size_t ne = 4 * (size_t)m->quad_count;
+    uint8_t *done = qn__calloc(&m->alloc, ne, 1);
+    if (!done) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
+    qn_status st = check_overlaps(bd);
+    if (st == QN_OK) st = match_twins(bd, done);
+    if (st == QN_OK) st = match_loose(bd, done);
+    qn__free(&m->alloc, done, ne);
+    if (st == QN_OK) st = best_per_pair(bd);
+    return st;
+}

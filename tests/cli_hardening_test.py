@@ -118,6 +118,8 @@ os.link("a.map", "hard.map")
 rc, _, err = run(["import-map", "hard.map", "--output=a.map"])
 check("import-map -o hard link of the input refused", rc == 1, (rc, err))
 check("... map untouched", read("a.map") == arena_bytes)
+rc, _, err = run(["bake", "town.json", "-o", "./town.json"])
+check("bake L.json -o ./L.json refused", rc == 1 and "input" in err, (rc, err))
 rc, _, err = run(["render", "town.json", "-o", "town.json"])
 check("render L.json -o L.json refused", rc == 1 and "input" in err, (rc, err))
 check("... level untouched", read("town.json") == town_bytes)
@@ -229,7 +231,10 @@ for what, data in (("level", town_bytes), ("map", arena_bytes)):
 for cmd in (["info", "<(cat %s)" % TOWN],
             ["field", "<(cat %s)" % ARENA, "--goal", "10,10", "--json"],
             ["path", "<(cat %s)" % ARENA, "--from", "3,3", "--to", "40,40"],
-            ["sim", "<(cat %s)" % TOWN, "--units", "5"]):
+            ["sim", "<(cat %s)" % TOWN, "--units", "5"],
+            ["sim", "<(cat %s)" % ARENA, "--units", "5", "--goal", "10.5,10.5"],
+            ["sim", "<(cat %s)" % TOWN, "--units", "5", "--mode", "grid8"],
+            ["bake", "<(cat %s)" % TOWN, "-o", "baked.qnm"]):
     p = subprocess.run(["bash", "-c", QN + " " + " ".join(cmd)], capture_output=True, text=True,
                        timeout=60)
     check("process substitution: " + cmd[0], p.returncode == 0, p.stderr)

@@ -1042,6 +1042,232 @@ QN_API const qn_scen_row *qn_scen_row_at(const qn_scen *scen, uint32_t i);
 ** (1.01 * 10^-decimals) and 1e-5 * optimal. 0 for NULL. */
 QN_API double qn_scen_tolerance(const qn_scen_row *row);
 
+
+/* ------------------------------------------------------------------ */
+/* Crowd: steering, local avoidance, arrival and formations            */
+/* ------------------------------------------------------------------ */
+
+/* An optional layer on top of the instances: units with bodies that follow
+** their instance (or a path, or a formation slot), avoid one another
+** reciprocally (ORCA half-planes solved by a small 2-D linear program), keep
+** off the mesh's walls, and never leave the mesh.
+**
+** Each step, per unit: the desired velocity (qn_field_sample of the unit's
+** instance, or its path, or its formation slot; slowed inside its arrival
+** region; turned at most max_accel * dt from the current velocity), its
+** nearest neighbours from a uniform grid of the units rebuilt every step,
+** one half-plane per neighbour (each unit takes half of the avoidance; the
+** radii are padded by 30 % so that units keep a margin) and per wall edge
+** near the unit, the velocity closest to the desired one that satisfies
+** the wall half-planes and every neighbour's. When no velocity satisfies
+** them all (dense crowds), the unit takes the smallest worst violation, and
+** among those velocities the one nearest half its desired velocity (a unit
+** in a jam eases off instead of pushing at full speed). The move of
+** velocity * dt slides along the boundary instead of leaving the mesh.
+** Then units that still overlap after the move step apart, half the depth
+** each (at most half a radius), again sliding along walls; the velocity
+** read back is the displacement of the step when that push or a slide
+** changed it. Avoidance may brake or swerve harder than max_accel: a
+** collision-free velocity wins over smoothness. A tiny deterministic turn
+** of each desired velocity (a thousandth of a radian at most) breaks the
+** exact symmetries in which reciprocal avoidance deadlocks.
+**
+** Walls are the parts of unblocked quads' edges not covered by a portal to
+** another unblocked quad, taken from the mesh when the crowd is created and
+** again at the next step after a dynamic change (qn_mesh_version). A unit
+** standing in a quad that was blocked under it walks out (its instance's
+** qn_field_way_out); its moves are then only kept inside the mesh.
+**
+** Determinism: a step reads a snapshot of every unit taken at its start, and
+** each unit's result depends on the snapshot alone (neighbours are ordered by
+** distance, then id), so the same calls give bit-identical states whatever
+** the thread count and however the units are split into ranges.
+**
+** Threads: a crowd is not thread-safe itself, except for the range form
+** (qn_crowd_step_begin): between begin and end, any number of threads may
+** run step_range, then resolve_range, on disjoint ranges at the same time,
+** and qn_crowd_unit_count / qn_crowd_get / qn_crowd_get_stats may be
+** called; nothing else may touch the crowd (add, remove, teleport, set_*
+** return QN_E_INVALID_ARG). The mesh and the instances the units follow are
+** only read, and must not change during a step (dynamic changes go between
+** steps, followed by qn_field_update). Memory: about 220 bytes per unit plus
+** 4 per neighbour slot (max_neighbours), with the grid (at most 8 cells a unit). */
+typedef struct qn_crowd qn_crowd;
+
+#define QN_CROWD_MAX_UNITS (1u << 22)
+#define QN_CROWD_MAX_NEIGHBOURS 32u
+#define QN_CROWD_MAX_PATH 4096u    /* waypoints of one unit's path */
+#define QN_CROWD_MAX_SPEED 1.0e3f  /* max_speed and max_accel bound */
+#define QN_CROWD_MAX_RADIUS 1.0e3f
+
+/* Crowd options; zero-initialised is the default. */
+typedef struct qn_crowd_opts {
+    /* Neighbours each unit avoids: the nearest ones (by distance, then id).
+    ** 0: 10. At most QN_CROWD_MAX_NEIGHBOURS. */
+    uint32_t max_neighbours;
+    /* How far ahead (seconds) units avoid one another; 0: 1.5. In [0, 100]. */
+    float time_horizon;
+    /* How far ahead (seconds) units avoid walls; 0: 0.5. In [0, 100]. */
+    float wall_horizon;
+    /* Neighbours are looked for within the unit's radius plus the largest
+    ** radius plus this distance; 0: twice the largest radius plus 0.75 s at
+    ** the largest max speed. In [0, QN_MAX_COORD]. */
+    float neighbour_distance;
+} qn_crowd_opts;
+
+/* A unit as added. Zero-initialised fields: velocity 0, no instance (the
+** unit stands still unless it has a path or a formation slot), group 0, no
+** goal region. */
+typedef struct qn_crowd_unit_desc {
+    qn_vec2 position;  /* inside an unblocked quad of the crowd's mesh */
+    qn_vec2 velocity;  /* finite */
+    float radius;      /* (0, QN_CROWD_MAX_RADIUS] */
+    float max_speed;   /* [0, QN_CROWD_MAX_SPEED] */
+    float max_accel;   /* (0, QN_CROWD_MAX_SPEED]; how fast the desired velocity turns */
+    /* The instance the unit follows; NULL for none. Must be an instance of
+    ** the crowd's mesh and outlive the unit (or its replacement by
+    ** qn_crowd_set_field). */
+    const qn_field *field;
+    uint32_t group; /* free for the caller; read back by qn_crowd_get */
+    /* Arrival region: a disc of goal_radius around goal (goal_radius 0: no
+    ** region; the unit stops at QN_AT_GOAL). Inside it a unit slows down and
+    ** arrives (stops for good, until it gets a new goal or is teleported)
+    ** once it is within its radius of the goal point, or has been held up
+    ** inside the region (or within its diameter of the region's rim, where
+    ** the last units of a full region stop) for a second (moving slower than a third of the speed
+    ** it wants, because units that arrived before it are in the way): the
+    ** region fills from the goal outwards, without stacking. The
+    ** caller sizes the region for the group: the area of the discs over a
+    ** packing density of 0.25 (radius * sqrt(units / 0.25)) leaves room, as
+    ** units keep the avoidance margin between them. */
+    qn_vec2 goal;
+    float goal_radius; /* [0, QN_MAX_COORD] */
+} qn_crowd_unit_desc;
+
+/* A unit as read back. */
+typedef struct qn_crowd_unit {
+    qn_vec2 position, velocity;
+    qn_vec2 desired;  /* desired velocity of the last step */
+    qn_vec2 heading;  /* unit direction the unit faces (formation frame) */
+    float radius, max_speed, max_accel;
+    const qn_field *field;
+    uint32_t group;
+    uint32_t quad;    /* quad the unit is in */
+    uint32_t leader;  /* formation leader's id, or QN_NONE */
+    bool arrived;     /* stopped inside its arrival region */
+    bool wall_contact; /* its last move had to slide along a wall */
+} qn_crowd_unit;
+
+/* Creates an empty crowd on a mesh, which must outlive it. Codes: QN_OK,
+** QN_E_INVALID_ARG (NULL mesh or out, an option out of range), QN_E_NOMEM. */
+QN_API qn_status qn_crowd_create(const qn_mesh *mesh, const qn_crowd_opts *opts,
+                                 const qn_allocator *alloc, qn_crowd **out, qn_error *err);
+QN_API void qn_crowd_destroy(qn_crowd *crowd);
+
+/* Adds a unit; *id gets its id (ids of removed units are reused, the most
+** recently freed first). O(1) amortised (arrays grow by doubling). Codes: QN_OK,
+** QN_E_INVALID_ARG (a field out of range, a field of another mesh, during a
+** step), QN_E_OUTSIDE (position outside every quad), QN_E_BLOCKED (in a
+** blocked quad), QN_E_LIMIT (QN_CROWD_MAX_UNITS units), QN_E_NOMEM. */
+QN_API qn_status qn_crowd_add(qn_crowd *crowd, const qn_crowd_unit_desc *desc, uint32_t *id,
+                              qn_error *err);
+/* Removes a unit (and its path), O(1); removing a leader also clears its
+** followers' leader, found by a scan of the units (O(n)). QN_E_NOT_FOUND
+** for an id that is not in use; QN_E_INVALID_ARG during a step. */
+QN_API qn_status qn_crowd_remove(qn_crowd *crowd, uint32_t id);
+/* Moves a unit to p (velocity kept; arrival cleared). QN_E_OUTSIDE,
+** QN_E_BLOCKED, QN_E_NOT_FOUND, QN_E_INVALID_ARG (non-finite p, during a step). */
+QN_API qn_status qn_crowd_teleport(qn_crowd *crowd, uint32_t id, qn_vec2 p);
+/* Reads a unit back. QN_E_NOT_FOUND for an id not in use. */
+QN_API qn_status qn_crowd_get(const qn_crowd *crowd, uint32_t id, qn_crowd_unit *out);
+/* Units in the crowd; 0 for NULL. */
+QN_API uint32_t qn_crowd_unit_count(const qn_crowd *crowd);
+/* One more than the largest id in use (ids run below it); 0 for NULL. */
+QN_API uint32_t qn_crowd_id_bound(const qn_crowd *crowd);
+
+/* New instance and arrival region for a unit (clears arrival). Codes as
+** for qn_crowd_add. */
+QN_API qn_status qn_crowd_set_target(qn_crowd *crowd, uint32_t id, const qn_field *field,
+                                     qn_vec2 goal, float goal_radius);
+/* A path for the unit to walk instead of its instance (a copy of pts[0..n-1],
+** e.g. from qn_path_find; n <= QN_CROWD_MAX_PATH; n = 0 clears it). The unit
+** aims at the next waypoint, passing each one when within twice its radius
+** of it; at the last one it stops (or arrives in its region). A follower
+** (qn_crowd_set_leader) ignores its path while it has a leader. QN_E_NOMEM, QN_E_NOT_FOUND,
+** QN_E_INVALID_ARG (n too large, a non-finite point, pts NULL with n > 0). */
+QN_API qn_status qn_crowd_set_path(qn_crowd *crowd, uint32_t id, const qn_vec2 *pts,
+                                   uint32_t n);
+/* Formation: the unit follows `leader` (QN_NONE clears), holding the slot
+** `slot` in the leader's frame (x along the leader's heading, y to its left;
+** the heading is the direction of the leader's last velocity faster than a
+** tenth of its max speed, turned toward it at most 90 degrees a second). Once
+** the leader has arrived, followers leave their slots and arrive like any
+** unit. The slot point is projected into free space
+** (pulled toward the leader when the straight line from the leader to it
+** leaves the mesh). The follower steers at the slot point when it sees it,
+** else at the leader when it sees the leader, else along its own instance,
+** at the leader's velocity plus a catch-up term, up to its max speed (give
+** followers some speed to spare). A leader may not itself follow (no
+** chains): QN_E_INVALID_ARG, also for a unit following itself. */
+QN_API qn_status qn_crowd_set_leader(qn_crowd *crowd, uint32_t id, uint32_t leader,
+                                     qn_vec2 slot);
+
+typedef enum qn_formation_shape {
+    QN_FORMATION_LINE = 0,  /* side by side, abreast of the leader, behind it */
+    QN_FORMATION_WEDGE = 1, /* a V opening backwards */
+    QN_FORMATION_BOX = 2    /* rows of ceil(sqrt(n)) behind the leader */
+} qn_formation_shape;
+
+/* Slots for n followers of a shape, spacing apart (centre to centre), in the
+** leader's frame, written to slots[0..n-1]. QN_E_INVALID_ARG for a bad shape,
+** spacing not in (0, QN_MAX_COORD) or slots NULL with n > 0. */
+QN_API qn_status qn_formation_slots(qn_formation_shape shape, uint32_t n, float spacing,
+                                    qn_vec2 *slots);
+
+/* One step of dt seconds (0 < dt <= 10) for every unit, on the calling
+** thread: begin, one range over all units, end. Codes: QN_OK,
+** QN_E_INVALID_ARG (NULL, a bad dt, a step already begun), QN_E_NOMEM (the
+** crowd is then unchanged). */
+QN_API qn_status qn_crowd_step(qn_crowd *crowd, float dt);
+/* The same step with each of its two phases cut into `jobs` jobs
+** (contiguous ranges of units; 1 <= jobs <= QN_MAX_JOBS) and run by
+** `runner` (a game's job system; see qn_jobs), or by the built-in runner
+** when runner is NULL (up to QN_MAX_THREADS pthreads, the calling thread
+** taking a share; everything on the calling thread when built with
+** QN_NO_THREADS). The runner is called twice, the second time after every
+** job of the first has returned. Bit-identical to qn_crowd_step. Codes as
+** qn_crowd_step; QN_E_NOMEM also when a built-in thread cannot be started
+** (its jobs then run on the calling thread, so the step is complete). */
+QN_API qn_status qn_crowd_step_jobs(qn_crowd *crowd, float dt, uint32_t jobs,
+                                    const qn_jobs *runner);
+/* qn_crowd_step_jobs with the built-in runner and threads (1..QN_MAX_THREADS)
+** jobs: one per thread. */
+QN_API qn_status qn_crowd_step_parallel(qn_crowd *crowd, float dt, uint32_t threads);
+
+/* Range form for a job system: begin (one thread) takes the snapshot and
+** builds the spatial grid; then two phases over ranges [begin, end) of the
+** internal order (0 <= begin <= end <= unit count): step_range computes the
+** units' new velocities and moves from the snapshot; resolve_range then
+** pushes apart units that still overlap after the move, reading the moved
+** positions of their neighbours. Within a phase any number of threads may
+** run disjoint ranges at once; every step_range must have returned before
+** any resolve_range starts (a barrier). End (one thread) commits. Every unit
+** must be covered by exactly one range of each phase: resolve_range returns
+** QN_E_MISMATCH for a unit not yet stepped, and end returns QN_E_MISMATCH
+** (committing nothing; the step is abandoned) when a unit was missed. */
+QN_API qn_status qn_crowd_step_begin(qn_crowd *crowd, float dt);
+QN_API qn_status qn_crowd_step_range(qn_crowd *crowd, uint32_t begin, uint32_t end);
+QN_API qn_status qn_crowd_resolve_range(qn_crowd *crowd, uint32_t begin, uint32_t end);
+QN_API qn_status qn_crowd_step_end(qn_crowd *crowd);
+
+/* Figures of the crowd so far. */
+typedef struct qn_crowd_stats {
+    uint64_t steps;          /* steps completed */
+    uint64_t wall_contacts;  /* unit moves that had to slide along a wall */
+    uint32_t units, arrived; /* now */
+} qn_crowd_stats;
+QN_API void qn_crowd_get_stats(const qn_crowd *crowd, qn_crowd_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -351,7 +351,24 @@ static inline bool qn__portal_open(const qn_mesh *m, uint32_t e, float radius) {
     return !m->blocked[p->q[0]] && !m->blocked[p->q[1]] && p->width + m->eps >= 2.0f * radius;
 }
 
-/* Builds (or rebuilds) f's exact instance (spm.c); frees one (quads: the mesh's quad count). */
+/* The interval engine (interval.c) for individual any-angle paths: a
+** workspace for one mesh, reused by every query (only its pools grow, up
+** to max_states search states). qn__isearch_path finds the shortest path
+** from `from` (in quad qs) to `to` (in quad qt) through portals open for
+** radius, its length in *length: QN_OK, QN_E_UNREACHABLE, QN_E_NOMEM or
+** QN_E_LIMIT (the state bound). qn__isearch_chain writes the portals the
+** path crosses, each with the quad it enters, start to goal; returns their
+** count, or UINT32_MAX when more than cap. */
+typedef struct qn__isearch qn__isearch;
+qn_status qn__isearch_create(const qn_mesh *m, const qn_allocator *a, uint32_t max_states,
+                             qn__isearch **out);
+void qn__isearch_destroy(qn__isearch *S);
+size_t qn__isearch_bytes(const qn__isearch *S);
+qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to, uint32_t qt,
+                           float radius, float *length);
+uint32_t qn__isearch_chain(const qn__isearch *S, uint32_t *portals, uint32_t *quads, uint32_t cap);
+
+/* Builds (or rebuilds) f's exact instance (interval.c); frees one (quads: the mesh's quad count). */
 qn_status qn__spm_build(qn_field *f, qn_error *err);
 void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads);
 /* The root an exact instance steers a unit at p in quad q toward, and the
@@ -363,5 +380,10 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
 /* Nearest goal point to p among the goals of one goal quad, whose first
 ** (sorted) goal index is `first` (field.c). */
 const qn__goal *qn__nearest_goal(const qn_field *f, uint32_t first, qn_vec2 p);
+
+/* Runs fn(data, j) for every j in [0, jobs) with the caller's runner, or
+** the built-in one when runner is NULL; false when a thread of the built-in
+** runner could not start (every job has still run). (parallel.c) */
+bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data);
 
 #endif /* QN_INTERNAL_H */

@@ -6,6 +6,7 @@ import os
 import subprocess
 import tempfile
 import sys
+import tempfile
 
 QN = sys.argv[1]
 DATA = os.environ.get("QN_DATA_DIR", "data")
@@ -157,6 +158,32 @@ j = one_json("bench", out)
 for k in ("instance_us_650", "naive_instance_us_650", "sample_ns_per_unit_1000",
           "sample_ns_per_unit_100000", "load_ms_squares_50176", "load_ms_band_1000",
           "load_ms_kites_8000", "load_ms_long_20000", "load_ms_long_50000"):
+    check("bench key " + k, isinstance(j.get(k), (int, float)) and j[k] > 0, out[:300])
+
+# Crowds: the scenario keys, a level too small for the units asked for, the SVG.
+rc, out, _ = run(["sim", "--crowd", "--scenario", "crossroads", "--units", "40", "--json"])
+j = one_json("sim --crowd", out)
+keys = ("units", "arrived", "stuck", "wall_contacts", "overlap_pairs", "overlap_rate",
+        "max_overlap", "steps", "step_budget", "step_us_per_1000")
+check("sim --crowd keys", rc == 0 and all(k in j for k in keys), out)
+check("sim --crowd arrival", j.get("arrived") == 40 and j.get("stuck") == 0
+      and j.get("wall_contacts") == 0, out)
+rc, _, err = run(["sim", "--crowd", LEVELS[0], "--units", "1000000"])
+check("sim --crowd too many", rc == 1 and "cannot hold" in err, err)
+rc, _, err = run(["sim", "--crowd", "--scenario", "nowhere"])
+check("sim --crowd unknown scenario", rc == 1 and "unknown scenario" in err, err)
+with tempfile.TemporaryDirectory() as tmp:
+    svg = os.path.join(tmp, "crowd.svg")
+    rc, _, err = run(["render", "--crowd", "--scenario", "doorway", "--units", "30",
+                      "--steps", "200", "-o", svg])
+    ok = rc == 0 and os.path.exists(svg)
+    if ok:
+        import xml.dom.minidom
+        ok = len(xml.dom.minidom.parse(svg).getElementsByTagName("circle")) == 30
+    check("render --crowd", ok, err)
+rc, out, _ = run(["bench", "--quick", "--json", "--no-grid", "--no-live"])
+j = one_json("bench crowd", out)
+for k in ("crowd_step_us_1000", "crowd_step_us_10000", "crowd_speedup_2threads"):
     check("bench key " + k, isinstance(j.get(k), (int, float)) and j[k] > 0, out[:300])
 
 # bake: a baked level loads in every command that takes a level and gives

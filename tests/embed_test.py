@@ -35,6 +35,17 @@ passed = 0
 failures = []
 
 
+
+def skip_dirs(*patterns):
+    """Like shutil.ignore_patterns, but for directories only: build folders
+    are left out, a source file such as src/mesh/build.h is not."""
+    import fnmatch
+
+    def ignore(folder, names):
+        return {n for n in names if os.path.isdir(os.path.join(folder, n))
+                and any(fnmatch.fnmatch(n, p) for p in patterns)}
+    return ignore
+
 def check(name, cond, detail=""):
     global passed
     if cond:
@@ -126,7 +137,7 @@ def make_parent(tmp, name, link):
     if link:
         os.symlink(SRC, dest)
     else:
-        shutil.copytree(SRC, dest, symlinks=True, ignore=shutil.ignore_patterns(
+        shutil.copytree(SRC, dest, symlinks=True, ignore=skip_dirs(
             ".git", "build*", "builddir", "fuzz-out", "subprojects"))
         if os.path.isdir(os.path.join(SRC, "subprojects")):
             shutil.copytree(os.path.join(SRC, "subprojects"), os.path.join(dest, "subprojects"),
@@ -281,7 +292,7 @@ def wrap(tmp):
     # A copy of quadnav whose package cache holds the tarball: Meson takes it
     # from there instead of downloading, after checking the hash.
     root = os.path.join(tmp, "quadnav")
-    shutil.copytree(SRC, root, symlinks=True, ignore=shutil.ignore_patterns(
+    shutil.copytree(SRC, root, symlinks=True, ignore=skip_dirs(
         ".git", "build*", "builddir", "fuzz-out", "cJSON-*", "packagecache"))
     cache = os.path.join(root, "subprojects", "packagecache")
     os.makedirs(cache)

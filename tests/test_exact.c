@@ -318,23 +318,29 @@ static void test_walk_levels(void **state) {
     }
 }
 
-static void test_walk_map(void **state) {
-    (void)state;
+static void walk_map(const char *name, qn_vec2 goal, uint32_t units) {
     const char *dir = getenv("QN_DATA_DIR");
     char path[4096];
-    snprintf(path, sizeof path, "%s/maps/arena.map", dir ? dir : "data");
+    snprintf(path, sizeof path, "%s/maps/%s", dir ? dir : "data", name);
     qn_grid *g = NULL;
     qn_error e;
     if (qn_map_load_file(path, NULL, &g, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
     qn_mesh *m = NULL;
     assert_int_equal(qn_mesh_from_grid(g, NULL, &m, &e), QN_OK);
-    qn_vec2 goal = {25.5f, 25.5f};
     uint32_t q;
     assert_int_equal(qn_mesh_locate(m, goal, QN_NONE, &q), QN_OK);
     const float radii[] = {0.0f, 0.1f, 0.25f};
-    for (int r = 0; r < 3; r++) walk(m, goal, radii[r], 400, "arena.map");
+    for (int r = 0; r < 3; r++) walk(m, goal, radii[r], units, name);
     qn_mesh_destroy(m);
     qn_grid_destroy(g);
+}
+
+/* Every map bundled for the tests, at the three radii. */
+static void test_walk_map(void **state) {
+    (void)state;
+    walk_map("arena.map", (qn_vec2){25.5f, 25.5f}, 400);
+    walk_map("lak303d.map", (qn_vec2){70.5f, 70.5f}, 300);
+    walk_map("Berlin_0_256.map", (qn_vec2){100.5f, 100.5f}, 300);
 }
 
 /* After blocking and unblocking quads, an updated exact field gives the

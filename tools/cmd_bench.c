@@ -393,7 +393,7 @@ static int print_report(const qn_bench_report *r, bool json) {
 }
 
 static const char bench_usage[] =
-    "usage: quadnav bench [--json] [--quick] [--no-grid] [--no-live]\n"
+    "usage: quadnav bench [--json] [--quick] [--no-grid] [--no-live] [--no-crowd]\n"
     "Instance build time on a generated 650-quad level and each bundled level,\n"
     "sampling time per unit for 1,000 and 100,000 units, and grid integration\n"
     "fields, repair after a change, the destination cache and threads, each\n"
@@ -402,12 +402,13 @@ static const char bench_usage[] =
     "(_ms, _us, _ns; bytes, counts and ratios otherwise). A progress line goes\n"
     "to stderr when it is a terminal.\n";
 
-enum { B_JSON, B_QUICK, B_NO_GRID, B_NO_LIVE };
+enum { B_JSON, B_QUICK, B_NO_GRID, B_NO_LIVE, B_NO_CROWD };
 static const qn_cli_option bench_options[] = {
     [B_JSON] = {"json", 0, false},
     [B_QUICK] = {"quick", 0, false},
     [B_NO_GRID] = {"no-grid", 0, false},
     [B_NO_LIVE] = {"no-live", 0, false},
+    [B_NO_CROWD] = {"no-crowd", 0, false},
 };
 static const qn_cli_spec bench_spec = QN_CLI_SPEC("bench", bench_usage, bench_options, 0, 0, "");
 
@@ -416,7 +417,7 @@ int qn_tool_bench(int argc, char **argv) {
     int rc = qn_cli_parse(&bench_spec, argc, argv, &o);
     if (rc) return rc < 0 ? 0 : rc;
     bool json = o.value[B_JSON], quick = o.value[B_QUICK];
-    bool grid = !o.value[B_NO_GRID], live = !o.value[B_NO_LIVE];
+    bool grid = !o.value[B_NO_GRID], live = !o.value[B_NO_LIVE], crowd = !o.value[B_NO_CROWD];
     qn_cli_progress_state pg = {0};
     static qn_bench_report r;
     r.count = 0;
@@ -424,26 +425,29 @@ int qn_tool_bench(int argc, char **argv) {
     if (!m) return 1;
     qn_rect b = qn_mesh_bounds(m);
     qn_vec2 goal = {b.min.x + 0.5f, b.min.y + 0.5f}; /* cell 0 is never a hole */
-    qn_cli_progress(&pg, "bench: parts done", 0, 5);
+    qn_cli_progress(&pg, "bench: parts done", 0, 6);
     bool ok = bench_instance(&r, m, goal, quick);
     ok = ok && bench_sampling(&r, m, goal, 1000, quick);
     ok = ok && bench_sampling(&r, m, goal, 100000, quick);
     qn_mesh_destroy(m);
     if (!ok) return qn_cli_progress_end(&pg), qn_cli_error("bench failed");
     bench_levels(&r, quick);
-    qn_cli_progress(&pg, "bench: parts done", 1, 5);
+    qn_cli_progress(&pg, "bench: parts done", 1, 6);
     if (qn_tool_bench_exact(&r, quick) != 0) rc = qn_cli_error("bench: exact part failed");
     if (!rc && !bench_shapes(&r, quick))
         rc = qn_cli_error("bench: a generated level failed to load");
-    qn_cli_progress(&pg, "bench: parts done", 2, 5);
+    qn_cli_progress(&pg, "bench: parts done", 2, 6);
     if (!rc && grid && qn_tool_bench_grid(&r, quick) != 0)
         rc = qn_cli_error("bench: grid part failed");
-    qn_cli_progress(&pg, "bench: parts done", 3, 5);
+    qn_cli_progress(&pg, "bench: parts done", 3, 6);
     if (!rc && live && qn_tool_bench_live(&r, quick) != 0)
         rc = qn_cli_error("bench: live part failed");
-    qn_cli_progress(&pg, "bench: parts done", 4, 5);
+    qn_cli_progress(&pg, "bench: parts done", 4, 6);
     if (!rc && live && qn_tool_bench_path(&r, quick) != 0)
         rc = qn_cli_error("bench: path part failed");
+    qn_cli_progress(&pg, "bench: parts done", 5, 6);
+    if (!rc && crowd && qn_tool_bench_crowd(&r, quick) != 0)
+        rc = qn_cli_error("bench: crowd part failed");
     qn_cli_progress_end(&pg);
     return rc ? rc : print_report(&r, json);
 }

@@ -663,6 +663,7 @@ static int write_svg(const scene *s) {
 }
 
 int qn_tool_render(int argc, char **argv) {
+    if (qn_tool_wants_crowd(argc, argv)) return qn_tool_crowd(argc, argv);
     rnd_args a;
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;

@@ -753,6 +753,7 @@ static int run_sim(const sim_args *a) {
 }
 
 static int cmd_sim(int argc, char **argv) {
+    if (qn_tool_wants_crowd(argc, argv)) return qn_tool_crowd(argc, argv);
     qn_cli_args o;
     sim_args a;
     int rc = qn_cli_parse(&sim_spec, argc, argv, &o);
@@ -763,6 +764,7 @@ static int cmd_sim(int argc, char **argv) {
 }
 
 static int cmd_demo(int argc, char **argv) {
+    if (qn_tool_wants_crowd(argc, argv)) return qn_tool_crowd(argc, argv);
     qn_cli_args o;
     sim_args a;
     int rc = qn_cli_parse(&demo_spec, argc, argv, &o);

@@ -242,5 +242,11 @@ int qn_tool_path(int argc, char **argv);
 ** shared instance plus sampling, on the largest map at hand; appends path_*
 ** items. Returns 0, or non-zero on failure. */
 int qn_tool_bench_path(qn_bench_report *r, int quick);
+/* The crowd forms of sim, demo and render (cmd_crowd.c): true when argv
+** holds --crowd; qn_tool_crowd then runs the command (argv[0] names it). */
+bool qn_tool_wants_crowd(int argc, char **argv);
+int qn_tool_crowd(int argc, char **argv);
+/* Crowd figures for `quadnav bench`: crowd_* items. */
+int qn_tool_bench_crowd(qn_bench_report *r, int quick);
 
 #endif

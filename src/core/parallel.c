@@ -56,6 +56,8 @@ static void *thread_main(void *arg) {
 ** complete, and *started_all says so. */
 static void builtin_run(uint32_t jobs, qn_job_fn fn, void *data, bool *started_all) {
     uint32_t n = jobs < QN_MAX_THREADS ? jobs : QN_MAX_THREADS, started = 0;
+    *started_all = true;
+    if (n == 0) return;
     worker w[QN_MAX_THREADS];
     pthread_t ids[QN_MAX_THREADS];
     for (uint32_t t = 0; t < n; t++) {
@@ -78,6 +80,16 @@ static void builtin_run(uint32_t jobs, qn_job_fn fn, void *data, bool *started_a
     *started_all = true;
 }
 #endif
+
+bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data) {
+    if (runner) {
+        runner->run(runner->ud, jobs, fn, data);
+        return true;
+    }
+    bool started_all;
+    builtin_run(jobs, fn, data, &started_all);
+    return started_all;
+}
 
 /* ---- public ---------------------------------------------------------------- */
 

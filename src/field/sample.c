@@ -358,13 +358,20 @@ static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
 ** out, so a unit on a path that runs along a wall slides along it. Most
 ** units are farther than the radius from every edge of their quad, which
 ** the quad's edge planes tell at once. */
+/* The distance from p to the nearest edge of quad q (its edge planes). */
+static float edge_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    const qn__planes *pl = &m->planes[q];
+    float d = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        float h = pl->nx[i] * p.x + pl->ny[i] * p.y - pl->c[i];
+        d = h < d ? h : d;
+    }
+    return d;
+}
+
 static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir) {
     const qn_mesh *m = f->mesh;
-    const qn__planes *pl = &m->planes[q];
     float rad = agent_radius(f);
-    bool near = false;
-    for (int i = 0; i < 4; i++) near = near || pl->nx[i] * p.x + pl->ny[i] * p.y - pl->c[i] < rad;
-    if (!near) return dir;
     const qn__boundary *b = atomic_load(&m->bnd);
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
     qn_vec2 d = dir;
@@ -393,6 +400,21 @@ static bool wall_end(const qn_field *f, const qn__boundary *b, uint32_t base, ui
                      uint32_t s, uint32_t nb) {
     return is_wall(f, b, base + nb) || (b->vkind[b->bvid[base + s]] & QN__VK_WALL);
     (void)k;
+}
+
+/* Is there, past the wall beyond one end of sub-edge s of a quad's cycle
+** (step -1: before it, +1: after it), an open portal on the same line, with
+** only walls in line between? */
+static bool portal_in_line(const qn_field *f, const qn__boundary *b, uint32_t base, uint32_t k,
+                           uint32_t s, int step, qn_vec2 e, float len) {
+    uint32_t j = s;
+    for (uint32_t n = 1; n < k; n++) {
+        j = step < 0 ? (j == 0 ? k - 1 : j - 1) : (j + 1 == k ? 0 : j + 1);
+        qn_vec2 a = b->bv[base + j], d = qn__sub(b->bv[base + (j + 1 == k ? 0 : j + 1)], a);
+        if (!(qn__dot(d, e) > 0.999f * qn__len(d) * len)) return false; /* the edge turns */
+        if (!is_wall(f, b, base + j)) return true;
+    }
+    return false;
 }
 
 /* Where the way from p along dir leaves quad q, kept the agent's radius
@@ -427,10 +449,8 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     ** the edge (a way that runs along a wall line), slide along the edge
     ** inside the quad until past the wall; else cross nearer the middle. */
     float gx = qn__dot(qn__sub(goal, a), e) / len, end = x < lo ? 0.0f : len;
-    uint32_t nb = x < lo ? (hit == 0 ? k - 1 : hit - 1) : s1; /* the sub-edge past that end */
-    qn_vec2 na = b->bv[base + nb], ne = qn__sub(b->bv[base + (nb + 1 == k ? 0 : nb + 1)], na);
-    bool straight = qn__dot(ne, e) > 0.999f * qn__len(ne) * len; /* the wall runs on in line */
-    if (straight && ((x < lo && gx < end) || (x > hi && gx > end))) {
+    if (((x < lo && gx < end) || (x > hi && gx > end)) &&
+        portal_in_line(f, b, base, k, hit, x < lo ? -1 : 1, e, len)) {
         qn_vec2 u = qn__scale(e, (x < lo ? -1.0f : 1.0f) / len);
         return u;
     }
@@ -454,9 +474,11 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     } else {
         d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? e->dl.x : 0.0f);
     }
+    float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
     float side = 0.0f;
     const qn__sroot *c = corner_in_way(f, q, p, d, qn__len(qn__sub(r->at, p)), &side);
-    *dir = keep_off_walls(f, q, p, clamp_exit(f, q, p, c ? round_corner(f, c, p, side) : d, r->at));
+    d = clamp_exit(f, q, p, c ? round_corner(f, c, p, side) : d, r->at);
+    *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;
     return QN_OK;
 }
 

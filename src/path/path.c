@@ -45,7 +45,6 @@
 #define CLOSED (QN_NONE - 1u)
 #define SIDE_BIT 0x80000000u
 #define PI_F 3.14159265358979f
-#define START_ROOT (QN_NONE - 1u) /* root id of the start point */
 
 /* A funnel vertex: a circle of radius r around corner k that the path keeps
 ** on its left (side +1) or right (side -1), or a plain point (side 0, r 0);
@@ -58,23 +57,6 @@ typedef struct fvert {
     uint32_t idx;
     uint32_t vid; /* the corner's vertex id, QN_NONE for a plain point */
 } fvert;
-
-/* An any-angle search state: root r sees the interval from R (right) to L
-** (left) of sub-edge `sub` of quad `quad`, which it is about to enter. A
-** goal state has quad QN_NONE. */
-typedef struct anode {
-    qn_vec2 r, L, R;
-    float g, f;
-    uint32_t parent, quad, sub, rvid;
-    bool on; /* the root lies on the interval: it sees all of the quad */
-} anode;
-
-/* An open-list entry: the keys beside the node index, so sifting stays in
-** the heap's own memory. */
-typedef struct akey {
-    float f, g;
-    uint32_t node;
-} akey;
 
 struct qn_pathfinder {
     qn_allocator alloc;
@@ -111,17 +93,13 @@ struct qn_pathfinder {
     uint32_t *bquad; /* per boundary vertex: its quad */
     float *bangle;   /* per boundary vertex: the quad's interior angle there */
     uint32_t nb;     /* boundary vertices */
-    float *vbest;    /* per vertex id: best cost as a root this query */
-    uint32_t *vstamp;
-    uint32_t *qstamp, *qvid; /* per quad: entered from root qvid on its edge */
-    float *qg;               /* ... at that cost */
     uint32_t *cstamp, *cpos; /* per quad: place in the corridor being cut */
     void *block;
     size_t block_bytes;
-    /* the any-angle search's node pool and open list (they grow) */
-    anode *nodes;
-    struct akey *aheap;
-    uint32_t ncap, hcap, nn, an, nmax;
+    /* the any-angle search: the shared interval engine, and the chain of
+    ** portals (and the quads they enter) of its answer */
+    qn__isearch *is;
+    uint32_t *chain_p, *chain_q;
 };
 
 /* ---- create / destroy ---------------------------------------------------- */
@@ -138,8 +116,8 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
     TAKE(bv, nbmax);
     TAKE(g, nodes);
     TAKE(f, nodes);
-    TAKE(vbest, nbmax);
-    TAKE(qg, pf->nq);
+    TAKE(chain_p, (uint64_t)pf->np + 1);
+    TAKE(chain_q, (uint64_t)pf->np + 1);
     TAKE(parent, nodes);
     TAKE(pos, nodes);
     TAKE(stamp, nodes);
@@ -149,9 +127,6 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
     TAKE(bportal, nbmax);
     TAKE(bvid, nbmax);
     TAKE(psub, 2 * (uint64_t)pf->np);
-    TAKE(vstamp, nbmax);
-    TAKE(qstamp, pf->nq);
-    TAKE(qvid, pf->nq);
     TAKE(vpstart, nbmax + 1);
     TAKE(vplist, nbmax);
     TAKE(bquad, nbmax);
@@ -167,72 +142,6 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
 
 static inline uint8_t side_in(const qn_mesh *m, uint32_t e, uint32_t q) {
     return m->portals[e].q[0] == q ? 0 : 1;
-}
-
-/* A portal's extent along a quad edge, from the edge's first corner. */
-typedef struct spos {
-    float lo, hi;
-    uint32_t e;
-    qn_vec2 plo, phi;
-} spos;
-
-static int cmp_spos(const void *a, const void *b) {
-    float x = ((const spos *)a)->lo, y = ((const spos *)b)->lo;
-    return (x > y) - (x < y);
-}
-
-static void push_bv(qn_pathfinder *pf, qn_vec2 p) {
-    pf->bv[pf->nb] = p;
-    pf->bportal[pf->nb++] = QN_NONE;
-}
-
-/* The portals of quad q on its edge i, sorted along it, into tmp. */
-static uint32_t edge_portals(const qn_mesh *m, uint32_t q, int i, qn_vec2 c0, qn_vec2 u,
-                             spos *tmp) {
-    uint32_t cnt = 0;
-    for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
-        uint32_t e = m->qp_list[j];
-        const qn__portal *p = &m->portals[e];
-        if (p->edge[side_in(m, e, q)] != i) continue;
-        float s0 = qn__dot(qn__sub(p->p0, c0), u), s1 = qn__dot(qn__sub(p->p1, c0), u);
-        spos a = {s0, s1, e, p->p0, p->p1}, b = {s1, s0, e, p->p1, p->p0};
-        tmp[cnt++] = s0 <= s1 ? a : b;
-    }
-    if (cnt > 1) qsort(tmp, cnt, sizeof *tmp, cmp_spos);
-    return cnt;
-}
-
-/* Quad q's boundary: each edge's first corner, then the end points of the
-** portals along it; a portal reaching the next corner ends there. */
-static void build_boundary(qn_pathfinder *pf, uint32_t q, spos *tmp) {
-    const qn_mesh *m = pf->mesh;
-    const qn_vec2 *k = &m->corners[4 * (size_t)q];
-    float tol = 4.0f * m->eps;
-    uint32_t base = pf->nb;
-    for (int i = 0; i < 4; i++) {
-        qn_vec2 c0 = k[i], d = qn__sub(k[(i + 1) & 3], c0);
-        float len = qn__len(d), cur = 0.0f;
-        uint32_t cnt = edge_portals(m, q, i, c0, qn__scale(d, 1.0f / len), tmp);
-        push_bv(pf, c0);
-        for (uint32_t j = 0; j < cnt; j++) {
-            if (tmp[j].lo > cur + tol) push_bv(pf, tmp[j].plo);
-            pf->bportal[pf->nb - 1] = tmp[j].e;
-            pf->psub[2 * tmp[j].e + side_in(m, tmp[j].e, q)] = pf->nb - 1 - base;
-            cur = tmp[j].hi;
-            if (cur < len - tol) push_bv(pf, tmp[j].phi);
-        }
-    }
-}
-
-typedef struct vkey {
-    float x, y;
-    uint32_t i;
-} vkey;
-
-static int cmp_vkey(const void *a, const void *b) {
-    const vkey *p = a, *q = b;
-    if (p->x != q->x) return p->x < q->x ? -1 : 1;
-    return (p->y > q->y) - (p->y < q->y);
 }
 
 /* Per boundary vertex: its quad and the quad's interior angle there (pi
@@ -326,52 +235,15 @@ static void corner_cache_for(qn_pathfinder *pf, float radius) {
 /* Boundaries of every quad and vertex ids; temporary memory from the
 ** pathfinder's allocator. */
 static qn_status build_boundaries(qn_pathfinder *pf, qn_error *err) {
-    const qn_mesh *m = pf->mesh;
-    uint32_t maxk = 1;
-    for (uint32_t q = 0; q < pf->nq; q++)
-        if (m->qp_start[q + 1] - m->qp_start[q] > maxk) maxk = m->qp_start[q + 1] - m->qp_start[q];
-    size_t tbytes = (size_t)maxk * sizeof(spos), kbytes = (size_t)(4 * (size_t)pf->nq + 4 * (size_t)pf->np) * sizeof(vkey);
-    spos *tmp = qn__alloc(&pf->alloc, tbytes);
-    vkey *keys = qn__alloc(&pf->alloc, kbytes);
-    qn_status st = QN_OK;
-    if (!tmp || !keys) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
-    for (uint32_t q = 0; st == QN_OK && q < pf->nq; q++) {
-        pf->bstart[q] = pf->nb;
-        build_boundary(pf, q, tmp);
-    }
-    if (st == QN_OK) {
-        pf->bstart[pf->nq] = pf->nb;
-        for (uint32_t i = 0; i < pf->nb; i++) keys[i] = (vkey){pf->bv[i].x, pf->bv[i].y, i};
-        if (pf->nb > 1) qsort(keys, pf->nb, sizeof *keys, cmp_vkey);
-        for (uint32_t i = 0, id = 0; i < pf->nb; i++) {
-            if (i > 0 && cmp_vkey(&keys[i - 1], &keys[i]) != 0) id++;
-            pf->bvid[keys[i].i] = id;
-        }
-        vertex_incidence(pf);
-    }
-    qn__free(&pf->alloc, tmp, tbytes);
-    qn__free(&pf->alloc, keys, kbytes);
-    return st;
-}
-
-/* The node pool starts small and doubles up to nmax states per query. */
-static qn_status grow_nodes(qn_pathfinder *pf) {
-    if (pf->ncap >= pf->nmax) return QN_E_LIMIT;
-    uint32_t want = pf->ncap ? (pf->ncap > pf->nmax / 2 ? pf->nmax : 2 * pf->ncap) : 256;
-    if (pf->ncap < want) {
-        anode *n = qn__realloc(&pf->alloc, pf->nodes, (size_t)pf->ncap * sizeof(anode),
-                               (size_t)want * sizeof(anode));
-        if (!n) return QN_E_NOMEM;
-        pf->nodes = n;
-        pf->ncap = want;
-    }
-    if (pf->hcap < want) {
-        akey *h = qn__realloc(&pf->alloc, pf->aheap, (size_t)pf->hcap * sizeof(akey),
-                              (size_t)want * sizeof(akey));
-        if (!h) return QN_E_NOMEM;
-        pf->aheap = h;
-        pf->hcap = want;
-    }
+    const qn__boundary *mb = qn__mesh_boundary(pf->mesh, err);
+    if (!mb) return QN_E_NOMEM;
+    pf->nb = mb->nb;
+    memcpy(pf->bstart, mb->bstart, ((size_t)pf->nq + 1) * sizeof(uint32_t));
+    memcpy(pf->bv, mb->bv, (size_t)mb->nb * sizeof(qn_vec2));
+    memcpy(pf->bportal, mb->bportal, (size_t)mb->nb * sizeof(uint32_t));
+    memcpy(pf->bvid, mb->bvid, (size_t)mb->nb * sizeof(uint32_t));
+    memcpy(pf->psub, mb->psub, 2 * (size_t)pf->np * sizeof(uint32_t));
+    vertex_incidence(pf);
     return QN_OK;
 }
 
@@ -393,8 +265,7 @@ void qn_pathfinder_destroy(qn_pathfinder *pf) {
     if (!pf) return;
     qn_allocator a = pf->alloc;
     qn__free(&a, pf->block, pf->block_bytes);
-    qn__free(&a, pf->nodes, (size_t)pf->ncap * sizeof(anode));
-    qn__free(&a, pf->aheap, (size_t)pf->hcap * sizeof(akey));
+    qn__isearch_destroy(pf->is);
     qn__free(&a, pf, sizeof *pf);
 }
 
@@ -414,8 +285,6 @@ static qn_status alloc_block(qn_pathfinder *pf, qn_error *err) {
     pf->block_bytes = (size_t)n;
     layout(pf, pf->block, nbmax_);
     memset(pf->stamp, 0, ((size_t)pf->np + 1) * sizeof(uint32_t));
-    memset(pf->vstamp, 0, (size_t)nbmax_ * sizeof(uint32_t));
-    memset(pf->qstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
     memset(pf->cstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
     return QN_OK;
 }
@@ -434,11 +303,12 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
     pf->nq = mesh->quad_count;
     /* A safety bound on search states; real queries stay far below it. */
     uint64_t nmax = 64 * ((uint64_t)pf->np + pf->nq) + 4096;
-    pf->nmax = nmax > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)nmax;
     qn_status st = alloc_block(pf, err);
     if (st == QN_OK) st = build_boundaries(pf, err);
-    if (st == QN_OK && grow_nodes(pf) != QN_OK)
-        st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (pathfinder nodes)");
+    if (st == QN_OK &&
+        qn__isearch_create(mesh, &a, nmax > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)nmax,
+                           &pf->is) != QN_OK)
+        st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (pathfinder search)");
     if (st != QN_OK) {
         qn_pathfinder_destroy(pf);
         return st;
@@ -451,8 +321,7 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
 
 size_t qn_pathfinder_bytes(const qn_pathfinder *pf) {
     if (!pf) return 0;
-    return sizeof *pf + pf->block_bytes + (size_t)pf->ncap * sizeof(anode) +
-           (size_t)pf->hcap * sizeof(akey);
+    return sizeof *pf + pf->block_bytes + qn__isearch_bytes(pf->is);
 }
 
 /* ---- the open list: a 4-ary heap on f, ties to the larger g ---------------- */
@@ -549,11 +418,8 @@ static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) 
 /* Starts a query: every stamp older than the new generation reads as unset. */
 static void new_generation(qn_pathfinder *pf) {
     pf->heap_n = 0;
-    pf->nn = pf->an = 0;
     if (++pf->gen == 0) { /* wrapped: forget every stamp */
         memset(pf->stamp, 0, ((size_t)pf->np + 1) * sizeof(uint32_t));
-        memset(pf->vstamp, 0, (size_t)pf->nb * sizeof(uint32_t));
-        memset(pf->qstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
         memset(pf->cstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
         pf->gen = 1;
     }
@@ -604,216 +470,9 @@ static uint32_t build_corridor(qn_pathfinder *pf) {
     return n;
 }
 
-/* ---- the any-angle corridor search ------------------------------------------- */
-
-typedef struct asearch {
-    query *Q;
-    float tol;
-    qn_status st;
-} asearch;
-
-static inline bool abefore(akey a, akey b) { return a.f < b.f || (a.f == b.f && a.g > b.g); }
-
-static void apush(asearch *S, const anode *n) {
-    qn_pathfinder *pf = S->Q->pf;
-    if (S->st != QN_OK) return;
-    if (pf->nn == pf->ncap || pf->nn == pf->hcap) {
-        S->st = grow_nodes(pf);
-        if (S->st != QN_OK) return;
-    }
-    uint32_t i = pf->an++;
-    akey key = {n->f, n->g, pf->nn};
-    pf->nodes[pf->nn++] = *n;
-    while (i > 0 && abefore(key, pf->aheap[(i - 1) / 2])) {
-        pf->aheap[i] = pf->aheap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    pf->aheap[i] = key;
-}
-
-static uint32_t apop(qn_pathfinder *pf) {
-    uint32_t top = pf->aheap[0].node, i = 0, n = --pf->an;
-    akey v = pf->aheap[n];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && abefore(pf->aheap[c + 1], pf->aheap[c])) c++;
-        if (!abefore(pf->aheap[c], v)) break;
-        pf->aheap[i] = pf->aheap[c];
-        i = c;
-    }
-    if (n > 0) pf->aheap[i] = v;
-    return top;
-}
+/* ---- the any-angle corridor (the interval engine, interval.c) ---------------- */
 
 static float point_segment_dist(qn_vec2 p, qn_vec2 a, qn_vec2 b);
-
-/* Length of the shortest line from root r through the interval R-L to t
-** (t mirrored first when on r's side of the interval's line, since the line
-** must cross it). r on the interval sees everywhere. */
-static float through_interval(qn_vec2 r, qn_vec2 L, qn_vec2 R, qn_vec2 t, bool on) {
-    if (on) return qn__len(qn__sub(t, r));
-    qn_vec2 d = qn__sub(L, R);
-    float dl = qn__len(d), sr = qn__cross(d, qn__sub(r, R)), st = qn__cross(d, qn__sub(t, R));
-    if (dl > 0.0f && sr * st > 0.0f) t = qn__sub(t, qn__scale(qn__v2(-d.y, d.x), 2.0f * st / (dl * dl)));
-    if (qn__cross(qn__sub(R, r), qn__sub(t, r)) < 0.0f)
-        return qn__len(qn__sub(R, r)) + qn__len(qn__sub(t, R));
-    if (qn__cross(qn__sub(t, r), qn__sub(L, r)) < 0.0f)
-        return qn__len(qn__sub(L, r)) + qn__len(qn__sub(t, L));
-    return qn__len(qn__sub(t, r));
-}
-
-/* May vertex id v become a root at cost gv? Only if no cheaper or equal
-** path to it has been a root this query (root-level pruning). */
-static bool root_better(const qn_pathfinder *pf, uint32_t v, float gv) {
-    return pf->vstamp[v] != pf->gen || gv < pf->vbest[v] * (1.0f - 1e-6f);
-}
-
-static void root_record(qn_pathfinder *pf, uint32_t v, float gv) {
-    pf->vstamp[v] = pf->gen;
-    pf->vbest[v] = gv;
-}
-
-/* A sub-edge of the quad being expanded: end points, their vertex ids, the
-** portal. */
-typedef struct sub_edge {
-    qn_vec2 a, b;
-    uint32_t va, vb, e;
-} sub_edge;
-
-/* A state for root rt (id rv, cost g) seeing the part [t0, t1] of sub-edge
-** se of quad `from`. A root on the interval sees all of the next quad; such
-** a quad is entered once per root. An interval in line with the root but
-** beyond it is reached along that line (grazing the boundary): its nearer
-** end, a vertex, becomes the root. Returns whether pushed. */
-static bool add_piece(asearch *S, uint32_t parent, qn_vec2 rt, uint32_t rv, float g,
-                      const sub_edge *se, float t0, float t1, uint32_t from) {
-    qn_pathfinder *pf = S->Q->pf;
-    const qn_mesh *m = S->Q->m;
-    qn_vec2 ab = qn__sub(se->b, se->a);
-    qn_vec2 x0 = qn__add(se->a, qn__scale(ab, t0)), x1 = qn__add(se->a, qn__scale(ab, t1));
-    float len = qn__len(qn__sub(x1, x0));
-    if (!(len > S->tol)) return false;
-    uint32_t nq = qn__portal_other(m, se->e, from);
-    bool on = fabsf(qn__cross(qn__sub(x1, x0), qn__sub(rt, x0))) <= S->tol * len;
-    if (on && point_segment_dist(rt, x0, x1) > S->tol) {
-        bool near0 = qn__dot(qn__sub(x0, rt), qn__sub(x0, rt)) <= qn__dot(qn__sub(x1, rt), qn__sub(x1, rt));
-        float tn = near0 ? t0 : t1;
-        if (tn != 0.0f && tn != 1.0f) return false; /* no corner to turn at */
-        qn_vec2 xn = near0 ? x0 : x1;
-        g += qn__len(qn__sub(xn, rt));
-        rv = tn == 0.0f ? se->va : se->vb;
-        if (!root_better(pf, rv, g) || !is_corner(pf, rv, S->Q->radius)) return false;
-        root_record(pf, rv, g);
-        rt = xn;
-    }
-    if (on) {
-        if (pf->qstamp[nq] == pf->gen && pf->qvid[nq] == rv && g >= pf->qg[nq]) return false;
-        pf->qstamp[nq] = pf->gen;
-        pf->qvid[nq] = rv;
-        pf->qg[nq] = g;
-    }
-    float h = through_interval(rt, x1, x0, S->Q->to, on);
-    anode n = {rt, x1, x0, g, g + h, parent, nq, pf->psub[2 * se->e + side_in(m, se->e, nq)], rv, on};
-    apush(S, &n);
-    return true;
-}
-
-/* Parameters in [0, 1] where fa + (fb - fa) t >= 0; false when none. */
-static inline bool clip_nonneg(float fa, float fb, float *t0, float *t1) {
-    if (fa >= 0.0f && fb >= 0.0f) return true;
-    if (fa < 0.0f && fb < 0.0f) return false;
-    float t = fa / (fa - fb);
-    if (fa >= 0.0f) *t1 = fminf(*t1, t);
-    else *t0 = fmaxf(*t0, t);
-    return *t0 < *t1;
-}
-
-/* A corner at an end of the interval, where the path may bend to reach what
-** the root cannot see. */
-typedef struct bend {
-    bool on;
-    qn_vec2 at;
-    uint32_t vid;
-    float g;
-    uint32_t pushed;
-} bend;
-
-static bend bend_at(const asearch *S, const anode *n, qn_vec2 end, uint32_t bi, bool on) {
-    const qn_pathfinder *pf = S->Q->pf;
-    bend b = {false, end, pf->bvid[bi], 0.0f, 0};
-    qn_vec2 d = qn__sub(end, pf->bv[bi]);
-    if (on || qn__dot(d, d) > S->tol * S->tol) return b;
-    b.g = n->g + qn__len(qn__sub(end, n->r));
-    b.on = root_better(pf, b.vid, b.g) && is_corner(pf, b.vid, S->Q->radius);
-    if (b.on) b.at = pf->bv[bi];
-    return b;
-}
-
-/* Successors of node ni through sub-edge se of its quad. */
-static void through_sub_edge(asearch *S, uint32_t ni, const anode *n, bool on, bend *br,
-                             bend *bl, const sub_edge *se) {
-    if (on) {
-        add_piece(S, ni, n->r, n->rvid, n->g, se, 0.0f, 1.0f, n->quad);
-        return;
-    }
-    qn_vec2 rr = qn__sub(n->R, n->r), rl = qn__sub(n->L, n->r);
-    qn_vec2 ra = qn__sub(se->a, n->r), rb = qn__sub(se->b, n->r);
-    float fra = qn__cross(rr, ra), frb = qn__cross(rr, rb);
-    float fla = qn__cross(ra, rl), flb = qn__cross(rb, rl);
-    float t0 = 0.0f, t1 = 1.0f;
-    if (clip_nonneg(fra, frb, &t0, &t1) && clip_nonneg(fla, flb, &t0, &t1))
-        add_piece(S, ni, n->r, n->rvid, n->g, se, t0, t1, n->quad);
-    t0 = 0.0f, t1 = 1.0f;
-    if (br->on && clip_nonneg(-fra, -frb, &t0, &t1))
-        br->pushed += add_piece(S, ni, br->at, br->vid, br->g, se, t0, t1, n->quad);
-    t0 = 0.0f, t1 = 1.0f;
-    if (bl->on && clip_nonneg(-fla, -flb, &t0, &t1))
-        bl->pushed += add_piece(S, ni, bl->at, bl->vid, bl->g, se, t0, t1, n->quad);
-}
-
-static sub_edge sub_edge_at(const qn_pathfinder *pf, uint32_t base, uint32_t k, uint32_t s) {
-    uint32_t i = base + s, j = base + (s + 1) % k;
-    sub_edge se = {pf->bv[i], pf->bv[j], pf->bvid[i], pf->bvid[j], pf->bportal[i]};
-    return se;
-}
-
-static void expand(asearch *S, uint32_t ni) {
-    qn_pathfinder *pf = S->Q->pf;
-    const qn_mesh *m = S->Q->m;
-    anode n = pf->nodes[ni]; /* a copy: pushing may move the pool */
-    bool on = n.on;
-    if (n.quad == S->Q->qg) {
-        float gt = n.g + through_interval(n.r, n.L, n.R, S->Q->to, on);
-        anode goal = {n.r, n.L, n.R, gt, gt, ni, QN_NONE, 0, n.rvid, on};
-        apush(S, &goal);
-        return;
-    }
-    uint32_t base = pf->bstart[n.quad], k = pf->bstart[n.quad + 1] - base, j = n.sub;
-    bend br = bend_at(S, &n, n.R, base + (j + 1) % k, on);
-    bend bl = bend_at(S, &n, n.L, base + j, on);
-    for (uint32_t s = j + 1 == k ? 0 : j + 1; s != j;) {
-        uint32_t e = pf->bportal[base + s], s1 = s + 1 == k ? 0 : s + 1;
-        if (e != QN_NONE && qn__portal_open(m, e, S->Q->radius)) {
-            sub_edge se = {pf->bv[base + s], pf->bv[base + s1], pf->bvid[base + s], pf->bvid[base + s1], e};
-            through_sub_edge(S, ni, &n, on, &br, &bl, &se);
-        }
-        s = s1;
-    }
-    if (br.pushed) root_record(pf, br.vid, br.g);
-    if (bl.pushed) root_record(pf, bl.vid, bl.g);
-}
-
-/* Seeds: the start sees all of its quad. */
-static void seed_start(asearch *S) {
-    qn_pathfinder *pf = S->Q->pf;
-    uint32_t q = S->Q->qs, base = pf->bstart[q], k = pf->bstart[q + 1] - base;
-    for (uint32_t s = 0; s < k; s++) {
-        sub_edge se = sub_edge_at(pf, base, k, s);
-        if (se.e == QN_NONE || !qn__portal_open(S->Q->m, se.e, S->Q->radius)) continue;
-        add_piece(S, QN_NONE, S->Q->from, START_ROOT, 0.0f, &se, 0.0f, 1.0f, q);
-    }
-}
 
 /* Appends portal c (with its side bit) entering quad q to the corridor of
 ** length *n, cutting any loop: a quad entered twice means the stretch
@@ -835,43 +494,25 @@ static void corridor_step(qn_pathfinder *pf, uint32_t c, uint32_t q, uint32_t *n
     pf->cpos[q] = *n;
 }
 
-/* The portals a goal state's chain crosses, into pf->corridor, loops cut. */
-static bool any_corridor(qn_pathfinder *pf, uint32_t goal, uint32_t qs, uint32_t *count) {
-    uint32_t len = 0, n = 0;
-    for (uint32_t v = pf->nodes[goal].parent; v != QN_NONE; v = pf->nodes[v].parent) len++;
-    if (len > pf->np) return false;
-    /* The chain runs goal to start: lay it out at the end, then walk it. */
-    uint32_t *chain = pf->pos; /* the cost search's positions are free now */
-    uint32_t i = len;
-    for (uint32_t v = pf->nodes[goal].parent; v != QN_NONE; v = pf->nodes[v].parent) chain[--i] = v;
-    pf->cstamp[qs] = pf->gen;
-    pf->cpos[qs] = 0;
-    for (i = 0; i < len; i++) {
-        const anode *a = &pf->nodes[chain[i]];
-        uint32_t e = pf->bportal[pf->bstart[a->quad] + a->sub];
-        corridor_step(pf, e | (pf->mesh->portals[e].q[0] == a->quad ? SIDE_BIT : 0u), a->quad, &n);
-    }
-    *count = n;
-    return true;
-}
-
-/* Shortest any-angle corridor. QN_OK, QN_E_UNREACHABLE, QN_E_NOMEM, or
-** QN_E_LIMIT when the state bound is hit (the caller falls back). */
+/* Shortest any-angle corridor, from the shared interval engine: the portals
+** its shortest path crosses, loops cut. QN_OK, QN_E_UNREACHABLE, QN_E_NOMEM,
+** or QN_E_LIMIT when the state bound is hit (the caller falls back). */
 static qn_status any_angle(query *Q, uint32_t *count) {
     qn_pathfinder *pf = Q->pf;
-    asearch S = {Q, 4.0f * Q->m->eps, QN_OK};
-    pf->nn = pf->an = 0;
-    seed_start(&S);
-    while (S.st == QN_OK && pf->an > 0) {
-        uint32_t ni = apop(pf);
-        const anode *n = &pf->nodes[ni];
-        if (n->quad == QN_NONE) return any_corridor(pf, ni, Q->qs, count) ? QN_OK : QN_E_LIMIT;
-        if (n->rvid != START_ROOT && pf->vstamp[n->rvid] == pf->gen &&
-            n->g > pf->vbest[n->rvid] * (1.0f + 1e-6f))
-            continue; /* its root was reached more cheaply since */
-        expand(&S, ni);
+    float len;
+    qn_status st = qn__isearch_path(pf->is, Q->from, Q->qs, Q->to, Q->qg, Q->radius, &len);
+    if (st != QN_OK) return st;
+    uint32_t len_chain = qn__isearch_chain(pf->is, pf->chain_p, pf->chain_q, pf->np + 1);
+    if (len_chain == UINT32_MAX) return QN_E_LIMIT;
+    uint32_t n = 0;
+    pf->cstamp[Q->qs] = pf->gen;
+    pf->cpos[Q->qs] = 0;
+    for (uint32_t i = 0; i < len_chain; i++) {
+        uint32_t e = pf->chain_p[i], q = pf->chain_q[i];
+        corridor_step(pf, e | (pf->mesh->portals[e].q[0] == q ? SIDE_BIT : 0u), q, &n);
     }
-    return S.st != QN_OK ? S.st : QN_E_UNREACHABLE;
+    *count = n;
+    return QN_OK;
 }
 
 /* ---- the funnel ------------------------------------------------------------------- */

@@ -302,6 +302,38 @@ static void check_sim(const qn_field *f, qn_vec2 goal) {
     if (r[0].arrived == 0) fail("sim: no unit arrived");
 }
 
+/* ---- crowd steps on threads ------------------------------------------------------ */
+
+/* 300 units on the town, 40 steps on one thread and on THREADS: the same
+** states, and no data race between the ranges of a step. */
+static void check_crowd(const qn_field *f, qn_vec2 goal, const qn_vec2 *pos) {
+    qn_crowd_unit first[300];
+    for (uint32_t k = 0; k < 2; k++) {
+        qn_crowd *c = NULL;
+        if (qn_crowd_create(qn_field_mesh(f), NULL, NULL, &c, NULL) != QN_OK) {
+            fail("crowd: create failed");
+            return;
+        }
+        for (uint32_t i = 0, n = 0; i < UNITS && n < 300; i++) {
+            qn_crowd_unit_desc d = {.position = pos[i], .radius = 0.25f, .max_speed = 1.5f,
+                                    .max_accel = 6.0f, .field = f, .goal = goal,
+                                    .goal_radius = 5.0f};
+            uint32_t id;
+            if (qn_crowd_add(c, &d, &id, NULL) == QN_OK) n++;
+        }
+        for (int s = 0; s < 40; s++)
+            if (qn_crowd_step_parallel(c, 0.1f, k ? THREADS : 1) != QN_OK) fail("crowd: step failed");
+        for (uint32_t id = 0; id < qn_crowd_unit_count(c) && id < 300; id++) {
+            qn_crowd_unit u;
+            memset(&u, 0, sizeof u);
+            qn_crowd_get(c, id, &u);
+            if (k == 0) memcpy(&first[id], &u, sizeof u);
+            else if (memcmp(&first[id], &u, sizeof u)) fail("crowd: unit %u differs on threads", id);
+        }
+        qn_crowd_destroy(c);
+    }
+}
+
 int main(void) {
     char path[1024];
     snprintf(path, sizeof path, "%s/levels/town.json", data_dir());
@@ -336,6 +368,7 @@ int main(void) {
     check_builds(m, g);
     check_paths(m, pos);
     check_sim(f, goal);
+    check_crowd(f, goal, pos);
 
     free(pos);
     qn_field_destroy(f);

@@ -1,5 +1,9 @@
 /*
-** spm.c: exact instances. On a mesh whose open quads all cost the same, an
+** interval.c: the interval engine (a continuous Dijkstra over the quads),
+** shared by exact instances (one-to-all, to exhaustion) and by individual
+** any-angle paths (qn_path_find: toward one target, with a heuristic).
+**
+** Exact instances. On a mesh whose open quads all cost the same, an
 ** instance is the shortest path map of its goal points: for every point p,
 ** d(p) = min over the roots r that see p of |p - r| + g(r), where a root is a
 ** goal point or a corner of the free space that shortest paths bend round,
@@ -39,6 +43,7 @@ typedef struct xnode {
     qn_vec2 r, L, R;
     float g, f;
     uint32_t rid, quad, sub, piece;
+    uint32_t parent; /* the state it came from (QN_NONE for a seed) */
     bool on;
     int8_t side; /* on: the obstacle's side at a corner root (see xentry) */
 } xnode;
@@ -68,8 +73,8 @@ typedef struct span {
     float a, b;
 } span;
 
-typedef struct xsearch {
-    const qn_field *f;
+struct qn__isearch {
+    const qn_field *f; /* one-to-all: the field being built; NULL for a path */
     const qn_mesh *m;
     const qn__boundary *b;
     qn_allocator alloc;
@@ -91,7 +96,16 @@ typedef struct xsearch {
     float *qg;                  /* ... at this cost */
     uint8_t *dyn;               /* per vertex id: corner because of closed portals */
     qn_vec2 *wsum;              /* per vertex id: sum of the walls' unit directions from it */
-} xsearch;
+    /* toward one target (paths): the point, its quad, the state bound, the
+    ** state being expanded, the goal state once found */
+    bool target;
+    qn_vec2 to;
+    uint32_t qt, nmax, cur, found;
+    uint32_t ngoal;   /* seed points (goal points, or a path's start) */
+    uint64_t wver;    /* mesh version and radius the walls were marked for */
+    float wrad;
+};
+typedef struct qn__isearch xsearch;
 
 /* ---- pools ------------------------------------------------------------------ */
 
@@ -139,6 +153,7 @@ static uint32_t pop_key(xsearch *S) {
 }
 
 static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 L, qn_vec2 R) {
+    if (!S->f) return; /* a path keeps no map */
     if (S->ne == S->ecap && !grow(S, (void **)&S->ents, &S->ecap, sizeof(xentry))) return;
     S->ents[S->ne++] = (xentry){quad, rid, L, R};
 }
@@ -307,8 +322,31 @@ typedef struct sub_edge {
 static float along(const qn__portal *p, qn_vec2 x) { return qn__dot(qn__sub(x, p->p0), p->u); }
 static qn_vec2 on_portal(const qn__portal *p, float t) { return qn__add(p->p0, qn__scale(p->u, t)); }
 
-static void push_node(xsearch *S, const xnode *n) {
+/* Length of the shortest line from root r through the interval R-L to t
+** (t mirrored first when on r's side of the interval's line, since the line
+** must cross it); r on the interval sees everywhere. A* heuristic. */
+static float through_interval(qn_vec2 r, qn_vec2 L, qn_vec2 R, qn_vec2 t, bool on) {
+    if (on) return qn__len(qn__sub(t, r));
+    qn_vec2 d = qn__sub(L, R);
+    float dl = qn__len(d), sr = qn__cross(d, qn__sub(r, R)), st = qn__cross(d, qn__sub(t, R));
+    if (dl > 0.0f && sr * st > 0.0f) t = qn__sub(t, qn__scale(qn__v2(-d.y, d.x), 2.0f * st / (dl * dl)));
+    if (qn__cross(qn__sub(R, r), qn__sub(t, r)) < 0.0f)
+        return qn__len(qn__sub(R, r)) + qn__len(qn__sub(t, R));
+    if (qn__cross(qn__sub(t, r), qn__sub(L, r)) < 0.0f)
+        return qn__len(qn__sub(L, r)) + qn__len(qn__sub(t, L));
+    return qn__len(qn__sub(t, r));
+}
+
+static void push_node(xsearch *S, xnode *n) {
+    if (S->nn >= S->nmax) {
+        S->st = QN_E_LIMIT;
+        return;
+    }
     if (S->nn == S->ncap && !grow(S, (void **)&S->nodes, &S->ncap, sizeof(xnode))) return;
+    /* Toward a target, order by the least length through the interval to
+    ** it (consistent, so the first goal state taken is a shortest path). */
+    n->parent = S->cur;
+    if (S->target) n->f = n->quad == QN_NONE ? n->g : n->g + through_interval(n->r, n->L, n->R, S->to, n->on);
     S->nodes[S->nn] = *n;
     push_key(S, n->f, S->nn++);
 }
@@ -329,7 +367,7 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
         qn_vec2 pa = on ? x0 : on_portal(pt, up ? sp[i].a : sp[i].b);
         qn_vec2 pb = on ? x1 : on_portal(pt, up ? sp[i].b : sp[i].a);
         uint32_t pc = add_piece_record(S, e, rt, g, sp[i].a, sp[i].b);
-        xnode nd = {rt, pb, pa, g, g + point_segment_dist(rt, pa, pb), rid, nq, sub, pc, on, (int8_t)side};
+        xnode nd = {rt, pb, pa, g, g + point_segment_dist(rt, pa, pb), rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
         push_node(S, &nd);
     }
 }
@@ -439,6 +477,13 @@ static bool still_useful(xsearch *S, xnode *n) {
 static void expand(xsearch *S, xnode n) {
     const qn__boundary *b = S->b;
     if (!still_useful(S, &n)) return;
+    if (S->target && n.quad == S->qt) { /* the goal state: the rest is straight */
+        xnode goal = n;
+        goal.quad = QN_NONE;
+        goal.g = n.g + through_interval(n.r, n.L, n.R, S->to, n.on);
+        push_node(S, &goal);
+        return;
+    }
     add_entry(S, n.quad, n.on ? n.rid | ON_BIT : n.rid, n.on ? qn__v2((float)n.side, 0.0f) : n.L, n.R);
     uint32_t base = b->bstart[n.quad], k = b->bstart[n.quad + 1] - base, j = n.sub;
     /* The wall beyond the right end lies right of the root's view, so on
@@ -455,22 +500,19 @@ static void expand(xsearch *S, xnode n) {
     }
 }
 
-/* Each goal point sees all of its quad. */
-static void seed_goals(xsearch *S) {
-    const qn_field *f = S->f;
+/* Seed i (a goal point, or a path's start) at `at` in quad q sees all of
+** its quad. */
+static void seed_point(xsearch *S, uint32_t i, qn_vec2 at, uint32_t q) {
     const qn__boundary *b = S->b;
-    for (uint32_t i = 0; i < f->goal_count; i++) {
-        uint32_t q = f->goals[i].quad, rid = S->nv + i, base = b->bstart[q], k = b->bstart[q + 1] - base;
-        qn_vec2 at = f->goals[i].at;
-        root_record(S, rid, 0.0f, QN_NONE, at);
-        add_entry(S, q, rid | ON_BIT, qn__v2(0.0f, 0.0f), at);
-        for (uint32_t s = 0; s < k; s++) {
-            uint32_t e = b->bportal[base + s];
-            if (e == QN_NONE || !qn__portal_open(S->m, e, S->radius)) continue;
-            sub_edge se = {b->bv[base + s], b->bv[base + (s + 1) % k], b->bvid[base + s],
-                           b->bvid[base + (s + 1) % k], e};
-            add_piece(S, at, rid, 0.0f, &se, 0.0f, 1.0f, q);
-        }
+    uint32_t rid = S->nv + i, base = b->bstart[q], k = b->bstart[q + 1] - base;
+    root_record(S, rid, 0.0f, QN_NONE, at);
+    add_entry(S, q, rid | ON_BIT, qn__v2(0.0f, 0.0f), at);
+    for (uint32_t s = 0; s < k; s++) {
+        uint32_t e = b->bportal[base + s];
+        if (e == QN_NONE || !qn__portal_open(S->m, e, S->radius)) continue;
+        sub_edge se = {b->bv[base + s], b->bv[base + (s + 1) % k], b->bvid[base + s],
+                       b->bvid[base + (s + 1) % k], e};
+        add_piece(S, at, rid, 0.0f, &se, 0.0f, 1.0f, q);
     }
 }
 
@@ -481,6 +523,9 @@ static void seed_goals(xsearch *S) {
 static void mark_walls(xsearch *S) {
     const qn__boundary *b = S->b;
     const qn_mesh *m = S->m;
+    if (S->wver == m->version + 1 && S->wrad == S->radius) return; /* still right */
+    S->wver = m->version + 1;
+    S->wrad = S->radius;
     memset(S->dyn, 0, S->nv);
     memset(S->wsum, 0, (size_t)S->nv * sizeof *S->wsum);
     for (uint32_t q = 0; q < m->quad_count; q++) {
@@ -500,11 +545,15 @@ static void mark_walls(xsearch *S) {
 }
 
 static void run(xsearch *S) {
-    mark_walls(S);
-    seed_goals(S);
     while (S->st == QN_OK && S->hn > 0) {
-        xnode n = S->nodes[pop_key(S)];
+        uint32_t i = pop_key(S);
+        xnode n = S->nodes[i];
+        if (n.quad == QN_NONE) { /* a goal state: the shortest path is found */
+            S->found = i;
+            return;
+        }
         if (n.g > S->rg[n.rid] * (1.0f + 1e-6f) + S->tol) continue; /* a cheaper root since */
+        S->cur = i;
         expand(S, n);
     }
 }
@@ -643,18 +692,28 @@ static size_t fixed_bytes(uint32_t np, uint32_t nr, uint32_t nq, uint32_t nv) {
            (size_t)nq * (sizeof(uint32_t) + sizeof(float)) + (size_t)nv * (1 + sizeof(qn_vec2));
 }
 
-static qn_status search_init(xsearch *S, const qn_field *f) {
-    const qn_mesh *m = f->mesh;
+/* Sets every per-search array to "nothing reached yet". */
+static void search_reset(xsearch *S) {
+    const qn_mesh *m = S->m;
+    for (uint32_t i = 0; i < m->portal_count; i++) S->head[i] = QN_NONE;
+    for (uint32_t i = 0; i < S->nr; i++) S->rg[i] = INFINITY, S->rpar[i] = QN_NONE;
+    for (uint32_t i = 0; i < m->quad_count; i++) S->qvid[i] = QN_NONE, S->qg[i] = INFINITY;
+    S->nn = S->hn = S->npc = S->ne = 0;
+    S->cur = S->found = QN_NONE;
+    S->st = QN_OK;
+}
+
+static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a, uint32_t seeds) {
     memset(S, 0, sizeof *S);
-    S->f = f;
     S->m = m;
     S->b = qn__mesh_boundary(m, NULL);
     if (!S->b) return QN_E_NOMEM;
-    S->alloc = f->alloc;
-    S->radius = f->radius;
+    S->alloc = *a;
     S->tol = 4.0f * m->eps;
     S->nv = S->b->nv;
-    S->nr = S->nv + f->goal_count;
+    S->ngoal = seeds;
+    S->nr = S->nv + seeds;
+    S->nmax = UINT32_MAX;
     size_t bytes = fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv);
     char *p = qn__alloc(&S->alloc, bytes);
     if (!p) return QN_E_NOMEM;
@@ -666,9 +725,7 @@ static qn_status search_init(xsearch *S, const qn_field *f) {
     S->rpar = S->head + m->portal_count;
     S->qvid = S->rpar + S->nr;
     S->dyn = (uint8_t *)(S->qvid + m->quad_count);
-    for (uint32_t i = 0; i < m->portal_count; i++) S->head[i] = QN_NONE;
-    for (uint32_t i = 0; i < S->nr; i++) S->rg[i] = INFINITY, S->rpar[i] = QN_NONE;
-    for (uint32_t i = 0; i < m->quad_count; i++) S->qvid[i] = QN_NONE, S->qg[i] = INFINITY;
+    search_reset(S);
     return QN_OK;
 }
 
@@ -683,8 +740,12 @@ static void search_free(xsearch *S) {
 
 qn_status qn__spm_build(qn_field *f, qn_error *err) {
     xsearch S;
-    qn_status st = search_init(&S, f);
+    qn_status st = search_init(&S, f->mesh, &f->alloc, f->goal_count);
     if (st == QN_OK) {
+        S.f = f;
+        S.radius = f->radius;
+        mark_walls(&S);
+        for (uint32_t i = 0; i < f->goal_count; i++) seed_point(&S, i, f->goals[i].at, f->goals[i].quad);
         run(&S);
         st = S.st;
     }
@@ -698,4 +759,82 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
     if (st == QN_E_NOMEM) return qn__fail(err, st, QN_NONE, "out of memory (exact instance)");
     if (st != QN_OK) return qn__fail(err, st, QN_NONE, "exact instance: search too large");
     return QN_OK;
+}
+
+/* ---- individual paths ---------------------------------------------------------- */
+
+void qn__isearch_destroy(qn__isearch *S);
+
+qn_status qn__isearch_create(const qn_mesh *m, const qn_allocator *a, uint32_t max_states,
+                             qn__isearch **out) {
+    *out = NULL;
+    xsearch *S = qn__alloc(a, sizeof *S);
+    if (!S) return QN_E_NOMEM;
+    qn_status st = search_init(S, m, a, 1);
+    if (st != QN_OK) {
+        if (S->rpos) search_free(S);
+        qn__free(a, S, sizeof *S);
+        return st;
+    }
+    S->target = true;
+    S->nmax = max_states;
+    /* Pools for short queries up front; longer ones grow them (and keep
+    ** what they grew). */
+    if (!grow(S, (void **)&S->nodes, &S->ncap, sizeof(xnode)) ||
+        !grow(S, (void **)&S->heap, &S->hcap, sizeof(xkey)) ||
+        !grow(S, (void **)&S->pieces, &S->pcap, sizeof(piece))) {
+        qn__isearch_destroy(S);
+        return QN_E_NOMEM;
+    }
+    *out = S;
+    return QN_OK;
+}
+
+void qn__isearch_destroy(qn__isearch *S) {
+    if (!S) return;
+    qn_allocator a = S->alloc;
+    search_free(S);
+    qn__free(&a, S, sizeof *S);
+}
+
+size_t qn__isearch_bytes(const qn__isearch *S) {
+    if (!S) return 0;
+    const qn_mesh *m = S->m;
+    return sizeof *S + fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv) +
+           (size_t)S->ncap * sizeof(xnode) + (size_t)S->hcap * sizeof(xkey) +
+           (size_t)S->pcap * sizeof(piece);
+}
+
+qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to, uint32_t qt,
+                           float radius, float *length) {
+    search_reset(S);
+    S->radius = radius;
+    S->to = to;
+    S->qt = qt;
+    mark_walls(S);
+    if (qs == qt) { /* one convex quad: straight there */
+        *length = qn__len(qn__sub(to, from));
+        return QN_OK;
+    }
+    seed_point(S, 0, from, qs);
+    run(S);
+    if (S->st != QN_OK) return S->st;
+    if (S->found == QN_NONE) return QN_E_UNREACHABLE;
+    *length = S->nodes[S->found].g;
+    return QN_OK;
+}
+
+uint32_t qn__isearch_chain(const qn__isearch *S, uint32_t *portals, uint32_t *quads, uint32_t cap) {
+    uint32_t n = 0;
+    if (S->found == QN_NONE) return 0;
+    for (uint32_t v = S->nodes[S->found].parent; v != QN_NONE; v = S->nodes[v].parent) n++;
+    if (n > cap) return UINT32_MAX;
+    uint32_t i = n;
+    for (uint32_t v = S->nodes[S->found].parent; v != QN_NONE; v = S->nodes[v].parent) {
+        const xnode *x = &S->nodes[v];
+        i--;
+        portals[i] = S->b->bportal[S->b->bstart[x->quad] + x->sub];
+        quads[i] = x->quad;
+    }
+    return n;
 }

@@ -379,14 +379,24 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
         if (!is_wall(f, b, base + s)) continue;
         qn_vec2 a = b->bv[base + s], ab = qn__sub(b->bv[base + (s + 1 == k ? 0 : s + 1)], a);
         float l2 = qn__dot(ab, ab), t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
-        t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+        if (t > 0.0f && t < 1.0f) {
+            /* Beside the wall: its outward normal (the quad is on the left),
+            ** and the signed distance inside; a unit float noise put just
+            ** outside is also steered back in. */
+            qn_vec2 out = qn__scale(qn__v2(ab.y, -ab.x), 1.0f / sqrtf(l2));
+            float h = -qn__dot(qn__sub(p, a), out), toward = qn__dot(d, out);
+            if (!(h < 0.9f * rad)) continue;
+            if (toward > 0.0f) d = qn__sub(d, qn__scale(out, toward));
+            if (h < 0.0f) d = qn__sub(d, qn__scale(out, 0.5f));
+            continue;
+        }
+        t = t < 0.0f ? 0.0f : 1.0f;
         qn_vec2 to = qn__sub(qn__add(a, qn__scale(ab, t)), p);
         float dist = qn__len(to);
         /* A little inside the radius, so that this and the crossing kept a
         ** radius from a wall end (clamp_exit) do not pull against each other. */
-        if (!(dist < 0.9f * rad)) continue;
-        /* On the wall itself: its inward normal (the quad is on the left). */
-        qn_vec2 n = dist > 0.0f ? qn__scale(to, 1.0f / dist) : qn__scale(qn__v2(ab.y, -ab.x), 1.0f / sqrtf(l2));
+        if (!(dist < 0.9f * rad) || !(dist > 0.0f)) continue;
+        qn_vec2 n = qn__scale(to, 1.0f / dist);
         float toward = qn__dot(d, n);
         if (toward > 0.0f) d = qn__sub(d, qn__scale(n, toward));
     }
@@ -476,6 +486,7 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     }
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
     float side = 0.0f;
+    (void)edge;
     const qn__sroot *c = corner_in_way(f, q, p, d, qn__len(qn__sub(r->at, p)), &side);
     d = clamp_exit(f, q, p, c ? round_corner(f, c, p, side) : d, r->at);
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;

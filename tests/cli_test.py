@@ -144,11 +144,12 @@ a, b = json.loads(out1), json.loads(out2)
 check("sim --mode quad = default", all(a[k] == b[k] for k in ("arrived", "stretch_mean", "steps")),
       out1 + out2)
 rc, _, err = run(["sim", ARENA, "--units", "10"])
-check("sim map needs --goal", rc == 1 and err.count("\n") == 1 and "--goal" in err, err)
+# A missing --goal and options a map cannot take are usage errors (issue 10).
+check("sim map needs --goal", rc == 2 and err.count("\n") == 1 and "--goal" in err, err)
 rc, _, err = run(["sim", LEVELS[0], "--mode", "crowd"])
 check("sim bad --mode", rc == 2 and err.count("\n") == 1 and "crowd" in err, err)
 rc, _, err = run(["sim", ARENA, "--goal", "30.5,20.5", "--block", "1@3"])
-check("sim map refuses --block", rc == 1 and err.count("\n") == 1, err)
+check("sim map refuses --block", rc == 2 and err.count("\n") == 1, err)
 rc, _, err = run(["sim", ARENA, "--goal", "-40,2", "--mode", "grid8"])
 check("sim map goal outside", rc == 1 and err.count("\n") == 1 and "goal" in err, err)
 

@@ -289,7 +289,7 @@ for args, want in ((["compare", TOWN, "--units", "0"], 2),
                    (["compare", TOWN, "--bogus"], 2), (["compare", "/nonexistent.json"], 1),
                    (["compare", MAP, "--scen", "/nonexistent.scen"], 1),
                    (["render", TOWN], 2), (["render", TOWN, "--mode", "hex", "-o", "x.svg"], 2),
-                   (["render", MAP, "-o", os.devnull], 1),
+                   (["render", MAP, "-o", os.devnull], 2),  # a map needs --goal: usage
                    (["render", MAP, "--goal", "0.5,0.5", "-o", os.devnull], 1)):
     rc, out, err = run(args)
     check("error " + " ".join(args[:3]), rc == want and err.count("\n") == 1, (rc, err))

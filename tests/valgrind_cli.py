@@ -73,6 +73,11 @@ def path_ends(path):
     return ["--from", f"{x},{y}", "--to", f"{to[0]},{to[1]}"]
 
 
+# Levels the loader accepts but `info` rejects: a goal or spawn outside the
+# open quads (mixed.json's spawn "far" at 50,50).
+INFO_REJECTS = {"mixed.json"}
+
+
 def level_runs(path, want, tmp, has, grid_want=None):
     """The level commands on one level file. grid_want: what compare and the
     grid renderings may return (a test level's grid need not cover its goal)."""
@@ -80,9 +85,10 @@ def level_runs(path, want, tmp, has, grid_want=None):
     svg = os.path.join(tmp, "out.svg")
     goal = goal_args(path) if want == 0 else []
     grid_want = grid_want or want
+    info_want = 1 if name in INFO_REJECTS else want
     runs = [
-        Run("info " + name, ["info", path], want),
-        Run("info --json " + name, ["info", path, "--json"], want),
+        Run("info " + name, ["info", path], info_want),
+        Run("info --json " + name, ["info", path, "--json"], info_want),
         Run("field " + name, ["field", path, "--json"] + goal, want),
         Run("sample " + name, ["sample", path] + goal, want, SAMPLE_STDIN),
         Run("sim " + name, ["sim", path, "--units", UNITS, "--json"] + goal, want),

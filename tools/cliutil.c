@@ -59,34 +59,23 @@ int qn_cli_error(const char *fmt, ...) {
     return 1;
 }
 
-qn_level *qn_cli_load_level(const char *path) {
-    qn_level *level = NULL;
-    qn_error e;
-    qn_status st = qn_level_load_any_file(path, NULL, &level, &e);
-    if (st == QN_OK) return level;
-    if (e.line)
-        qn_cli_error("%s:%u:%u: %s: %s", path, e.line, e.column, qn_status_name(st), e.message);
-    else
-        qn_cli_error("%s: %s: %s", path, qn_status_name(st), e.message);
-    return NULL;
-}
-
-bool qn_cli_goal(const qn_level *level, const char *arg, qn_vec2 *goal) {
+int qn_cli_goal(const qn_level *level, const char *arg, qn_vec2 *goal) {
     const char *name = NULL;
-    if (arg && qn_cli_parse_vec(arg, goal)) return true;
-    if (arg) {
+    if (arg && qn_cli_parse_vec(arg, goal)) return 0;
+    if (arg && level) {
         uint32_t i = qn_level_find_goal(level, arg);
         if (i == QN_NONE) {
             qn_cli_error("--goal %s: not X,Y and not a goal of this level", arg);
-            return false;
+            return 2;
         }
-        return qn_level_goal(level, i, &name, goal) == QN_OK;
+        return qn_level_goal(level, i, &name, goal) == QN_OK ? 0 : 1;
     }
-    if (qn_level_goal_count(level) == 0) {
-        qn_cli_error("the level names no goal: give --goal X,Y");
-        return false;
+    if (arg) return qn_cli_error("--goal %s: not X,Y", arg), 2;
+    if (!level || qn_level_goal_count(level) == 0) {
+        qn_cli_error("no --goal given and the level (or map) names no goal: give --goal X,Y");
+        return 2;
     }
-    return qn_level_goal(level, 0, &name, goal) == QN_OK;
+    return qn_level_goal(level, 0, &name, goal) == QN_OK ? 0 : 1;
 }
 
 static bool dir_has_levels(const char *dir) {

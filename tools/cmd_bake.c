@@ -5,123 +5,104 @@
 ** the name, goals, spawns and grid. Every command that takes a level reads
 ** the result, much faster than JSON.
 **
-** The file is written to a temporary file next to the target and renamed
-** over it only after a complete, flushed write; the input is never the
-** output (same device and inode).
+** The input is read once (qn_cli_read) and the output written as every
+** output of the tool is (qn_cli_output: a temporary file beside the target,
+** renamed over it only after a complete, synced write; never the input).
 */
-#define _POSIX_C_SOURCE 200809L /* mkstemp, fsync */
-#include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "tool.h"
 
-static const char *const bake_usage =
+static const char bake_usage[] =
     "usage: quadnav bake LEVEL -o FILE.qnm [--json]\n"
     "Loads LEVEL (level JSON, a MovingAI map or a baked file) and writes it as\n"
     "a baked binary level: the built mesh (portals and spatial index\n"
     "included), name, goals, spawns and grid, little-endian with a checksum\n"
     "(format in README.md). Every command that takes a level loads it.\n"
     "Prints quads, portals, bytes and the load and save times (--json: one\n"
-    "object with keys level, output, quads, portals, bytes, load_ms, bake_ms).\n";
+    "object with keys level, output, quads, portals, bytes, load_ms, bake_ms).\n"
+    "  -o FILE.qnm  written whole to a temporary file beside it, then renamed\n"
+    "               over it (--output=FILE.qnm too); never the input; '-' for\n"
+    "               stdout.\n";
 
-static bool same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
+enum { BK_OUTPUT, BK_JSON };
+static const qn_cli_option bake_options[] = {
+    [BK_OUTPUT] = {"output", 'o', true},
+    [BK_JSON] = {"json", 0, false},
+};
+static const qn_cli_spec bake_spec = QN_CLI_SPEC("bake", bake_usage, bake_options, 1, 1, "LEVEL");
+
+/* The baked bytes of the level; NULL after reporting. */
+static void *bake_bytes(const qn_level *lv, size_t *n) {
+    qn_error e;
+    *n = 0;
+    qn_level_save_mem(lv, NULL, 0, n, NULL);
+    void *buf = malloc(*n ? *n : 1);
+    if (!buf) return qn_cli_error("bake: out of memory"), NULL;
+    qn_status st = qn_level_save_mem(lv, buf, *n, n, &e);
+    if (st != QN_OK) {
+        free(buf);
+        return qn_cli_error("bake: %s: %s", qn_status_name(st), e.message), NULL;
+    }
+    return buf;
 }
 
-/* Writes buf to path through a temporary file in the same directory. */
-static bool write_whole(const char *path, const void *buf, size_t n) {
-    struct stat st;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* FIFO, device: plain write */
-        FILE *f = fopen(path, "wb");
-        bool ok = f && fwrite(buf, 1, n, f) == n;
-        if (f && fclose(f) != 0) ok = false;
-        if (!ok) qn_cli_error("%s: write error: %s", path, strerror(errno));
-        return ok;
+/* Writes the level baked to out; 0, or 1 after reporting. */
+static int write_baked(const qn_cli_input *in, const char *out, const qn_level *lv, size_t *n) {
+    qn_cli_output o;
+    int rc = qn_cli_output_open(&o, out, &in, 1);
+    if (rc) return rc;
+    void *buf = bake_bytes(lv, n);
+    if (!buf) return qn_cli_output_abort(&o), 1;
+    fwrite(buf, 1, *n, o.f);
+    free(buf);
+    return qn_cli_output_commit(&o);
+}
+
+static int print_result(const char *in, const char *out, const qn_level *lv, size_t n,
+                        double load_ms, double bake_ms, bool json) {
+    const qn_mesh *m = qn_level_mesh(lv);
+    FILE *f = strcmp(out, "-") ? stdout : stderr; /* the file itself may be on stdout */
+    if (json && f == stdout) {
+        cJSON *o = cJSON_CreateObject();
+        qn_json_put_str(o, "level", in);
+        qn_json_put_str(o, "output", out);
+        qn_json_put_uint(o, "quads", qn_mesh_quad_count(m));
+        qn_json_put_uint(o, "portals", qn_mesh_portal_count(m));
+        qn_json_put_uint(o, "bytes", n);
+        qn_json_put_num(o, "load_ms", load_ms);
+        qn_json_put_num(o, "bake_ms", bake_ms);
+        return qn_json_emit(o);
     }
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 16);
-    if (!tmp) return qn_cli_error("out of memory"), false;
-    snprintf(tmp, len + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fd >= 0) fchmod(fd, 0666 & ~mask); /* mkstemp made it 0600 */
-    if (fd < 0) {
-        qn_cli_error("%s: cannot create a temporary file: %s", path, strerror(errno));
-        free(tmp);
-        return false;
-    }
-    const char *p = buf;
-    size_t left = n;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
-        p += w, left -= (size_t)w;
-    }
-    int e = left ? errno : 0;
-    if (!left && fsync(fd) != 0) e = errno, left = 1;
-    if (close(fd) != 0 && !left) e = errno, left = 1;
-    if (!left && rename(tmp, path) != 0) e = errno, left = 1;
-    if (left) {
-        qn_cli_error("%s: write error: %s", path, e ? strerror(e) : "short write");
-        unlink(tmp); /* ours: mkstemp created it */
-    }
-    free(tmp);
-    return left == 0;
+    fprintf(f, "level    %s\nbaked    %s\nquads    %u\nportals  %u\nbytes    %zu\n"
+               "load     %.2f ms\nbake     %.2f ms\n",
+            in, out, qn_mesh_quad_count(m), qn_mesh_portal_count(m), n, load_ms, bake_ms);
+    return 0;
 }
 
 int qn_tool_bake(int argc, char **argv) {
-    const char *in = NULL, *out = NULL;
-    bool json = false;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-            return fputs(bake_usage, stdout), 0;
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-        else if (argv[i][0] == '-' && argv[i][1])
-            return qn_cli_error("bake: unknown option %s", argv[i]), 2;
-        else if (!in) in = argv[i];
-        else return fputs(bake_usage, stderr), 2;
-    }
-    if (!in || !out) return fputs(bake_usage, stderr), 2;
-    if (same_file(in, out)) return qn_cli_error("bake: %s is the input; not overwritten", out), 1;
+    qn_cli_args a;
+    int rc = qn_cli_parse(&bake_spec, argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    const char *path = a.pos[0], *out = a.value[BK_OUTPUT];
+    if (!out) return qn_cli_error("bake: no output given: -o FILE.qnm (see quadnav bake --help)"), 2;
+    qn_cli_input in;
     double t0 = qn_tool_now();
+    if (qn_cli_read(path, &in)) return 1;
     qn_level *lv = NULL;
     qn_error e;
-    qn_status st = qn_level_load_any_file(in, NULL, &lv, &e);
-    if (st != QN_OK) return qn_cli_error("%s: %s: %s", in, qn_status_name(st), e.message), 1;
+    qn_status st = qn_cli_parse_level(&in, &lv, &e);
+    free(in.data); /* parsed: only the file's identity is kept */
+    in.data = NULL;
+    if (st != QN_OK) return 1;
     double t1 = qn_tool_now();
     size_t n = 0;
-    qn_level_save_mem(lv, NULL, 0, &n, NULL);
-    void *buf = malloc(n);
-    bool ok = buf && qn_level_save_mem(lv, buf, n, &n, &e) == QN_OK && write_whole(out, buf, n);
+    rc = write_baked(&in, out, lv, &n);
     double t2 = qn_tool_now();
-    free(buf);
-    const qn_mesh *m = qn_level_mesh(lv);
-    if (ok && json) {
-        printf("{\"level\":");
-        qn_json_str(stdout, in);
-        printf(",\"output\":");
-        qn_json_str(stdout, out);
-        printf(",\"quads\":%u,\"portals\":%u,\"bytes\":%zu,\"load_ms\":", qn_mesh_quad_count(m),
-               qn_mesh_portal_count(m), n);
-        qn_json_num(stdout, (t1 - t0) * 1e3);
-        printf(",\"bake_ms\":");
-        qn_json_num(stdout, (t2 - t1) * 1e3);
-        printf("}\n");
-    } else if (ok) {
-        printf("level    %s\nbaked    %s\nquads    %u\nportals  %u\nbytes    %zu\n"
-               "load     %.2f ms\nbake     %.2f ms\n",
-               in, out, qn_mesh_quad_count(m), qn_mesh_portal_count(m), n, (t1 - t0) * 1e3,
-               (t2 - t1) * 1e3);
-    }
+    if (!rc)
+        rc = print_result(path, out, lv, n, (t1 - t0) * 1e3, (t2 - t1) * 1e3,
+                          a.value[BK_JSON] != NULL);
     qn_level_destroy(lv);
-    return ok ? 0 : 1;
+    return rc;
 }

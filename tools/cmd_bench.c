@@ -315,11 +315,10 @@ static void bench_levels(qn_bench_report *r, bool quick) {
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char path[4096], key[64], label[96];
         snprintf(path, sizeof path, "%s/levels/%s.json", qn_cli_data_dir(), names[i]);
-        qn_level *level = NULL;
         qn_vec2 goal;
         const char *gname;
-        if (qn_level_load_file(path, NULL, &level, NULL) != QN_OK ||
-            qn_level_goal(level, 0, &gname, &goal) != QN_OK) {
+        qn_level *level = qn_cli_load_level(path);
+        if (!level || qn_level_goal(level, 0, &gname, &goal) != QN_OK) {
             qn_cli_error("bench: cannot load %s; skipped", path);
             qn_level_destroy(level);
             continue;
@@ -381,61 +380,74 @@ static bool bench_shapes(qn_bench_report *r, bool quick) {
 
 /* ---- output ------------------------------------------------------------------------ */
 
-static void print_report(const qn_bench_report *r, bool json) {
+static int print_report(const qn_bench_report *r, bool json) {
     if (json) {
-        printf("{");
-        for (int i = 0; i < r->count; i++) {
-            printf("%s", i ? "," : "");
-            qn_json_str(stdout, r->items[i].key);
-            printf(":");
-            qn_json_num(stdout, r->items[i].value);
-        }
-        printf("}\n");
-        return;
+        cJSON *o = cJSON_CreateObject();
+        for (int i = 0; i < r->count; i++) qn_json_put_num(o, r->items[i].key, r->items[i].value);
+        return qn_json_emit(o);
     }
     for (int i = 0; i < r->count; i++)
         printf("%-56s %12.3f %-5s  %s\n", r->items[i].label, r->items[i].value, r->items[i].unit,
                r->items[i].key);
+    return 0;
 }
 
-static const char *const bench_usage =
+static const char bench_usage[] =
     "usage: quadnav bench [--json] [--quick] [--no-grid] [--no-live] [--no-crowd]\n"
     "Instance build time on a generated 650-quad level and each bundled level,\n"
     "sampling time per unit for 1,000 and 100,000 units, and grid integration\n"
     "fields, repair after a change, the destination cache and threads, each\n"
     "beside a baseline measured in the same run. --quick runs few\n"
-    "repetitions (a smoke test, not a measurement).\n";
+    "repetitions (a smoke test, not a measurement). Each key names its unit\n"
+    "(_ms, _us, _ns; bytes, counts and ratios otherwise). A progress line goes\n"
+    "to stderr when it is a terminal.\n";
+
+enum { B_JSON, B_QUICK, B_NO_GRID, B_NO_LIVE, B_NO_CROWD };
+static const qn_cli_option bench_options[] = {
+    [B_JSON] = {"json", 0, false},
+    [B_QUICK] = {"quick", 0, false},
+    [B_NO_GRID] = {"no-grid", 0, false},
+    [B_NO_LIVE] = {"no-live", 0, false},
+    [B_NO_CROWD] = {"no-crowd", 0, false},
+};
+static const qn_cli_spec bench_spec = QN_CLI_SPEC("bench", bench_usage, bench_options, 0, 0, "");
 
 int qn_tool_bench(int argc, char **argv) {
-    bool json = false, quick = false, grid = true, live = true, crowd = true;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
-        else if (!strcmp(argv[i], "--quick")) quick = true;
-        else if (!strcmp(argv[i], "--no-grid")) grid = false;
-        else if (!strcmp(argv[i], "--no-live")) live = false;
-        else if (!strcmp(argv[i], "--no-crowd")) crowd = false;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-            return fputs(bench_usage, stdout), 0;
-        else return qn_cli_error("bench: unknown argument %s", argv[i]), 2;
-    }
+    qn_cli_args o;
+    int rc = qn_cli_parse(&bench_spec, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
+    bool json = o.value[B_JSON], quick = o.value[B_QUICK];
+    bool grid = !o.value[B_NO_GRID], live = !o.value[B_NO_LIVE], crowd = !o.value[B_NO_CROWD];
+    qn_cli_progress_state pg = {0};
     static qn_bench_report r;
     r.count = 0;
     qn_mesh *m = gen_level();
     if (!m) return 1;
     qn_rect b = qn_mesh_bounds(m);
     qn_vec2 goal = {b.min.x + 0.5f, b.min.y + 0.5f}; /* cell 0 is never a hole */
+    qn_cli_progress(&pg, "bench: parts done", 0, 6);
     bool ok = bench_instance(&r, m, goal, quick);
     ok = ok && bench_sampling(&r, m, goal, 1000, quick);
     ok = ok && bench_sampling(&r, m, goal, 100000, quick);
     qn_mesh_destroy(m);
-    if (!ok) return qn_cli_error("bench failed");
+    if (!ok) return qn_cli_progress_end(&pg), qn_cli_error("bench failed");
     bench_levels(&r, quick);
-    if (qn_tool_bench_exact(&r, quick) != 0) return qn_cli_error("bench: exact part failed");
-    if (!bench_shapes(&r, quick)) return qn_cli_error("bench: a generated level failed to load");
-    if (grid && qn_tool_bench_grid(&r, quick) != 0) return qn_cli_error("bench: grid part failed");
-    if (live && qn_tool_bench_live(&r, quick) != 0) return qn_cli_error("bench: live part failed");
-    if (live && qn_tool_bench_path(&r, quick) != 0) return qn_cli_error("bench: path part failed");
-    if (crowd && qn_tool_bench_crowd(&r, quick) != 0) return qn_cli_error("bench: crowd part failed");
-    print_report(&r, json);
-    return 0;
+    qn_cli_progress(&pg, "bench: parts done", 1, 6);
+    if (qn_tool_bench_exact(&r, quick) != 0) rc = qn_cli_error("bench: exact part failed");
+    if (!rc && !bench_shapes(&r, quick))
+        rc = qn_cli_error("bench: a generated level failed to load");
+    qn_cli_progress(&pg, "bench: parts done", 2, 6);
+    if (!rc && grid && qn_tool_bench_grid(&r, quick) != 0)
+        rc = qn_cli_error("bench: grid part failed");
+    qn_cli_progress(&pg, "bench: parts done", 3, 6);
+    if (!rc && live && qn_tool_bench_live(&r, quick) != 0)
+        rc = qn_cli_error("bench: live part failed");
+    qn_cli_progress(&pg, "bench: parts done", 4, 6);
+    if (!rc && live && qn_tool_bench_path(&r, quick) != 0)
+        rc = qn_cli_error("bench: path part failed");
+    qn_cli_progress(&pg, "bench: parts done", 5, 6);
+    if (!rc && crowd && qn_tool_bench_crowd(&r, quick) != 0)
+        rc = qn_cli_error("bench: crowd part failed");
+    qn_cli_progress_end(&pg);
+    return rc ? rc : print_report(&r, json);
 }

@@ -43,149 +43,64 @@ static const char compare_usage[] =
     "               in map coordinates (a cell's centre is x+0.5, y+0.5), in the\n"
     "               order of the units (scenario rows in file order)\n";
 
-/* ---- terrain ------------------------------------------------------------ */
-
-/* Is the file a MovingAI map? Maps start with "type"; levels with '{'. */
-static bool sniff_map(const char *path, bool *is_map) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        qn_cli_error("%s: cannot open: %s", path, strerror(errno));
-        return false;
-    }
-    char buf[64];
-    size_t n = fread(buf, 1, sizeof buf, f), i = 0;
-    fclose(f);
-    while (i < n && (buf[i] == ' ' || buf[i] == '\t' || buf[i] == '\r' || buf[i] == '\n'))
-        i++;
-    *is_map = n - i >= 4 && memcmp(buf + i, "type", 4) == 0;
-    return true;
-}
-
-static bool report(const char *path, const char *what, qn_status st, const qn_error *e) {
-    if (e->line)
-        qn_cli_error("%s:%u:%u: %s: %s", path, e->line, e->column, qn_status_name(st), e->message);
-    else
-        qn_cli_error("%s: %s: %s: %s", path, what, qn_status_name(st), e->message);
-    return false;
-}
-
-static bool load_map(const char *path, bool need_mesh, qn_terrain *t) {
-    qn_error e;
-    qn_status st = qn_map_load_file(path, NULL, &t->own_grid, &e);
-    if (st != QN_OK) return report(path, "map", st, &e);
-    t->grid = t->own_grid;
-    if (need_mesh) {
-        st = qn_mesh_from_grid(t->grid, NULL, &t->own_mesh, &e);
-        if (st != QN_OK) return report(path, "quads from the grid", st, &e);
-        t->mesh = t->own_mesh;
-    }
-    t->from_grid = true;
-    return true;
-}
-
-static bool load_level(const char *path, bool need_grid, qn_terrain *t) {
-    if (!(t->level = qn_cli_load_level(path))) return false;
-    t->mesh = qn_level_mesh(t->level);
-    t->grid = qn_level_grid(t->level);
-    t->from_grid = t->grid != NULL;
-    if (need_grid && !t->grid) {
-        qn_error e;
-        qn_status st = qn_grid_from_mesh(t->mesh, 1.0f, NULL, &t->own_grid, &e);
-        if (st != QN_OK) return report(path, "grid from the quads", st, &e);
-        t->grid = t->own_grid;
-    }
-    return true;
-}
-
-bool qn_terrain_load(const char *path, bool need_mesh, bool need_grid, qn_terrain *t) {
-    memset(t, 0, sizeof *t);
-    t->path = path;
-    bool is_map;
-    if (!sniff_map(path, &is_map)) return false;
-    return is_map ? load_map(path, need_mesh, t) : load_level(path, need_grid, t);
-}
-
-void qn_terrain_free(qn_terrain *t) {
-    qn_mesh_destroy(t->own_mesh);
-    qn_grid_destroy(t->own_grid);
-    qn_level_destroy(t->level);
-    memset(t, 0, sizeof *t);
-}
-
-float qn_terrain_radius(const qn_terrain *t, float radius) {
-    return t->from_grid ? fminf(radius, 0.45f) : radius;
-}
-
 /* ---- arguments -------------------------------------------------------------- */
 
 typedef struct cmp_args {
-    const char *path, *scen, *goal, *lookahead_arg;
+    const char *path, *scen, *goal;
     uint64_t units, seed;
     float radius, step;
     uint32_t lookahead; /* 0: the library default */
     bool json, midpoint, per_unit;
 } cmp_args;
 
-typedef struct opt_slot {
-    const char *name;
-    const char **value;
-} opt_slot;
+enum {
+    C_SCEN, C_UNITS, C_SEED, C_RADIUS, C_STEP, C_GOAL, C_LOOKAHEAD, C_MIDPOINT, C_PER_UNIT,
+    C_JSON
+};
+static const qn_cli_option compare_options[] = {
+    [C_SCEN] = {"scen", 0, true},
+    [C_UNITS] = {"units", 0, true},
+    [C_SEED] = {"seed", 0, true},
+    [C_RADIUS] = {"radius", 0, true},
+    [C_STEP] = {"step", 0, true},
+    [C_GOAL] = {"goal", 0, true},
+    [C_LOOKAHEAD] = {"lookahead", 0, true},
+    [C_MIDPOINT] = {"midpoint-costs", 0, false},
+    [C_PER_UNIT] = {"per-unit", 0, false},
+    [C_JSON] = {"json", 0, false},
+};
+static const qn_cli_spec compare_spec =
+    QN_CLI_SPEC("compare", compare_usage, compare_options, 1, 1, "LEVEL|MAP");
 
 /* Returns 0 to go on, 2 on a usage error (printed), -1 after --help. */
-static int parse_words(int argc, char **argv, cmp_args *a, const char **units, const char **seed,
-                       const char **radius, const char **step) {
-    const opt_slot slots[] = {{"--scen", &a->scen},     {"--units", units}, {"--seed", seed},
-                              {"--radius", radius},     {"--step", step},   {"--goal", &a->goal},
-                              {"--lookahead", &a->lookahead_arg}};
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        size_t k = 0;
-        while (k < sizeof slots / sizeof slots[0] && strcmp(s, slots[k].name))
-            k++;
-        if (!strcmp(s, "--help") || !strcmp(s, "-h")) return fputs(compare_usage, stdout), -1;
-        if (!strcmp(s, "--json"))
-            a->json = true;
-        else if (!strcmp(s, "--midpoint-costs"))
-            a->midpoint = true;
-        else if (!strcmp(s, "--per-unit"))
-            a->per_unit = true;
-        else if (k < sizeof slots / sizeof slots[0]) {
-            if (i + 1 >= argc) return qn_cli_error("compare: %s needs a value", s), 2;
-            *slots[k].value = argv[++i];
-        } else if (s[0] == '-' && s[1] == '-')
-            return qn_cli_error("compare: unknown option %s (see quadnav compare --help)", s), 2;
-        else if (a->path)
-            return qn_cli_error("compare: unexpected argument %s", s), 2;
-        else
-            a->path = s;
-    }
-    if (!a->path) return fputs(compare_usage, stderr), 2;
-    if (a->per_unit && !a->json) return qn_cli_error("compare: --per-unit needs --json"), 2;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, cmp_args *a) {
     memset(a, 0, sizeof *a);
     a->units = 1000;
     a->seed = 1;
-    a->radius = 0.25f;
+    a->radius = QN_CLI_DEFAULT_RADIUS;
     a->step = 0.2f;
-    const char *units = NULL, *seed = NULL, *radius = NULL, *step = NULL;
-    int rc = parse_words(argc, argv, a, &units, &seed, &radius, &step);
+    qn_cli_args o;
+    int rc = qn_cli_parse(&compare_spec, argc, argv, &o);
     if (rc) return rc;
-    if (units && (!qn_cli_parse_u64(units, 1000000, &a->units) || a->units == 0))
-        return qn_cli_error("--units %s: not a count from 1 to 1000000", units), 2;
-    if (seed && !qn_cli_parse_u64(seed, UINT64_MAX, &a->seed))
-        return qn_cli_error("--seed %s: not a whole number", seed), 2;
-    if (radius && !qn_cli_parse_float(radius, 0.0f, 1e4f, &a->radius))
-        return qn_cli_error("--radius %s: not a number in [0, 10000]", radius), 2;
-    if (step && !qn_cli_parse_float(step, 1e-4f, 1e4f, &a->step))
-        return qn_cli_error("--step %s: not a number in [0.0001, 10000]", step), 2;
+    a->path = o.pos[0];
+    a->scen = o.value[C_SCEN];
+    a->goal = o.value[C_GOAL];
+    a->json = o.value[C_JSON] != NULL;
+    a->midpoint = o.value[C_MIDPOINT] != NULL;
+    a->per_unit = o.value[C_PER_UNIT] != NULL;
+    if (a->per_unit && !a->json) return qn_cli_error("compare: --per-unit needs --json"), 2;
+    const char *v;
+    if ((v = o.value[C_UNITS]) && (!qn_cli_parse_u64(v, QN_CLI_MAX_UNITS, &a->units) || !a->units))
+        return qn_cli_error("--units %s: not a count from 1 to %u", v, QN_CLI_MAX_UNITS), 2;
+    if ((v = o.value[C_SEED]) && !qn_cli_parse_u64(v, UINT64_MAX, &a->seed))
+        return qn_cli_error("--seed %s: not a whole number", v), 2;
+    if ((v = o.value[C_RADIUS]) && !qn_cli_parse_float(v, 0.0f, 1e4f, &a->radius))
+        return qn_cli_error("--radius %s: not a number in [0, 10000]", v), 2;
+    if ((v = o.value[C_STEP]) && !qn_cli_parse_float(v, 1e-4f, 1e4f, &a->step))
+        return qn_cli_error("--step %s: not a number in [0.0001, 10000]", v), 2;
     uint64_t la = 0;
-    if (a->lookahead_arg && (!qn_cli_parse_u64(a->lookahead_arg, QN_MAX_LOOKAHEAD, &la) || !la))
-        return qn_cli_error("--lookahead %s: not a count from 1 to %u", a->lookahead_arg,
-                            QN_MAX_LOOKAHEAD),
-               2;
+    if ((v = o.value[C_LOOKAHEAD]) && (!qn_cli_parse_u64(v, QN_MAX_LOOKAHEAD, &la) || !la))
+        return qn_cli_error("--lookahead %s: not a count from 1 to %u", v, QN_MAX_LOOKAHEAD), 2;
     a->lookahead = (uint32_t)la;
     return 0;
 }
@@ -226,8 +141,15 @@ static bool scen_row_unit(const qn_grid *g, const qn_scen_row *r, uint32_t i, cm
 static cmp_unit *scen_units(const char *path, const qn_grid *g, uint64_t n, uint32_t *count) {
     qn_scen *s = NULL;
     qn_error e;
-    qn_status st = qn_scen_load_file(path, NULL, &s, &e);
-    if (st != QN_OK) return report(path, "scenario", st, &e), NULL;
+    qn_cli_input in;
+    if (qn_cli_read(path, &in)) return NULL;
+    qn_status st = qn_scen_load_mem(in.data, in.len, NULL, &s, &e);
+    qn_cli_input_free(&in);
+    if (st != QN_OK) {
+        if (e.line) qn_cli_error("%s:%u:%u: %s: %s", path, e.line, e.column, qn_status_name(st), e.message);
+        else qn_cli_error("%s: scenario: %s: %s", path, qn_status_name(st), e.message);
+        return NULL;
+    }
     uint32_t rows = qn_scen_row_count(s), m = n < rows ? (uint32_t)n : rows;
     cmp_unit *u = m ? calloc(m, sizeof *u) : NULL;
     if (!u) qn_cli_error("%s: %s", path, m ? "out of memory" : "no scenario rows");
@@ -277,14 +199,10 @@ static bool map_goal(const qn_grid *g, uint64_t seed, qn_vec2 *goal) {
 
 /* The goal of a run without a scenario: --goal, else the level's first goal,
 ** else (a map, or a level without goals) a chosen cell. */
-static bool pick_goal(const qn_terrain *t, const cmp_args *a, qn_vec2 *goal) {
-    if (t->level && (a->goal || qn_level_goal_count(t->level) > 0))
+static int pick_goal(const qn_terrain *t, const cmp_args *a, qn_vec2 *goal) {
+    if (a->goal || (t->level && qn_level_goal_count(t->level) > 0))
         return qn_cli_goal(t->level, a->goal, goal);
-    if (a->goal) {
-        if (qn_cli_parse_vec(a->goal, goal)) return true;
-        return qn_cli_error("--goal %s: not X,Y", a->goal), false;
-    }
-    return map_goal(t->grid, a->seed, goal);
+    return map_goal(t->grid, a->seed, goal) ? 0 : 1;
 }
 
 /* ---- instances ---------------------------------------------------------------- */
@@ -468,10 +386,15 @@ static bool run_unit(const instance *in, const cmp_unit *u, float step, mode_acc
     return true;
 }
 
+/* Runs done so far, for the progress line. */
+typedef struct progress {
+    qn_cli_progress_state st;
+    uint64_t done, total;
+} progress;
+
 /* Units [0, n) share one goal: one instance per mode, then every unit. */
 static bool run_group(const qn_terrain *t, const cmp_unit *u, uint32_t n, const qn_field_opts *qo,
-                      float step,
-                      qn_sim_grid_ctx *gctx, mode_acc *acc) {
+                      float step, qn_sim_grid_ctx *gctx, mode_acc *acc, progress *pg) {
     for (int mode = 0; mode < MODE_COUNT; mode++) {
         instance in = {0};
         in.gctx = gctx;
@@ -481,8 +404,10 @@ static bool run_group(const qn_terrain *t, const cmp_unit *u, uint32_t n, const 
         acc[mode].builds++;
         acc[mode].bytes += (double)instance_bytes(&in);
         bool ok = true;
-        for (uint32_t i = 0; ok && i < n; i++)
+        for (uint32_t i = 0; ok && i < n; i++) {
             ok = run_unit(&in, &u[i], step, &acc[mode]);
+            qn_cli_progress(&pg->st, "compare: unit runs", ++pg->done, pg->total);
+        }
         instance_free(&in);
         if (!ok) return false;
     }
@@ -520,12 +445,14 @@ static bool run_all(const qn_terrain *t, cmp_unit *u, uint32_t n, const qn_field
         u[i].order = i;
     qsort(u, n, sizeof *u, cmp_goal);
     *goals = 0;
+    progress pg = {{0}, 0, (uint64_t)n * MODE_COUNT};
     for (uint32_t i = 0, j; ok && i < n; i = j) {
         for (j = i + 1; j < n && same_goal(&u[i], &u[j]); j++) {
         }
-        ok = run_group(t, u + i, j - i, qo, step, gctx, acc);
+        ok = run_group(t, u + i, j - i, qo, step, gctx, acc, &pg);
         ++*goals;
     }
+    qn_cli_progress_end(&pg.st);
     qsort(u, n, sizeof *u, cmp_order);
     free(gctx);
     return ok;
@@ -609,39 +536,6 @@ static exact_stats exact_stretch(const mode_acc *m, const cmp_unit *u, uint32_t 
     return s;
 }
 
-static void print_json_point(qn_vec2 p) {
-    printf("[");
-    qn_json_num(stdout, (double)p.x);
-    printf(",");
-    qn_json_num(stdout, (double)p.y);
-    printf("]");
-}
-
-/* ,"per_unit":[{"start":[x,y],"goal":[x,y],"walked":L,"arrived":B},...] */
-static void print_json_per_unit(const mode_acc *m, const cmp_unit *u, uint32_t n) {
-    printf(",\"per_unit\":[");
-    for (uint32_t i = 0; i < n; i++) {
-        printf("%s{\"start\":", i ? "," : "");
-        print_json_point(u[i].start);
-        printf(",\"goal\":");
-        print_json_point(u[i].goal);
-        printf(",\"walked\":");
-        qn_json_num(stdout, m->rec[i].walked);
-        printf(",\"arrived\":%s}", m->rec[i].arrived ? "true" : "false");
-    }
-    printf("]");
-}
-
-/* ,"exact_stretch_mean":M,"exact_stretch_p95":P and, when asked, per_unit. */
-static void print_json_exact(const mode_acc *m, const cmp_unit *u, uint32_t n, bool per_unit) {
-    exact_stats x = exact_stretch(m, u, n);
-    printf(",\"exact_stretch_mean\":");
-    qn_json_num(stdout, x.mean);
-    printf(",\"exact_stretch_p95\":");
-    qn_json_num(stdout, x.p95);
-    if (per_unit) print_json_per_unit(m, u, n);
-}
-
 /* ---- output -------------------------------------------------------------------------- */
 
 typedef struct mode_summary {
@@ -674,42 +568,59 @@ typedef struct run_info {
     const cmp_unit *u; /* in input order */
 } run_info;
 
-static void print_json_mode(const run_info *ri, const mode_acc *m, const mode_summary *s) {
-    printf("{\"build_us\":");
-    qn_json_num(stdout, s->build_us);
-    printf(",\"bytes\":");
-    qn_json_num(stdout, round(s->bytes));
-    printf(",\"sample_ns\":");
-    qn_json_num(stdout, s->sample_ns);
-    printf(",\"arrived\":%u,\"units\":%u,\"wall_contacts\":%llu,\"stuck\":%u,\"stretch_mean\":",
-           m->arrived, m->units, (unsigned long long)m->contacts, m->stuck);
-    qn_json_num(stdout, s->stretch_mean);
-    printf(",\"stretch_p95\":");
-    qn_json_num(stdout, s->stretch_p95);
-    print_json_exact(m, ri->u, ri->units, ri->a->per_unit);
-    printf("}");
+/* per_unit: [{"start":[x,y],"goal":[x,y],"walked":L,"arrived":B},...] */
+static cJSON *json_per_unit(const mode_acc *m, const cmp_unit *u, uint32_t n) {
+    cJSON *arr = cJSON_CreateArray();
+    for (uint32_t i = 0; i < n; i++) {
+        cJSON *e = cJSON_CreateObject();
+        qn_json_put_vec(e, "start", u[i].start);
+        qn_json_put_vec(e, "goal", u[i].goal);
+        qn_json_put_num(e, "walked", m->rec[i].walked);
+        qn_json_put_bool(e, "arrived", m->rec[i].arrived);
+        qn_json_push(arr, e);
+    }
+    return arr;
 }
 
-static void print_json(const run_info *ri, mode_acc *acc) {
+static cJSON *json_mode(const run_info *ri, const mode_acc *m, const mode_summary *s) {
+    cJSON *o = cJSON_CreateObject();
+    qn_json_put_num(o, "build_us", s->build_us);
+    qn_json_put_num(o, "bytes", round(s->bytes));
+    qn_json_put_num(o, "sample_ns", s->sample_ns);
+    qn_json_put_uint(o, "arrived", m->arrived);
+    qn_json_put_uint(o, "units", m->units);
+    qn_json_put_uint(o, "wall_contacts", m->contacts);
+    qn_json_put_uint(o, "stuck", m->stuck);
+    qn_json_put_num(o, "stretch_mean", s->stretch_mean);
+    qn_json_put_num(o, "stretch_p95", s->stretch_p95);
+    exact_stats x = exact_stretch(m, ri->u, ri->units);
+    qn_json_put_num(o, "exact_stretch_mean", x.mean);
+    qn_json_put_num(o, "exact_stretch_p95", x.p95);
+    if (ri->a->per_unit) qn_json_put(o, "per_unit", json_per_unit(m, ri->u, ri->units));
+    return o;
+}
+
+static int print_json(const run_info *ri, mode_acc *acc) {
     const qn_grid *g = ri->t->grid;
-    printf("{\"level\":");
-    qn_json_str(stdout, ri->a->path);
-    printf(",\"scen\":");
-    if (ri->a->scen)
-        qn_json_str(stdout, ri->a->scen);
-    else
-        printf("null");
-    printf(",\"units\":%u,\"goals\":%u,\"seed\":%llu,\"radius\":%g,\"step\":%g,\"quads\":%u,"
-           "\"grid\":[%u,%u],\"cell_size\":%g",
-           ri->units, ri->goals, (unsigned long long)ri->a->seed, (double)ri->radius,
-           (double)ri->a->step, qn_mesh_quad_count(ri->t->mesh), qn_grid_width(g),
-           qn_grid_height(g), (double)qn_grid_cell_size(g));
+    cJSON *o = cJSON_CreateObject();
+    qn_json_put_str(o, "level", ri->a->path);
+    qn_json_put_str(o, "scen", ri->a->scen);
+    qn_json_put_uint(o, "units", ri->units);
+    qn_json_put_uint(o, "goals", ri->goals);
+    qn_json_put_uint(o, "seed", ri->a->seed);
+    qn_json_put_float(o, "radius", ri->radius);
+    qn_json_put_float(o, "step", ri->a->step);
+    qn_json_put_uint(o, "quads", qn_mesh_quad_count(ri->t->mesh));
+    cJSON *size = cJSON_CreateArray();
+    qn_json_push(size, qn_json_uint(qn_grid_width(g)));
+    qn_json_push(size, qn_json_uint(qn_grid_height(g)));
+    qn_json_put(o, "grid", size);
+    qn_json_put_float(o, "cell_size", qn_grid_cell_size(g));
     for (int m = 0; m < MODE_COUNT; m++) {
         mode_summary s = summarise(&acc[m]);
-        printf(",\"%s\":", mode_names[m]);
-        print_json_mode(ri, &acc[m], &s);
+        qn_json_put(o, mode_names[m], json_mode(ri, &acc[m], &s));
     }
-    printf("}\n");
+    return qn_json_emit(o);
 }
 
 static void print_table(const run_info *ri, mode_acc *acc) {
@@ -734,11 +645,12 @@ static void print_table(const run_info *ri, mode_acc *acc) {
 
 /* ---- the command ------------------------------------------------------------------------ */
 
+/* The units to run; NULL after reporting, *rc 2 for a usage error. */
 static cmp_unit *make_units(const cmp_args *a, const qn_terrain *t, const qn_field_opts *qo,
-                            uint32_t *n) {
+                            uint32_t *n, int *rc) {
     if (a->scen) return scen_units(a->scen, t->grid, a->units, n);
     qn_vec2 goal;
-    if (!pick_goal(t, a, &goal)) return NULL;
+    if ((*rc = pick_goal(t, a, &goal))) return NULL;
     qn_sim_grid_ctx *gctx = calloc(1, sizeof *gctx);
     cmp_unit *u = gctx ? random_units(t, goal, qo, a, gctx) : NULL;
     if (!gctx) qn_cli_error("out of memory");
@@ -762,13 +674,15 @@ int qn_tool_compare(int argc, char **argv) {
         qo.radius = ri.radius;
         qo.lookahead = a.lookahead;
         qo.midpoint_costs = a.midpoint;
-        u = make_units(&a, &t, &qo, &ri.units);
+        u = make_units(&a, &t, &qo, &ri.units, &rc);
+        if (rc != 2) rc = 1;
     }
     ri.u = u;
     if (u && run_all(&t, u, ri.units, &qo, a.step, acc, &ri.goals) &&
         exact_lengths(t.mesh, u, ri.units)) {
-        a.json ? print_json(&ri, acc) : print_table(&ri, acc);
         rc = 0;
+        if (a.json) rc = print_json(&ri, acc);
+        else print_table(&ri, acc);
     }
     for (int m = 0; m < MODE_COUNT; m++)
         free(acc[m].stretch), free(acc[m].rec);

@@ -4,6 +4,7 @@
 ** bench`. The commands reach here through one hook each (qn_tool_wants_crowd).
 */
 #include <math.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -49,7 +50,7 @@ typedef struct crowd_args {
     const char *path, *goal, *scenario, *out;
     uint64_t units, seed, threads, steps;
     float radius;
-    bool json, help;
+    bool json;
 } crowd_args;
 
 bool qn_tool_wants_crowd(int argc, char **argv) {
@@ -58,39 +59,50 @@ bool qn_tool_wants_crowd(int argc, char **argv) {
     return false;
 }
 
-static int parse_value(crowd_args *a, const char *flag, const char *v) {
-    bool ok = true;
-    if (!strcmp(flag, "--goal")) a->goal = v;
-    else if (!strcmp(flag, "--scenario")) a->scenario = v;
-    else if (!strcmp(flag, "-o") || !strcmp(flag, "--output")) a->out = v;
-    else if (!strcmp(flag, "--units")) ok = qn_cli_parse_u64(v, QN_CROWD_MAX_UNITS, &a->units) && a->units;
-    else if (!strcmp(flag, "--seed")) ok = qn_cli_parse_u64(v, UINT64_MAX, &a->seed);
-    else if (!strcmp(flag, "--threads"))
-        ok = qn_cli_parse_u64(v, 64, &a->threads) && a->threads;
-    else if (!strcmp(flag, "--steps")) ok = qn_cli_parse_u64(v, 10000000, &a->steps);
-    else if (!strcmp(flag, "--radius")) ok = qn_cli_parse_float(v, 0.01f, 100.0f, &a->radius);
-    else return qn_cli_error("%s: unknown option (see quadnav sim --crowd --help)", flag), 2;
-    if (!ok) return qn_cli_error("%s %s: bad value (see quadnav sim --crowd --help)", flag, v), 2;
-    return 0;
+/* One table for the three crowd forms (--crowd itself is one of them). */
+enum {
+    CR_CROWD, CR_GOAL, CR_SCENARIO, CR_OUTPUT, CR_UNITS, CR_SEED, CR_THREADS, CR_STEPS,
+    CR_RADIUS, CR_JSON
+};
+static const qn_cli_option crowd_options[] = {
+    [CR_CROWD] = {"crowd", 0, false},     [CR_GOAL] = {"goal", 0, true},
+    [CR_SCENARIO] = {"scenario", 0, true}, [CR_OUTPUT] = {"output", 'o', true},
+    [CR_UNITS] = {"units", 0, true},      [CR_SEED] = {"seed", 0, true},
+    [CR_THREADS] = {"threads", 0, true},  [CR_STEPS] = {"steps", 0, true},
+    [CR_RADIUS] = {"radius", 0, true},    [CR_JSON] = {"json", 0, false},
+};
+
+static int bad_value(const char *flag, const char *v) {
+    qn_cli_error("--%s %s: bad value (see quadnav sim --crowd --help)", flag, v);
+    return 2;
 }
 
+/* 0, -1 after --help, 2 on a usage error (reported). */
 static int parse_args(int argc, char **argv, crowd_args *a) {
     memset(a, 0, sizeof *a);
     a->seed = 1;
     a->threads = 1;
-    a->radius = 0.25f;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (!strcmp(s, "--crowd")) continue;
-        if (!strcmp(s, "--json")) a->json = true;
-        else if (!strcmp(s, "--help") || !strcmp(s, "-h")) a->help = true;
-        else if (s[0] == '-' && s[1] != '\0') {
-            if (i + 1 >= argc) return qn_cli_error("%s needs a value", s), 2;
-            int rc = parse_value(a, s, argv[++i]);
-            if (rc) return rc;
-        } else if (!a->path) a->path = s;
-        else return qn_cli_error("unexpected argument %s", s), 2;
-    }
+    a->radius = QN_CLI_DEFAULT_RADIUS;
+    qn_cli_spec spec = QN_CLI_SPEC(argv[0], crowd_usage, crowd_options, 0, 1, "LEVEL");
+    qn_cli_args o;
+    int rc = qn_cli_parse(&spec, argc, argv, &o);
+    if (rc) return rc;
+    const char *const *v = o.value;
+    a->path = o.npos ? o.pos[0] : NULL;
+    a->goal = v[CR_GOAL];
+    a->scenario = v[CR_SCENARIO];
+    a->out = v[CR_OUTPUT];
+    a->json = v[CR_JSON] != NULL;
+    if (v[CR_UNITS] && (!qn_cli_parse_u64(v[CR_UNITS], QN_CROWD_MAX_UNITS, &a->units) || !a->units))
+        return bad_value("units", v[CR_UNITS]);
+    if (v[CR_SEED] && !qn_cli_parse_u64(v[CR_SEED], UINT64_MAX, &a->seed))
+        return bad_value("seed", v[CR_SEED]);
+    if (v[CR_THREADS] && (!qn_cli_parse_u64(v[CR_THREADS], 64, &a->threads) || !a->threads))
+        return bad_value("threads", v[CR_THREADS]);
+    if (v[CR_STEPS] && !qn_cli_parse_u64(v[CR_STEPS], 10000000, &a->steps))
+        return bad_value("steps", v[CR_STEPS]);
+    if (v[CR_RADIUS] && !qn_cli_parse_float(v[CR_RADIUS], 0.01f, 100.0f, &a->radius))
+        return bad_value("radius", v[CR_RADIUS]);
     return 0;
 }
 
@@ -181,9 +193,12 @@ static void svg_quads(FILE *f, const qn_mesh *m) {
     fprintf(f, "\"/>\n");
 }
 
-static int write_svg(const crowd_args *a, const qn_crowd_scene *s, const trails *t) {
-    FILE *f = fopen(a->out, "w");
-    if (!f) return qn_cli_error("render: cannot write %s", a->out);
+static int write_svg(const crowd_args *a, const qn_crowd_scene *s, const trails *t,
+                     const qn_cli_input *in) {
+    qn_cli_output out;
+    int rc = qn_cli_output_open(&out, a->out, &in, in ? 1 : 0);
+    if (rc) return rc;
+    FILE *f = out.f;
     qn_rect b = qn_mesh_bounds(s->mesh);
     double w = (double)(b.max.x - b.min.x), h = (double)(b.max.y - b.min.y);
     double px = 1200.0 / (w > h ? w : h);
@@ -217,7 +232,7 @@ static int write_svg(const crowd_args *a, const qn_crowd_scene *s, const trails 
                 colours[u.group % 4]);
     }
     fprintf(f, "</svg>\n");
-    return fclose(f) == 0 ? 0 : qn_cli_error("render: cannot write %s", a->out);
+    return qn_cli_output_commit(&out);
 }
 
 static int render(const crowd_args *a, qn_crowd_scene *s) {
@@ -228,7 +243,16 @@ static int render(const crowd_args *a, qn_crowd_scene *s) {
     if (!t.pts) return qn_cli_error("render: out of memory");
     qn_crowd_metrics m;
     int rc = qn_crowd_scene_run(s, (uint32_t)a->threads, (uint32_t)a->steps, &m, on_step, &t);
-    if (rc == 0) rc = write_svg(a, s, &t);
+    qn_cli_input in;
+    memset(&in, 0, sizeof in);
+    struct stat st;
+    if (a->path && stat(a->path, &st) == 0) { /* the level, never overwritten */
+        in.path = a->path;
+        in.has_id = true;
+        in.dev = (uint64_t)st.st_dev;
+        in.ino = (uint64_t)st.st_ino;
+    }
+    if (rc == 0) rc = write_svg(a, s, &t, in.has_id ? &in : NULL);
     free(t.pts);
     return rc;
 }
@@ -236,8 +260,7 @@ static int render(const crowd_args *a, qn_crowd_scene *s) {
 int qn_tool_crowd(int argc, char **argv) {
     crowd_args a;
     int rc = parse_args(argc, argv, &a);
-    if (rc) return rc;
-    if (a.help) return fputs(crowd_usage, stdout), 0;
+    if (rc) return rc < 0 ? 0 : rc;
     bool demo = !strcmp(argv[0], "demo"), draw = !strcmp(argv[0], "render");
     static char town[4096];
     if (demo && !a.path && !a.scenario) {
@@ -248,7 +271,7 @@ int qn_tool_crowd(int argc, char **argv) {
         return qn_cli_error("%s --crowd: give a LEVEL or --scenario NAME (not both)", argv[0]), 2;
     if (draw && !a.out) return qn_cli_error("render --crowd: -o FILE.svg is required"), 2;
     qn_crowd_scene s;
-    if (build(&a, &s)) return qn_crowd_scene_free(&s), 1;
+    if ((rc = build(&a, &s))) return qn_crowd_scene_free(&s), rc;
     if (draw) rc = render(&a, &s);
     else {
         qn_crowd_metrics m;

@@ -6,6 +6,7 @@
 ** and grid mode run on the same level. No links are written: the loader
 ** computes the adjacency, T-junctions included.
 */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,42 +29,37 @@ static const char import_usage[] =
     "  Cell (x, y) of the map is the square [x, x+1) x [y, y+1).\n"
     "  Prints passable cells, quads, cells per quad, portals and the time the\n"
     "  decomposition took (with --json, one JSON object with keys map, width,\n"
-    "  height, cells, quads, ratio, portals, ms).\n"
-    "  -o LEVEL.json   the level to write (required)\n";
+    "  height, cells, quads, ratio, portals, decompose_ms (and ms, the same),\n"
+    "  output).\n"
+    "  -o LEVEL.json   the level to write (required; --output=LEVEL.json too).\n"
+    "                  Written whole to a temporary file beside it, then renamed\n"
+    "                  over it: a failed write leaves any old file untouched.\n"
+    "                  Refused when it is the map itself. '-' writes the level\n"
+    "                  on stdout (the summary then goes to stderr).\n";
 
 typedef struct import_args {
     const char *map, *out;
     int json;
 } import_args;
 
-/* Parses argv; 0 to go on, 1 after --help, 2 on a usage error (reported). */
+enum { I_OUTPUT, I_JSON };
+static const qn_cli_option import_options[] = {
+    [I_OUTPUT] = {"output", 'o', true},
+    [I_JSON] = {"json", 0, false},
+};
+static const qn_cli_spec import_spec =
+    QN_CLI_SPEC("import-map", import_usage, import_options, 1, 1, "FILE.map");
+
+/* Parses argv; 0 to go on, -1 after --help, 2 on a usage error (reported). */
 static int parse_args(int argc, char **argv, import_args *a) {
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-            fputs(import_usage, stdout);
-            return 1;
-        } else if (!strcmp(s, "--json")) {
-            a->json = 1;
-        } else if (!strcmp(s, "-o") || !strcmp(s, "--output")) {
-            if (i + 1 >= argc || a->out) {
-                qn_cli_error("import-map: %s needs one file name (try --help)", s);
-                return 2;
-            }
-            a->out = argv[++i];
-        } else if ((s[0] == '-' && s[1]) || a->map) {
-            qn_cli_error("import-map: unexpected argument '%s' (try --help)", s);
-            return 2;
-        } else {
-            a->map = s;
-        }
-    }
-    if (!a->map || !a->out) {
-        qn_cli_error("import-map: %s (try --help)",
-                     !a->map ? "no map file given" : "no output given: -o LEVEL.json");
-        return 2;
-    }
+    qn_cli_args o;
+    int rc = qn_cli_parse(&import_spec, argc, argv, &o);
+    if (rc) return rc;
+    a->map = o.pos[0];
+    a->out = o.value[I_OUTPUT];
+    a->json = o.value[I_JSON] != NULL;
+    if (!a->out) return qn_cli_error("import-map: no output given: -o LEVEL.json (try --help)"), 2;
     return 0;
 }
 
@@ -187,85 +183,127 @@ int qn_tool_write_grid_level(FILE *f, const char *name, const qn_grid *g, const 
 
 /* ---- the command ------------------------------------------------------- */
 
-/* Writes the level to path; 0, or 1 after reporting (a partial file is
-** removed). */
-static int write_level_file(const char *path, const char *name, const qn_grid *g,
-                            const qn_mesh *m) {
-    FILE *f = fopen(path, "wb");
-    if (!f) return qn_cli_error("import-map: %s: cannot open for writing", path);
+/* The level text in memory (so that its size is known before anything is
+** written); NULL after reporting. */
+static char *level_text(const char *path, const char *name, const qn_grid *g, const qn_mesh *m,
+                        size_t *size) {
+    char *text = NULL;
+    FILE *f = open_memstream(&text, size);
+    if (!f) return qn_cli_error("import-map: %s: out of memory", path), NULL;
     int bad = qn_tool_write_grid_level(f, name, g, m);
-    long size = bad ? -1 : ftell(f);
     bad |= fclose(f) != 0;
-    if (!bad && (size < 0 || (unsigned long)size > QN_MAX_FILE_BYTES)) {
-        remove(path);
+    if (bad) {
+        free(text);
+        return qn_cli_error("import-map: %s: out of memory", path), NULL;
+    }
+    if (*size > QN_MAX_FILE_BYTES) {
+        free(text);
         return qn_cli_error("import-map: %s: the level would be larger than the %u bytes a "
                             "level may have",
-                            path, QN_MAX_FILE_BYTES);
+                            path, QN_MAX_FILE_BYTES),
+               NULL;
     }
-    if (bad) {
-        remove(path);
-        return qn_cli_error("import-map: %s: write error", path);
-    }
-    return 0;
+    return text;
 }
 
-static void print_summary(const import_args *a, const qn_grid *g, const qn_mesh *m,
-                          double ms) {
+/* Writes the level to path (see cliio.c: a complete file or none); 0, or
+** 1 (also when path is the map itself) after reporting. */
+static int write_level_file(const char *path, const qn_cli_input *map, const char *name,
+                            const qn_grid *g, const qn_mesh *m) {
+    size_t size = 0;
+    qn_cli_output out;
+    int rc = qn_cli_output_open(&out, path, &map, 1);
+    if (rc) return rc;
+    char *text = level_text(path, name, g, m, &size);
+    if (!text) return qn_cli_output_abort(&out), 1;
+    fwrite(text, 1, size, out.f);
+    free(text);
+    return qn_cli_output_commit(&out);
+}
+
+static int print_summary(const import_args *a, const qn_grid *g, const qn_mesh *m, double ms) {
     uint32_t w = qn_grid_width(g), h = qn_grid_height(g);
     const uint8_t *costs = qn_grid_costs(g);
     uint64_t cells = 0;
     for (size_t i = 0; i < (size_t)w * h; i++) cells += costs[i] != QN_CELL_WALL;
     uint32_t quads = qn_mesh_quad_count(m), portals = qn_mesh_portal_count(m);
     double ratio = (double)cells / (double)quads;
+    FILE *f = strcmp(a->out, "-") ? stdout : stderr; /* the level itself may be on stdout */
     if (a->json) {
-        fputs("{\"map\": ", stdout);
-        qn_json_str(stdout, a->map);
-        printf(", \"width\": %u, \"height\": %u, \"cells\": %llu, \"quads\": %u, \"ratio\": ", w,
-               h, (unsigned long long)cells, quads);
-        qn_json_num(stdout, ratio);
-        printf(", \"portals\": %u, \"ms\": ", portals);
-        qn_json_num(stdout, ms);
-        fputs(", \"output\": ", stdout);
-        qn_json_str(stdout, a->out);
-        fputs("}\n", stdout);
-        return;
+        cJSON *o = cJSON_CreateObject();
+        qn_json_put_str(o, "map", a->map);
+        qn_json_put_uint(o, "width", w);
+        qn_json_put_uint(o, "height", h);
+        qn_json_put_uint(o, "cells", cells);
+        qn_json_put_uint(o, "quads", quads);
+        qn_json_put_num(o, "ratio", ratio);
+        qn_json_put_uint(o, "portals", portals);
+        qn_json_put_num(o, "ms", ms);
+        qn_json_put_num(o, "decompose_ms", ms);
+        qn_json_put_str(o, "output", a->out);
+        if (f == stdout) return qn_json_emit(o);
+        char *text = cJSON_PrintUnformatted(o);
+        cJSON_Delete(o);
+        if (text) fprintf(f, "%s\n", text);
+        free(text);
+        return 0;
     }
-    printf("map      %s (%ux%u)\nlevel    %s\ncells    %llu passable\n", a->map, w, h, a->out,
-           (unsigned long long)cells);
-    printf("quads    %u (%.1f cells per quad)\nportals  %u\ntime     %.2f ms\n", quads, ratio,
-           portals, ms);
+    fprintf(f, "map      %s (%ux%u)\nlevel    %s\ncells    %llu passable\n", a->map, w, h, a->out,
+            (unsigned long long)cells);
+    fprintf(f, "quads    %u (%.1f cells per quad)\nportals  %u\ntime     %.2f ms\n", quads, ratio,
+            portals, ms);
+    return 0;
 }
 
-/* Loads the map and decomposes it; 0, or 1 after reporting. */
-static int load_and_cut(const char *path, qn_grid **g, qn_mesh **m, double *ms) {
+static int report(const char *path, qn_status st, const qn_error *e) {
+    /* Messages about the file may start with its path: not twice. */
+    const char *msg = e->message;
+    size_t n = strlen(path);
+    if (!strncmp(msg, path, n) && !strncmp(msg + n, ": ", 2)) msg += n + 2;
+    if (e->line)
+        return qn_cli_error("import-map: %s:%u:%u: %s: %s", path, e->line, e->column,
+                            qn_status_name(st), msg);
+    return qn_cli_error("import-map: %s: %s: %s", path, qn_status_name(st), msg);
+}
+
+/* Reads the map once and decomposes it; 0, or 1 after reporting. */
+static int load_and_cut(qn_cli_input *in, const char *path, qn_grid **g, qn_mesh **m, double *ms) {
     qn_error e;
-    if (qn_map_load_file(path, NULL, g, &e) != QN_OK) {
-        /* Messages about the file may start with its path: not twice. */
-        const char *msg = e.message;
-        size_t n = strlen(path);
-        if (!strncmp(msg, path, n) && !strncmp(msg + n, ": ", 2)) msg += n + 2;
-        return qn_cli_error("import-map: %s: %s: %s", path, qn_status_name(e.code), msg);
-    }
+    if (qn_cli_read(path, in)) return 1;
+    if (qn_level_sniff(in->data, in->len) != QN_LEVEL_MAP)
+        return qn_cli_error("import-map: %s: QN_E_MAP_SYNTAX: not a MovingAI map (it does not "
+                            "start with \"type\", \"height\" or \"width\")",
+                            path);
+    size_t len = in->len;
+    const char *text = qn_cli_skip_bom(in->data, &len);
+    qn_status st = qn_map_load_mem(text, len, NULL, g, &e);
+    free(in->data);
+    in->data = NULL;
+    if (st != QN_OK) return report(path, st, &e);
+    qn_cli_progress_state pg = {0};
+    qn_cli_progress(&pg, "import-map: cutting the map into rectangles", 0, 1);
     double t0 = qn_tool_now();
-    qn_status st = qn_mesh_from_grid(*g, NULL, m, &e);
+    st = qn_mesh_from_grid(*g, NULL, m, &e);
     *ms = (qn_tool_now() - t0) * 1e3;
-    if (st != QN_OK)
-        return qn_cli_error("import-map: %s: %s: %s", path, qn_status_name(st), e.message);
+    qn_cli_progress_end(&pg);
+    if (st != QN_OK) return report(path, st, &e);
     return 0;
 }
 
 int qn_tool_import_map(int argc, char **argv) {
     import_args a;
+    qn_cli_input in = {0};
     int rc = parse_args(argc, argv, &a);
-    if (rc) return rc == 1 ? 0 : 2;
+    if (rc) return rc < 0 ? 0 : rc;
     qn_grid *g = NULL;
     qn_mesh *m = NULL;
     double ms = 0.0;
     char name[QN_MAX_NAME + 1];
     level_name(a.map, name);
-    rc = load_and_cut(a.map, &g, &m, &ms);
-    if (!rc) rc = write_level_file(a.out, name, g, m);
-    if (!rc) print_summary(&a, g, m, ms);
+    rc = load_and_cut(&in, a.map, &g, &m, &ms);
+    if (!rc) rc = write_level_file(a.out, &in, name, g, m);
+    if (!rc) rc = print_summary(&a, g, m, ms);
+    qn_cli_input_free(&in);
     qn_mesh_destroy(m);
     qn_grid_destroy(g);
     return rc;

@@ -12,82 +12,44 @@
 static const char path_usage[] =
     "usage: quadnav path LEVEL|MAP --from X,Y --to X,Y [--radius R] [--json]\n"
     "  The shortest path from --from to --to for an agent of radius R (default\n"
-    "  0): A* over the quads with their costs, string-pulled through the\n"
+    "  0.25, as in every command): A* over the quads with their costs, string-pulled through the\n"
     "  corridor of portals. Prints the waypoints, one 'x y' per line, then\n"
     "  'length L' (the polyline's euclidean length) and 'cost C' (the A* cost,\n"
     "  quad costs included). With --json, one object with the keys waypoints\n"
     "  ([[x,y],...]), length and cost.\n"
-    "  LEVEL is a level JSON file. MAP is a MovingAI .map file (recognised by\n"
-    "  its extension), imported to quads; X,Y are then cell coordinates and\n"
+    "  LEVEL is a level JSON file. MAP is a MovingAI map (recognised by its\n"
+    "  content, as in every command), imported to quads; X,Y are then cell coordinates and\n"
     "  the path joins the cells' centres (x + 0.5, y + 0.5).\n";
 
 typedef struct path_args {
     const char *file, *from, *to, *radius;
-    bool json, help;
+    bool json;
 } path_args;
 
-/* Parses argv; false (after a message) on a usage error. */
-static bool parse_args(int argc, char **argv, path_args *a) {
-    memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i], **slot = NULL;
-        if (!strcmp(s, "--json")) a->json = true;
-        else if (!strcmp(s, "--help") || !strcmp(s, "-h")) a->help = true;
-        else if (!strcmp(s, "--from")) slot = &a->from;
-        else if (!strcmp(s, "--to")) slot = &a->to;
-        else if (!strcmp(s, "--radius")) slot = &a->radius;
-        else if (s[0] == '-' && s[1] == '-') {
-            qn_cli_error("path: unknown option %s (see quadnav path --help)", s);
-            return false;
-        } else if (!a->file) a->file = s;
-        else {
-            qn_cli_error("path: unexpected argument %s", s);
-            return false;
-        }
-        if (slot && i + 1 >= argc) {
-            qn_cli_error("path: %s needs a value", s);
-            return false;
-        }
-        if (slot) *slot = argv[++i];
-    }
-    return true;
-}
+enum { P_FROM, P_TO, P_RADIUS, P_JSON };
+static const qn_cli_option path_options[] = {
+    [P_FROM] = {"from", 0, true},
+    [P_TO] = {"to", 0, true},
+    [P_RADIUS] = {"radius", 0, true},
+    [P_JSON] = {"json", 0, false},
+};
+static const qn_cli_spec path_spec = QN_CLI_SPEC("path", path_usage, path_options, 1, 1, "LEVEL|MAP");
 
-static bool is_map_file(const char *path) {
-    size_t n = strlen(path);
-    return n > 4 && !strcmp(path + n - 4, ".map");
-}
-
-/* The world to search: a level's mesh, or a map imported to quads. */
+/* The world to search: a level's mesh, or a map's decomposition (then
+** --from and --to are cells). */
 typedef struct world {
-    qn_level *level;
-    qn_grid *grid;
-    qn_mesh *own_mesh;
+    qn_terrain t;
+    const qn_grid *grid; /* the map's grid, NULL for a level */
     const qn_mesh *mesh;
 } world;
 
-static void world_free(world *w) {
-    qn_mesh_destroy(w->own_mesh);
-    qn_grid_destroy(w->grid);
-    qn_level_destroy(w->level);
-}
+static void world_free(world *w) { qn_terrain_free(&w->t); }
 
 static bool world_load(const char *path, world *w) {
     memset(w, 0, sizeof *w);
-    if (!is_map_file(path)) {
-        w->level = qn_cli_load_level(path);
-        if (w->level) w->mesh = qn_level_mesh(w->level);
-        return w->mesh != NULL;
-    }
-    qn_error e;
-    qn_status st = qn_map_load_file(path, NULL, &w->grid, &e);
-    if (st == QN_OK) st = qn_mesh_from_grid(w->grid, NULL, &w->own_mesh, &e);
-    if (st != QN_OK) {
-        if (e.line) qn_cli_error("%s:%u:%u: %s: %s", path, e.line, e.column, qn_status_name(st), e.message);
-        else qn_cli_error("%s: %s: %s", path, qn_status_name(st), e.message);
-        return false;
-    }
-    w->mesh = w->own_mesh;
+    if (!qn_terrain_load(path, true, false, &w->t)) return false;
+    w->mesh = w->t.mesh;
+    w->grid = w->t.is_map ? w->t.grid : NULL;
     return true;
 }
 
@@ -128,26 +90,19 @@ static int report_failure(const world *w, qn_status st, const path_args *a, floa
     return qn_cli_error("path: %s", qn_status_name(st));
 }
 
-static void print_path(const qn_vec2 *pts, uint32_t n, float cost, bool json) {
+static int print_path(const qn_vec2 *pts, uint32_t n, float cost, bool json) {
     double len = qn_path_length(pts, n);
     if (!json) {
         for (uint32_t i = 0; i < n; i++) printf("%.6g %.6g\n", (double)pts[i].x, (double)pts[i].y);
         printf("length %.6f\ncost %.6f\n", len, (double)cost);
-        return;
+        return 0;
     }
-    printf("{\"waypoints\":[");
-    for (uint32_t i = 0; i < n; i++) {
-        printf("%s[", i ? "," : "");
-        qn_json_num(stdout, (double)pts[i].x);
-        putchar(',');
-        qn_json_num(stdout, (double)pts[i].y);
-        putchar(']');
-    }
-    printf("],\"length\":");
-    qn_json_num(stdout, len);
-    printf(",\"cost\":");
-    qn_json_num(stdout, (double)cost);
-    printf("}\n");
+    cJSON *o = cJSON_CreateObject(), *wp = cJSON_CreateArray();
+    for (uint32_t i = 0; i < n; i++) qn_json_push(wp, qn_json_vec(pts[i]));
+    qn_json_put(o, "waypoints", wp);
+    qn_json_put_num(o, "length", len);
+    qn_json_put_float(o, "cost", cost);
+    return qn_json_emit(o);
 }
 
 /* Runs the query into a buffer grown to the path's size. */
@@ -175,23 +130,28 @@ static qn_status find(const world *w, qn_vec2 from, qn_vec2 to, float radius, qn
 
 int qn_tool_path(int argc, char **argv) {
     path_args a;
-    if (!parse_args(argc, argv, &a)) return 2;
-    if (a.help) return fputs(path_usage, stdout), 0;
-    if (!a.file) return fputs(path_usage, stderr), 2;
-    float radius = 0.0f;
+    qn_cli_args o;
+    int rc = qn_cli_parse(&path_spec, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
+    a.file = o.pos[0];
+    a.from = o.value[P_FROM];
+    a.to = o.value[P_TO];
+    a.radius = o.value[P_RADIUS];
+    a.json = o.value[P_JSON] != NULL;
+    float radius = QN_CLI_DEFAULT_RADIUS;
     if (a.radius && !qn_cli_parse_float(a.radius, 0.0f, QN_MAX_COORD, &radius))
         return qn_cli_error("path: --radius %s: not a number >= 0", a.radius), 2;
     world w;
     if (!world_load(a.file, &w)) return world_free(&w), 1;
     qn_vec2 from, to;
-    int rc = read_end(&w, "--from", a.from, &from);
+    rc = read_end(&w, "--from", a.from, &from);
     if (rc == 0) rc = read_end(&w, "--to", a.to, &to);
     if (rc != 0) return world_free(&w), rc;
     qn_vec2 *pts = NULL;
     uint32_t n = 0;
     float cost = 0.0f;
     qn_status st = find(&w, from, to, radius, &pts, &n, &cost);
-    if (st == QN_OK) print_path(pts, n, cost, a.json);
+    if (st == QN_OK) rc = print_path(pts, n, cost, a.json);
     else rc = report_failure(&w, st, &a, radius);
     free(pts);
     world_free(&w);

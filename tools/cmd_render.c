@@ -29,8 +29,9 @@ static const char render_usage[] =
     "thin red lines), flow arrows, unit trails and the goal (red dot).\n"
     "  --goal      required for a map; a level defaults to its first goal\n"
     "  --mode      quad (default), grid8 (8-direction flow) or gridvec (vector flow)\n"
-    "  --units N   units simulated from random reachable starts (default 100)\n"
-    "Defaults: seed 1, step 0.2, radius 0.25 (at most 0.45 on maps).\n"
+    "  --units N   units simulated from random reachable starts (default 100,\n"
+    "              at most 1000000; trails of the first 200 are drawn)\n"
+    "Defaults: seed 1, step 0.2, radius 0.25 (as in every command; at most 0.45 on\nmaps). -o - writes the SVG on stdout.\n"
     "Thinned to stay readable and small (a few MB for 1024x1024): about 4000 flow\n"
     "arrows (every k-th quad, or cells on a k x k lattice), trails of the first\n"
     "200 units with at most 400 points each, and grids wider or taller than 1024\n"
@@ -62,51 +63,40 @@ static int parse_mode(const char *s, int *mode) {
     return qn_cli_error("--mode %s: not quad, grid8 or gridvec", s), 2;
 }
 
-/* Option values by name; returns 0, 2 on a usage error, -1 after --help. */
-static int parse_words(int argc, char **argv, rnd_args *a, const char **v) {
-    static const char *const names[] = {"--goal",   "--mode", "--units", "--seed",
-                                        "--radius", "--step", "-o",      "--output"};
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        int k = 0;
-        while (k < 8 && strcmp(s, names[k]))
-            k++;
-        if (!strcmp(s, "--help") || !strcmp(s, "-h")) return fputs(render_usage, stdout), -1;
-        if (k < 8) {
-            if (i + 1 >= argc) return qn_cli_error("render: %s needs a value", s), 2;
-            v[k == 7 ? 6 : k] = argv[++i];
-        } else if (s[0] == '-' && s[1] != '\0')
-            return qn_cli_error("render: unknown option %s (see quadnav render --help)", s), 2;
-        else if (a->path)
-            return qn_cli_error("render: unexpected argument %s", s), 2;
-        else
-            a->path = s;
-    }
-    if (!a->path) return fputs(render_usage, stderr), 2;
-    if (!v[6]) return qn_cli_error("render: no output file (-o FILE.svg)"), 2;
-    return 0;
-}
+enum { R_GOAL, R_MODE, R_UNITS, R_SEED, R_RADIUS, R_STEP, R_OUTPUT };
+static const qn_cli_option render_options[] = {
+    [R_GOAL] = {"goal", 0, true},     [R_MODE] = {"mode", 0, true},
+    [R_UNITS] = {"units", 0, true},   [R_SEED] = {"seed", 0, true},
+    [R_RADIUS] = {"radius", 0, true}, [R_STEP] = {"step", 0, true},
+    [R_OUTPUT] = {"output", 'o', true},
+};
+static const qn_cli_spec render_spec =
+    QN_CLI_SPEC("render", render_usage, render_options, 1, 1, "LEVEL|MAP");
 
+/* Returns 0, 2 on a usage error (reported), -1 after --help. */
 static int parse_args(int argc, char **argv, rnd_args *a) {
     memset(a, 0, sizeof *a);
     a->units = 100;
     a->seed = 1;
-    a->radius = 0.25f;
+    a->radius = QN_CLI_DEFAULT_RADIUS;
     a->step = 0.2f;
-    const char *v[7] = {0};
-    int rc = parse_words(argc, argv, a, v);
+    qn_cli_args o;
+    int rc = qn_cli_parse(&render_spec, argc, argv, &o);
     if (rc) return rc;
-    a->goal = v[0];
-    a->out = v[6];
-    if (v[1] && (rc = parse_mode(v[1], &a->mode))) return rc;
-    if (v[2] && (!qn_cli_parse_u64(v[2], 100000, &a->units) || a->units == 0))
-        return qn_cli_error("--units %s: not a count from 1 to 100000", v[2]), 2;
-    if (v[3] && !qn_cli_parse_u64(v[3], UINT64_MAX, &a->seed))
-        return qn_cli_error("--seed %s: not a whole number", v[3]), 2;
-    if (v[4] && !qn_cli_parse_float(v[4], 0.0f, 1e4f, &a->radius))
-        return qn_cli_error("--radius %s: not a number in [0, 10000]", v[4]), 2;
-    if (v[5] && !qn_cli_parse_float(v[5], 1e-4f, 1e4f, &a->step))
-        return qn_cli_error("--step %s: not a number in [0.0001, 10000]", v[5]), 2;
+    const char *const *v = o.value;
+    a->path = o.pos[0];
+    a->goal = v[R_GOAL];
+    a->out = v[R_OUTPUT];
+    if (!a->out) return qn_cli_error("render: no output file (-o FILE.svg)"), 2;
+    if (v[R_MODE] && (rc = parse_mode(v[R_MODE], &a->mode))) return rc;
+    if (v[R_UNITS] && (!qn_cli_parse_u64(v[R_UNITS], QN_CLI_MAX_UNITS, &a->units) || !a->units))
+        return qn_cli_error("--units %s: not a count from 1 to %u", v[R_UNITS], QN_CLI_MAX_UNITS), 2;
+    if (v[R_SEED] && !qn_cli_parse_u64(v[R_SEED], UINT64_MAX, &a->seed))
+        return qn_cli_error("--seed %s: not a whole number", v[R_SEED]), 2;
+    if (v[R_RADIUS] && !qn_cli_parse_float(v[R_RADIUS], 0.0f, 1e4f, &a->radius))
+        return qn_cli_error("--radius %s: not a number in [0, 10000]", v[R_RADIUS]), 2;
+    if (v[R_STEP] && !qn_cli_parse_float(v[R_STEP], 1e-4f, 1e4f, &a->step))
+        return qn_cli_error("--step %s: not a number in [0.0001, 10000]", v[R_STEP]), 2;
     return 0;
 }
 
@@ -184,12 +174,7 @@ static void scene_free(scene *s) {
     qn_terrain_free(&s->t);
 }
 
-static bool scene_goal(scene *s) {
-    if (s->t.level) return qn_cli_goal(s->t.level, s->a->goal, &s->goal);
-    if (!s->a->goal) return qn_cli_error("render: a map needs --goal X,Y"), false;
-    if (qn_cli_parse_vec(s->a->goal, &s->goal)) return true;
-    return qn_cli_error("--goal %s: not X,Y", s->a->goal), false;
-}
+static int scene_goal(scene *s) { return qn_cli_goal(s->t.level, s->a->goal, &s->goal); }
 
 static bool build_field(scene *s) {
     qn_error e;
@@ -245,17 +230,19 @@ static bool simulate(scene *s) {
     return st == QN_OK && !s->tr.oom;
 }
 
-static bool scene_build(scene *s, const rnd_args *a) {
+/* 0, 1 (failure) or 2 (usage), reported. */
+static int scene_build(scene *s, const rnd_args *a) {
     memset(s, 0, sizeof *s);
     s->a = a;
     bool quad = a->mode == MODE_QUAD;
-    if (!qn_terrain_load(a->path, quad, !quad, &s->t) || !scene_goal(s)) return false;
+    if (!qn_terrain_load(a->path, quad, !quad, &s->t)) return 1;
+    int rc = scene_goal(s);
+    if (rc) return rc;
     s->radius = qn_terrain_radius(&s->t, a->radius);
-    if (!quad && !(s->gctx = calloc(1, sizeof *s->gctx)))
-        return qn_cli_error("out of memory"), false;
-    if (!build_field(s)) return false;
-    if (!simulate(s)) return qn_cli_error("simulation: out of memory"), false;
-    return true;
+    if (!quad && !(s->gctx = calloc(1, sizeof *s->gctx))) return qn_cli_error("out of memory");
+    if (!build_field(s)) return 1;
+    if (!simulate(s)) return qn_cli_error("simulation: out of memory");
+    return 0;
 }
 
 /* ---- SVG output ----------------------------------------------------------------- */
@@ -646,14 +633,18 @@ static qn_rect extent(const scene *s) {
     return r;
 }
 
-static bool write_svg(const scene *s) {
+/* 0, or 1 (also when the output is the input), reported. */
+static int write_svg(const scene *s) {
     svg o = {0};
+    qn_cli_output out;
+    const qn_cli_input *in = &s->t.in;
     o.box = extent(s);
     double side = fmax((double)(o.box.max.x - o.box.min.x), (double)(o.box.max.y - o.box.min.y));
     o.px = side / PIXELS;
     o.decimals = o.px < 0.001 ? 5 : (o.px < 0.01 ? 4 : (o.px < 0.1 ? 3 : 2));
-    if (!(o.f = fopen(s->a->out, "wb")))
-        return qn_cli_error("%s: cannot write: %s", s->a->out, strerror(errno)), false;
+    int rc = qn_cli_output_open(&out, s->a->out, &in, 1);
+    if (rc) return rc;
+    o.f = out.f;
     write_head(&o, s);
     if (s->a->mode == MODE_QUAD) {
         bool visible = quads_visible(&o, s);
@@ -668,10 +659,7 @@ static bool write_svg(const scene *s) {
     draw_trails(&o, s);
     draw_goal(&o, s);
     fputs("</svg>\n", o.f);
-    bool ok = !ferror(o.f);
-    if (fclose(o.f) != 0) ok = false;
-    if (!ok) qn_cli_error("%s: cannot write: %s", s->a->out, strerror(errno));
-    return ok;
+    return qn_cli_output_commit(&out);
 }
 
 int qn_tool_render(int argc, char **argv) {
@@ -680,7 +668,8 @@ int qn_tool_render(int argc, char **argv) {
     int rc = parse_args(argc, argv, &a);
     if (rc) return rc < 0 ? 0 : rc;
     scene s;
-    rc = scene_build(&s, &a) && write_svg(&s) ? 0 : 1;
+    rc = scene_build(&s, &a);
+    if (!rc) rc = write_svg(&s);
     scene_free(&s);
     return rc;
 }

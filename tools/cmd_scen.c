@@ -37,42 +37,31 @@ typedef struct scen_result {
     double error;
 } scen_result;
 
+enum { S_MAP, S_LIMIT, S_JSON };
+static const qn_cli_option scen_options[] = {
+    [S_MAP] = {"map", 0, true},
+    [S_LIMIT] = {"limit", 0, true},
+    [S_JSON] = {"json", 0, false},
+};
+static const qn_cli_spec scen_spec =
+    QN_CLI_SPEC("scen", scen_usage, scen_options, 1, 1, "FILE.map.scen");
+
 /* Parses argv; returns 0 to go on, 2 on a usage error (the tool's exit
 ** status for bad usage), -1 after --help. */
 static int parse_args(int argc, char **argv, scen_args *a) {
     memset(a, 0, sizeof *a);
     a->limit = UINT32_MAX;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-            fputs(scen_usage, stdout);
-            return -1;
-        } else if ((!strcmp(s, "--map") || !strcmp(s, "--limit")) && i + 1 == argc) {
-            qn_cli_error("scen: %s needs a value", s);
-            return 2;
-        } else if (!strcmp(s, "--json")) {
-            a->json = 1;
-        } else if (!strcmp(s, "--map") && i + 1 < argc) {
-            a->map = argv[++i];
-        } else if (!strcmp(s, "--limit") && i + 1 < argc) {
-            char *end;
-            errno = 0;
-            unsigned long v = strtoul(argv[++i], &end, 10);
-            if (errno || *end || argv[i][0] == '-' || v > UINT32_MAX) {
-                qn_cli_error("scen: bad --limit \"%s\"", argv[i]);
-                return 2;
-            }
-            a->limit = (uint32_t)v;
-        } else if (s[0] == '-' || a->scen) {
-            qn_cli_error("scen: unexpected argument \"%s\" (try --help)", s);
-            return 2;
-        } else {
-            a->scen = s;
-        }
-    }
-    if (!a->scen) {
-        qn_cli_error("scen: no scenario file given (try --help)");
-        return 2;
+    qn_cli_args o;
+    int rc = qn_cli_parse(&scen_spec, argc, argv, &o);
+    if (rc) return rc;
+    a->scen = o.pos[0];
+    a->map = o.value[S_MAP];
+    a->json = o.value[S_JSON] != NULL;
+    uint64_t v;
+    if (o.value[S_LIMIT]) {
+        if (!qn_cli_parse_u64(o.value[S_LIMIT], UINT32_MAX, &v))
+            return qn_cli_error("scen: --limit %s: not a count", o.value[S_LIMIT]), 2;
+        a->limit = (uint32_t)v;
     }
     return 0;
 }
@@ -130,9 +119,9 @@ static int cmp_bucket(const void *a, const void *b) {
     return (x->bucket > y->bucket) - (x->bucket < y->bucket);
 }
 
-/* Prints the per-bucket summary; `res` is sorted by bucket. */
-static void print_buckets(const scen_result *res, uint32_t n, int json) {
-    int first = 1;
+/* The per-bucket summary, as text or into a JSON array; `res` is sorted by
+** bucket. */
+static void print_buckets(const scen_result *res, uint32_t n, cJSON *arr) {
     for (uint32_t i = 0; i < n;) {
         uint32_t j = i, passed = 0;
         double max_err = 0.0;
@@ -140,49 +129,52 @@ static void print_buckets(const scen_result *res, uint32_t n, int json) {
             passed += (uint32_t)res[j].passed;
             if (res[j].error > max_err || res[j].error != res[j].error) max_err = res[j].error;
         }
-        if (json) {
-            printf("%s{\"bucket\": %u, \"rows\": %u, \"passed\": %u, \"max_error\": ",
-                   first ? "" : ", ", res[i].bucket, j - i, passed);
-            qn_json_num(stdout, max_err);
-            printf("}");
+        if (arr) {
+            cJSON *b = cJSON_CreateObject();
+            qn_json_put_uint(b, "bucket", res[i].bucket);
+            qn_json_put_uint(b, "rows", j - i);
+            qn_json_put_uint(b, "passed", passed);
+            qn_json_put_num(b, "max_error", max_err);
+            qn_json_push(arr, b);
         } else
             printf("bucket %5u  rows %4u  passed %4u  max error %.3g\n", res[i].bucket, j - i,
                    passed, max_err);
-        first = 0;
         i = j;
     }
 }
 
-static void print_summary(const scen_args *a, const char *map, scen_result *res, uint32_t n,
-                          uint32_t passed, double seconds) {
+static int print_summary(const scen_args *a, const char *map, scen_result *res, uint32_t n,
+                         uint32_t passed, double seconds) {
     double max_err = 0.0;
     for (uint32_t i = 0; i < n; i++)
         if (res[i].error > max_err) max_err = res[i].error;
     qsort(res, n, sizeof *res, cmp_bucket);
     if (a->json) {
-        printf("{\"scen\": ");
-        qn_json_str(stdout, a->scen);
-        printf(", \"map\": ");
-        qn_json_str(stdout, map);
-        printf(", \"rows\": %u, \"passed\": %u, \"failed\": %u, \"seconds\": %.3f, \"max_error\": ",
-               n, passed, n - passed, seconds);
-        qn_json_num(stdout, max_err);
-        printf(", \"buckets\": [");
-        print_buckets(res, n, 1);
-        printf("]}\n");
-        return;
+        cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+        qn_json_put_str(o, "scen", a->scen);
+        qn_json_put_str(o, "map", map);
+        qn_json_put_uint(o, "rows", n);
+        qn_json_put_uint(o, "passed", passed);
+        qn_json_put_uint(o, "failed", n - passed);
+        qn_json_put_num(o, "seconds", round(seconds * 1e3) / 1e3);
+        qn_json_put_num(o, "time_ms", seconds * 1e3);
+        qn_json_put_num(o, "max_error", max_err);
+        print_buckets(res, n, arr);
+        qn_json_put(o, "buckets", arr);
+        return qn_json_emit(o);
     }
     printf("scenario  %s\nmap       %s\nrows      %u checked in %.2f s\nmax error %.3g\n", a->scen,
            map, n, seconds, max_err);
-    print_buckets(res, n, 0);
+    print_buckets(res, n, NULL);
     printf("%u passed, %u failed\n", passed, n - passed);
+    return 0;
 }
 
 /* Checks rows [0, n) and fills res; returns the number that passed, or
 ** UINT32_MAX after printing an error. */
 static uint32_t check_rows(const qn_grid *g, const qn_scen *s, uint32_t n, scen_result *res) {
     uint32_t passed = 0;
-    int progress = isatty(STDERR_FILENO);
+    qn_cli_progress_state pg = {0};
     for (uint32_t i = 0; i < n; i++) {
         const qn_scen_row *r = qn_scen_row_at(s, i);
         if (r->map_width != qn_grid_width(g) || r->map_height != qn_grid_height(g)) {
@@ -204,18 +196,27 @@ static uint32_t check_rows(const qn_grid *g, const qn_scen *s, uint32_t n, scen_
             fprintf(stderr, "scen: row %u fails: start (%u, %u) goal (%u, %u): expected %.8g, "
                             "got %.8g\n",
                     i + 1, r->start_x, r->start_y, r->goal_x, r->goal_y, r->optimal, v);
-        if (progress && (i % 64 == 0 || i + 1 == n))
-            fprintf(stderr, "\rscen: %u/%u rows", i + 1, n);
+        qn_cli_progress(&pg, "scen: rows", i + 1, n);
     }
-    if (progress) fprintf(stderr, "\r\033[K");
+    qn_cli_progress_end(&pg);
     return passed;
 }
 
-/* Loads the scenario and its map; 0 on success, 1 after printing an error. */
-static int load_inputs(const scen_args *a, char *map_path, size_t cap, qn_scen **s, qn_grid **g) {
+/* Loads the scenario and its map (or level with a grid), each read once;
+** 0 on success, 1 after printing an error. */
+static int load_inputs(const scen_args *a, char *map_path, size_t cap, qn_scen **s,
+                       qn_terrain *t) {
     qn_error err;
-    if (qn_scen_load_file(a->scen, NULL, s, &err) != QN_OK) {
-        qn_cli_error("scen: %s", err.message);
+    qn_cli_input in;
+    if (qn_cli_read(a->scen, &in)) return 1;
+    qn_status st = qn_scen_load_mem(in.data, in.len, NULL, s, &err);
+    qn_cli_input_free(&in);
+    if (st != QN_OK) {
+        if (err.line)
+            qn_cli_error("scen: %s:%u:%u: %s: %s", a->scen, err.line, err.column,
+                         qn_status_name(st), err.message);
+        else
+            qn_cli_error("scen: %s: %s: %s", a->scen, qn_status_name(st), err.message);
         return 1;
     }
     if (a->map) {
@@ -224,11 +225,7 @@ static int load_inputs(const scen_args *a, char *map_path, size_t cap, qn_scen *
         qn_cli_error("scen: no map found for %s (use --map)", a->scen);
         return 1;
     }
-    if (qn_map_load_file(map_path, NULL, g, &err) != QN_OK) {
-        qn_cli_error("scen: %s", err.message);
-        return 1;
-    }
-    return 0;
+    return qn_terrain_load(map_path, false, true, t) ? 0 : 1;
 }
 
 int qn_tool_scen(int argc, char **argv) {
@@ -237,9 +234,11 @@ int qn_tool_scen(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     char map_path[4096];
     qn_scen *s = NULL;
-    qn_grid *g = NULL;
+    qn_terrain t;
+    memset(&t, 0, sizeof t);
     scen_result *res = NULL;
-    rc = load_inputs(&a, map_path, sizeof map_path, &s, &g);
+    rc = load_inputs(&a, map_path, sizeof map_path, &s, &t);
+    const qn_grid *g = t.grid;
     uint32_t n = qn_scen_row_count(s);
     if (n > a.limit) n = a.limit;
     if (!rc) {
@@ -253,12 +252,12 @@ int qn_tool_scen(int argc, char **argv) {
         if (passed == UINT32_MAX) {
             rc = 1;
         } else {
-            print_summary(&a, map_path, res, n, passed, qn_tool_now() - t0);
-            rc = passed != n;
+            rc = print_summary(&a, map_path, res, n, passed, qn_tool_now() - t0);
+            if (!rc) rc = passed != n;
         }
     }
     free(res);
-    qn_grid_destroy(g);
+    qn_terrain_free(&t);
     qn_scen_destroy(s);
     return rc;
 }

@@ -411,7 +411,8 @@ int qn_crowd_scene_level(qn_crowd_scene *s, const char *path, const char *goal, 
     if (load_level(s, path)) return 1;
     s->groups = 1;
     s->budget = 8000;
-    if (!qn_cli_goal(s->level, goal, &s->goals[0])) return 1;
+    int goal_rc = qn_cli_goal(s->level, goal, &s->goals[0]); /* 2: a usage error */
+    if (goal_rc) return goal_rc;
     if (make_fields(s) || make_crowd(s, NULL)) return 1;
     qn_rect b = qn_mesh_bounds(s->mesh);
     placer pl;

@@ -1,8 +1,13 @@
 /*
-** quadnav.c: the command-line tool. Each subcommand parses its own options;
-** exit status 0 on success, 1 on failure (one line on stderr), 2 on bad usage.
+** quadnav.c: the command-line tool. Each subcommand has a table of the
+** options it takes (qn_cli_parse); exit status 0 on success, 1 on failure
+** (one line on stderr: a file that cannot be read, parsed or written, a
+** goal outside the level, ...), 2 on bad usage (an unknown option, a
+** missing or extra argument, a value of the wrong form).
 ** With --json a command prints exactly one JSON object on stdout.
 */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,123 +16,27 @@
 #include "sim.h"
 #include "tool.h"
 
-/* ---- option parsing -------------------------------------------------- */
+/* ---- option tables ------------------------------------------------------ */
 
-/* A scripted change for `sim`: at step `step`, block, unblock or set the
-** cost of quad `quad`. */
-typedef enum change_kind { CHANGE_BLOCK, CHANGE_UNBLOCK, CHANGE_COST } change_kind;
-typedef struct change {
-    change_kind kind;
-    uint32_t quad, step;
-    float cost;
-} change;
-
-#define MAX_CHANGES 64
-
-typedef struct opts {
-    const char *positional[2];
-    int npos;
-    const char *goal, *units, *seed, *radius, *step, *threads, *mode;
-    bool json, help, spawns;
-    change changes[MAX_CHANGES];
-    int nchanges;
-} opts;
-
-/* Parses "Q@S" (block, unblock) or "Q=C@S" (cost) into a change. */
-static bool parse_change(const char *flag, const char *v, change *c) {
-    char *end;
-    unsigned long q = strtoul(v, &end, 10), st;
-    c->kind = !strcmp(flag, "--block") ? CHANGE_BLOCK
-              : !strcmp(flag, "--unblock") ? CHANGE_UNBLOCK : CHANGE_COST;
-    c->cost = 0;
-    if (end == v || q > UINT32_MAX) return false;
-    if (c->kind == CHANGE_COST) {
-        if (*end != '=') return false;
-        const char *cs = end + 1;
-        double cost = strtod(cs, &end);
-        if (end == cs || !(cost >= 1.0 && cost <= (double)QN_MAX_QUAD_COST)) return false;
-        c->cost = (float)cost;
-    }
-    if (*end != '@') return false;
-    const char *ss = end + 1;
-    st = strtoul(ss, &end, 10);
-    if (end == ss || *end || st > UINT32_MAX) return false;
-    c->quad = (uint32_t)q;
-    c->step = (uint32_t)st;
-    return true;
-}
-
-static bool is_change_flag(const char *a) {
-    return !strcmp(a, "--block") || !strcmp(a, "--unblock") || !strcmp(a, "--cost");
-}
-
-/* Parses argv[1..] (argv[0] is the subcommand). Returns false on an unknown
-** option or a missing value, after printing the problem. */
-static bool parse_opts(int argc, char **argv, opts *o) {
-    memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char **slot = NULL;
-        if (!strcmp(a, "--json")) o->json = true;
-        else if (!strcmp(a, "--help") || !strcmp(a, "-h")) o->help = true;
-        else if (!strcmp(a, "--spawns")) o->spawns = true;
-        else if (!strcmp(a, "--goal")) slot = &o->goal;
-        else if (!strcmp(a, "--units")) slot = &o->units;
-        else if (!strcmp(a, "--seed")) slot = &o->seed;
-        else if (!strcmp(a, "--radius")) slot = &o->radius;
-        else if (!strcmp(a, "--step")) slot = &o->step;
-        else if (!strcmp(a, "--threads")) slot = &o->threads;
-        else if (!strcmp(a, "--mode")) slot = &o->mode;
-        else if (is_change_flag(a)) {
-            if (i + 1 >= argc || o->nchanges == MAX_CHANGES ||
-                !parse_change(a, argv[i + 1], &o->changes[o->nchanges])) {
-                qn_cli_error("%s: %s takes %s (at most %d changes)", argv[0], a,
-                             !strcmp(a, "--cost") ? "QUAD=COST@STEP" : "QUAD@STEP", MAX_CHANGES);
-                return false;
-            }
-            o->nchanges++;
-            i++;
-        } else if (a[0] == '-' && a[1] == '-') {
-            qn_cli_error("%s: unknown option %s (see quadnav %s --help)", argv[0], a, argv[0]);
-            return false;
-        } else if (o->npos < 2) o->positional[o->npos++] = a;
-        else {
-            qn_cli_error("%s: unexpected argument %s", argv[0], a);
-            return false;
-        }
-        if (slot) {
-            if (i + 1 >= argc) {
-                qn_cli_error("%s: %s needs a value", argv[0], a);
-                return false;
-            }
-            *slot = argv[++i];
-        }
-    }
-    return true;
-}
+/* Rows shared by several commands' tables. */
+#define OPT_JSON {"json", 0, false}
+#define OPT_GOAL {"goal", 0, true}
+#define OPT_RADIUS {"radius", 0, true}
 
 /* ---- info -------------------------------------------------------------- */
 
-static const char *const info_usage =
-    "usage: quadnav info LEVEL [--json]\n"
-    "Loads and validates a level; prints counts, bounds, portals and islands.\n"
-    "Exit status 1 when the level is invalid (the error names the element).\n";
+static const char info_usage[] =
+    "usage: quadnav info LEVEL|MAP [--json]\n"
+    "Loads and validates a level (or a MovingAI map, seen as its rectangle\n"
+    "decomposition); prints counts, bounds, portals and islands, and checks that\n"
+    "every goal and spawn point lies in an open quad. Exit status 1 when the\n"
+    "level is invalid (the error names the element; with --json, one object with\n"
+    "valid false, status, path, line, column and message).\n";
 
-static void info_invalid_json(const char *path) {
-    qn_level *level = NULL;
-    qn_error e;
-    qn_status st = qn_level_load_any_file(path, NULL, &level, &e);
-    printf("{\"level\":");
-    qn_json_str(stdout, path);
-    printf(",\"valid\":false,\"status\":");
-    qn_json_str(stdout, qn_status_name(st));
-    printf(",\"path\":");
-    qn_json_str(stdout, e.path);
-    printf(",\"line\":%u,\"column\":%u,\"message\":", e.line, e.column);
-    qn_json_str(stdout, e.message);
-    printf("}\n");
-    qn_level_destroy(level);
-}
+enum { INFO_JSON };
+static const qn_cli_option info_options[] = {[INFO_JSON] = OPT_JSON};
+static const qn_cli_spec info_spec =
+    QN_CLI_SPEC("info", info_usage, info_options, 1, 1, "LEVEL|MAP");
 
 typedef struct level_stats {
     uint32_t quads, portals, islands, blocked, goals, spawns;
@@ -135,14 +44,14 @@ typedef struct level_stats {
     qn_rect bounds;
 } level_stats;
 
-static level_stats stats_of(const qn_level *level) {
-    const qn_mesh *m = qn_level_mesh(level);
+static level_stats stats_of(const qn_terrain *t) {
+    const qn_mesh *m = t->mesh;
     level_stats s = {0};
     s.quads = qn_mesh_quad_count(m);
     s.portals = qn_mesh_portal_count(m);
     s.islands = qn_mesh_island_count(m);
-    s.goals = qn_level_goal_count(level);
-    s.spawns = qn_level_spawn_count(level);
+    s.goals = t->level ? qn_level_goal_count(t->level) : 0;
+    s.spawns = t->level ? qn_level_spawn_count(t->level) : 0;
     s.bounds = qn_mesh_bounds(m);
     for (uint32_t q = 0; q < s.quads; q++) {
         if (qn_mesh_quad_blocked(m, q)) s.blocked++;
@@ -151,26 +60,97 @@ static level_stats stats_of(const qn_level *level) {
     return s;
 }
 
-static void info_print(const char *path, const qn_level *level, bool json) {
-    level_stats s = stats_of(level);
-    const qn_grid *g = qn_level_grid(level);
-    if (json) {
-        printf("{\"level\":");
-        qn_json_str(stdout, path);
-        printf(",\"name\":");
-        qn_json_str(stdout, qn_level_name(level));
-        printf(",\"valid\":true,\"quads\":%u,\"portals\":%u,\"islands\":%u,\"blocked\":%u,"
-               "\"goals\":%u,\"spawns\":%u,\"area\":",
-               s.quads, s.portals, s.islands, s.blocked, s.goals, s.spawns);
-        qn_json_num(stdout, s.area);
-        printf(",\"bounds\":[%g,%g,%g,%g],\"mesh_bytes\":%zu", (double)s.bounds.min.x,
-               (double)s.bounds.min.y, (double)s.bounds.max.x, (double)s.bounds.max.y,
-               qn_mesh_bytes(qn_level_mesh(level)));
-        if (g) printf(",\"grid\":[%u,%u]", qn_grid_width(g), qn_grid_height(g));
-        printf("}\n");
-        return;
+/* Does point p (goals[i] or spawns[i]) lie in an open quad? Fills e when not. */
+static bool point_open(const qn_mesh *m, const char *list, uint32_t i, const char *name,
+                       qn_vec2 p, qn_error *e) {
+    uint32_t q;
+    memset(e, 0, sizeof *e);
+    snprintf(e->path, sizeof e->path, "%s[%u]", list, i);
+    e->index = i;
+    if (qn_mesh_locate(m, p, QN_NONE, &q) != QN_OK) e->code = QN_E_OUTSIDE;
+    else if (qn_mesh_quad_blocked(m, q)) e->code = QN_E_BLOCKED;
+    else return true;
+    if (e->code == QN_E_OUTSIDE)
+        snprintf(e->message, sizeof e->message, "%s: \"%s\" at %g,%g lies outside every quad",
+                 e->path, name, (double)p.x, (double)p.y);
+    else
+        snprintf(e->message, sizeof e->message, "%s: \"%s\" at %g,%g lies in blocked quad %u",
+                 e->path, name, (double)p.x, (double)p.y, q);
+    return false;
+}
+
+/* Every goal and spawn of the level in an open quad? Fills e when not. */
+static bool points_open(const qn_level *level, qn_error *e) {
+    const qn_mesh *m = qn_level_mesh(level);
+    const char *name;
+    qn_vec2 p;
+    for (uint32_t i = 0; i < qn_level_goal_count(level); i++)
+        if (qn_level_goal(level, i, &name, &p) == QN_OK && !point_open(m, "goals", i, name, p, e))
+            return false;
+    for (uint32_t i = 0; i < qn_level_spawn_count(level); i++)
+        if (qn_level_spawn(level, i, &name, &p) == QN_OK && !point_open(m, "spawns", i, name, p, e))
+            return false;
+    return true;
+}
+
+static int info_invalid_json(const char *path, const qn_error *e) {
+    cJSON *o = cJSON_CreateObject();
+    qn_json_put_str(o, "level", path);
+    qn_json_put_bool(o, "valid", false);
+    qn_json_put_str(o, "status", qn_status_name(e->code));
+    qn_json_put_str(o, "path", e->path);
+    qn_json_put_uint(o, "line", e->line);
+    qn_json_put_uint(o, "column", e->column);
+    qn_json_put_str(o, "message", e->message);
+    qn_json_emit(o);
+    return 1;
+}
+
+static int info_json(const char *path, const qn_terrain *t) {
+    level_stats s = stats_of(t);
+    cJSON *o = cJSON_CreateObject();
+    qn_json_put_str(o, "level", path);
+    qn_json_put_str(o, "kind", t->is_map ? "map" : "level");
+    qn_json_put_str(o, "name", t->level ? qn_level_name(t->level) : "");
+    qn_json_put_bool(o, "valid", true);
+    qn_json_put_uint(o, "quads", s.quads);
+    qn_json_put_uint(o, "portals", s.portals);
+    qn_json_put_uint(o, "islands", s.islands);
+    qn_json_put_uint(o, "blocked", s.blocked);
+    qn_json_put_uint(o, "goals", s.goals);
+    qn_json_put_uint(o, "spawns", s.spawns);
+    qn_json_put_num(o, "area", s.area);
+    cJSON *b = cJSON_CreateArray();
+    qn_json_push(b, qn_json_float(s.bounds.min.x));
+    qn_json_push(b, qn_json_float(s.bounds.min.y));
+    qn_json_push(b, qn_json_float(s.bounds.max.x));
+    qn_json_push(b, qn_json_float(s.bounds.max.y));
+    qn_json_put(o, "bounds", b);
+    qn_json_put_uint(o, "mesh_bytes", qn_mesh_bytes(t->mesh));
+    if (t->grid) {
+        cJSON *g = cJSON_CreateArray();
+        qn_json_push(g, qn_json_uint(qn_grid_width(t->grid)));
+        qn_json_push(g, qn_json_uint(qn_grid_height(t->grid)));
+        qn_json_put(o, "grid", g);
     }
-    printf("level    %s (%s)\n", path, qn_level_name(level));
+    return qn_json_emit(o);
+}
+
+static void info_text_points(const qn_level *level, bool spawns) {
+    uint32_t n = spawns ? qn_level_spawn_count(level) : qn_level_goal_count(level);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *name;
+        qn_vec2 at;
+        if (spawns) qn_level_spawn(level, i, &name, &at);
+        else qn_level_goal(level, i, &name, &at);
+        printf("  %-12s %g,%g\n", name, (double)at.x, (double)at.y);
+    }
+}
+
+static int info_text(const char *path, const qn_terrain *t) {
+    level_stats s = stats_of(t);
+    printf("level    %s (%s)\n", path,
+           t->is_map ? "MovingAI map, rectangle decomposition" : qn_level_name(t->level));
     printf("valid    yes\n");
     printf("quads    %u (%u blocked)\n", s.quads, s.blocked);
     printf("portals  %u\n", s.portals);
@@ -179,40 +159,39 @@ static void info_print(const char *path, const qn_level *level, bool json) {
     printf("bounds   [%g, %g] - [%g, %g]\n", (double)s.bounds.min.x, (double)s.bounds.min.y,
            (double)s.bounds.max.x, (double)s.bounds.max.y);
     printf("goals    %u\n", s.goals);
-    for (uint32_t i = 0; i < s.goals; i++) {
-        const char *name;
-        qn_vec2 at;
-        qn_level_goal(level, i, &name, &at);
-        printf("  %-12s %g,%g\n", name, (double)at.x, (double)at.y);
-    }
+    if (t->level) info_text_points(t->level, false);
     printf("spawns   %u\n", s.spawns);
-    if (g) printf("grid     %u x %u cells\n", qn_grid_width(g), qn_grid_height(g));
-    printf("memory   %zu bytes (mesh)\n", qn_mesh_bytes(qn_level_mesh(level)));
-}
-
-static int cmd_info(int argc, char **argv) {
-    opts o;
-    if (!parse_opts(argc, argv, &o)) return 2;
-    if (o.help) return fputs(info_usage, stdout), 0;
-    if (o.npos != 1) return fputs(info_usage, stderr), 2;
-    qn_level *level = NULL;
-    if (o.json) {
-        if (qn_level_load_any_file(o.positional[0], NULL, &level, NULL) != QN_OK) {
-            info_invalid_json(o.positional[0]);
-            return 1;
-        }
-    } else if (!(level = qn_cli_load_level(o.positional[0]))) {
-        return 1;
-    }
-    info_print(o.positional[0], level, o.json);
-    qn_level_destroy(level);
+    if (t->grid) printf("grid     %u x %u cells\n", qn_grid_width(t->grid), qn_grid_height(t->grid));
+    printf("memory   %zu bytes (mesh)\n", qn_mesh_bytes(t->mesh));
     return 0;
 }
 
-/* ---- shared: level + field ---------------------------------------------- */
+static int cmd_info(int argc, char **argv) {
+    qn_cli_args a;
+    int rc = qn_cli_parse(&info_spec, argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    bool json = a.value[INFO_JSON] != NULL;
+    const char *path = a.pos[0];
+    qn_terrain t;
+    qn_error e;
+    if (!qn_terrain_load(path, true, false, &t)) {
+        if (json && t.load_status != QN_OK) info_invalid_json(path, &t.load_error);
+        return qn_terrain_free(&t), 1;
+    }
+    if (t.level && !points_open(t.level, &e)) {
+        qn_cli_error("%s: %s: %s", path, qn_status_name(e.code), e.message);
+        if (json) info_invalid_json(path, &e);
+        return qn_terrain_free(&t), 1;
+    }
+    rc = json ? info_json(path, &t) : info_text(path, &t);
+    qn_terrain_free(&t);
+    return rc;
+}
+
+/* ---- shared: terrain + field ---------------------------------------------- */
 
 typedef struct setup {
-    qn_level *level;
+    qn_terrain t;
     qn_field *field;
     qn_vec2 goal;
     float radius;
@@ -221,84 +200,119 @@ typedef struct setup {
 
 static void setup_free(setup *s) {
     qn_field_destroy(s->field);
-    qn_level_destroy(s->level);
+    qn_terrain_free(&s->t);
 }
 
-/* Loads the level and builds the field for --goal and --radius (default
-** `radius`). */
-static bool setup_field(const opts *o, float radius, setup *s) {
+/* Reads --radius (default QN_CLI_DEFAULT_RADIUS). 0, or 2 (reported). */
+static int parse_radius(const char *arg, float *radius) {
+    *radius = QN_CLI_DEFAULT_RADIUS;
+    if (arg && !qn_cli_parse_float(arg, 0.0f, 1e4f, radius))
+        return qn_cli_error("--radius %s: not a number in [0, 10000]", arg), 2;
+    return 0;
+}
+
+/* Loads the level or map (from `in` when it is already read, else from
+** path) and builds the field for the goal and radius. 0, 1 (failure) or 2
+** (usage), reported. */
+static int setup_field(const char *path, qn_cli_input *in, const char *goal, float radius,
+                       bool repairable, setup *s) {
     memset(s, 0, sizeof *s);
     s->radius = radius;
-    if (o->radius && !qn_cli_parse_float(o->radius, 0.0f, 1e4f, &s->radius)) {
-        qn_cli_error("--radius %s: not a number in [0, 10000]", o->radius);
-        return false;
-    }
-    if (!(s->level = qn_cli_load_level(o->positional[0]))) return false;
-    if (!qn_cli_goal(s->level, o->goal, &s->goal)) return false;
-    qn_field_opts fo = {.radius = s->radius, .repairable = o->nchanges > 0};
+    bool ok = in ? qn_terrain_from_input(in, false, &s->t) : qn_terrain_load(path, true, false, &s->t);
+    if (!ok) return 1;
+    int rc = qn_cli_goal(s->t.level, goal, &s->goal);
+    if (rc) return rc;
+    qn_field_opts fo = {.radius = s->radius, .repairable = repairable};
     qn_error e;
     double t0 = qn_tool_now();
-    qn_status st = qn_field_create(qn_level_mesh(s->level), &s->goal, 1, &fo, NULL, &s->field, &e);
+    qn_status st = qn_field_create(s->t.mesh, &s->goal, 1, &fo, NULL, &s->field, &e);
     s->build_us = (qn_tool_now() - t0) * 1e6;
-    if (st != QN_OK) {
-        qn_cli_error("goal %g,%g: %s: %s", (double)s->goal.x, (double)s->goal.y,
-                     qn_status_name(st), e.message);
-        return false;
-    }
-    return true;
+    if (st != QN_OK)
+        return qn_cli_error("goal %g,%g: %s: %s", (double)s->goal.x, (double)s->goal.y,
+                            qn_status_name(st), e.message);
+    return 0;
 }
 
 /* ---- field ------------------------------------------------------------------ */
 
-static const char *const field_usage =
-    "usage: quadnav field LEVEL [--goal X,Y|NAME] [--radius R] [--json]\n"
-    "Builds the instance for the goal (default: the level's first goal) and prints\n"
-    "each quad's cost to the goal and the next quad on its way (-1: none).\n";
+static const char field_usage[] =
+    "usage: quadnav field LEVEL|MAP [--goal X,Y|NAME] [--radius R] [--json]\n"
+    "Builds the instance for the goal (default: the level's first goal; a map needs\n"
+    "--goal) and agent radius R (default 0.25, as in every command) and prints\n"
+    "each quad's cost to the goal and the next quad on its way (-1: none; with\n"
+    "--json, null for an unreachable quad's cost and next).\n";
+
+enum { FIELD_GOAL, FIELD_RADIUS, FIELD_JSON };
+static const qn_cli_option field_options[] = {
+    [FIELD_GOAL] = OPT_GOAL, [FIELD_RADIUS] = OPT_RADIUS, [FIELD_JSON] = OPT_JSON};
+static const qn_cli_spec field_spec =
+    QN_CLI_SPEC("field", field_usage, field_options, 1, 1, "LEVEL|MAP");
+
+static int field_json(const setup *s, uint32_t reachable) {
+    uint32_t n = qn_mesh_quad_count(s->t.mesh);
+    cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+    qn_json_put_vec(o, "goal", s->goal);
+    qn_json_put_float(o, "radius", s->radius);
+    qn_json_put_uint(o, "quads", n);
+    qn_json_put_uint(o, "reachable", reachable);
+    qn_json_put_uint(o, "bytes", qn_field_bytes(s->field));
+    qn_json_put_num(o, "build_us", s->build_us);
+    for (uint32_t q = 0; q < n; q++) {
+        uint32_t next = qn_field_quad_next(s->field, q);
+        cJSON *e = cJSON_CreateObject();
+        qn_json_put_uint(e, "quad", q);
+        qn_json_put_float(e, "cost", qn_field_quad_cost(s->field, q));
+        qn_json_put(e, "next", next == QN_NONE ? cJSON_CreateNull() : qn_json_uint(next));
+        qn_json_push(arr, e);
+    }
+    qn_json_put(o, "field", arr);
+    return qn_json_emit(o);
+}
+
+static void field_text(const setup *s, uint32_t reachable) {
+    uint32_t n = qn_mesh_quad_count(s->t.mesh);
+    printf("# goal %g,%g  radius %g  %u of %u quads reachable\n", (double)s->goal.x,
+           (double)s->goal.y, (double)s->radius, reachable, n);
+    printf("%-8s %-12s %s\n", "quad", "cost", "next");
+    for (uint32_t q = 0; q < n; q++) {
+        uint32_t next = qn_field_quad_next(s->field, q);
+        printf("%-8u %-12.4f %lld\n", q, (double)qn_field_quad_cost(s->field, q),
+               next == QN_NONE ? -1LL : (long long)next);
+    }
+}
 
 static int cmd_field(int argc, char **argv) {
-    opts o;
-    if (!parse_opts(argc, argv, &o)) return 2;
-    if (o.help) return fputs(field_usage, stdout), 0;
-    if (o.npos != 1) return fputs(field_usage, stderr), 2;
+    qn_cli_args a;
+    int rc = qn_cli_parse(&field_spec, argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    float radius;
+    if ((rc = parse_radius(a.value[FIELD_RADIUS], &radius))) return rc;
     setup s;
-    if (!setup_field(&o, 0.0f, &s)) return setup_free(&s), 1;
-    const qn_mesh *m = qn_level_mesh(s.level);
-    uint32_t n = qn_mesh_quad_count(m), reachable = 0;
+    rc = setup_field(a.pos[0], NULL, a.value[FIELD_GOAL], radius, false, &s);
+    if (rc) return setup_free(&s), rc;
+    uint32_t n = qn_mesh_quad_count(s.t.mesh), reachable = 0;
     for (uint32_t q = 0; q < n; q++) reachable += isfinite(qn_field_quad_cost(s.field, q));
-    if (o.json) {
-        printf("{\"goal\":[%g,%g],\"radius\":%g,\"quads\":%u,\"reachable\":%u,\"bytes\":%zu,"
-               "\"build_us\":",
-               (double)s.goal.x, (double)s.goal.y, (double)s.radius, n, reachable,
-               qn_field_bytes(s.field));
-        qn_json_num(stdout, s.build_us);
-        printf(",\"field\":[");
-        for (uint32_t q = 0; q < n; q++) {
-            uint32_t next = qn_field_quad_next(s.field, q);
-            printf("%s{\"quad\":%u,\"cost\":", q ? "," : "", q);
-            qn_json_num(stdout, (double)qn_field_quad_cost(s.field, q));
-            printf(",\"next\":%lld}", next == QN_NONE ? -1LL : (long long)next);
-        }
-        printf("]}\n");
-    } else {
-        printf("# goal %g,%g  radius %g  %u of %u quads reachable\n", (double)s.goal.x,
-               (double)s.goal.y, (double)s.radius, reachable, n);
-        printf("%-8s %-12s %s\n", "quad", "cost", "next");
-        for (uint32_t q = 0; q < n; q++) {
-            uint32_t next = qn_field_quad_next(s.field, q);
-            printf("%-8u %-12.4f %lld\n", q, (double)qn_field_quad_cost(s.field, q),
-                   next == QN_NONE ? -1LL : (long long)next);
-        }
-    }
+    if (a.value[FIELD_JSON]) rc = field_json(&s, reachable);
+    else field_text(&s, reachable);
     setup_free(&s);
-    return 0;
+    return rc;
 }
 
 /* ---- sample -------------------------------------------------------------------- */
 
-static const char *const sample_usage =
-    "usage: quadnav sample LEVEL [--goal X,Y|NAME] [--radius R]\n"
-    "Reads 'x y' lines on stdin and writes 'dx dy status' lines, where status is\n"
-    "ok, at_goal, outside, blocked, unreachable or invalid (a malformed line).\n";
+static const char sample_usage[] =
+    "usage: quadnav sample LEVEL|MAP [--goal X,Y|NAME] [--radius R] [--json]\n"
+    "Reads 'x y' lines on stdin (of any length) and writes one 'dx dy status' line\n"
+    "for each, where status is ok, at_goal, outside, blocked, unreachable or invalid\n"
+    "(a malformed line). With --json, one object: goal, radius, lines and\n"
+    "samples, a list of {line, x, y, dx, dy, status} (x, y null when invalid).\n"
+    "Default radius 0.25.\n";
+
+enum { SAMPLE_GOAL, SAMPLE_RADIUS, SAMPLE_JSON };
+static const qn_cli_option sample_options[] = {
+    [SAMPLE_GOAL] = OPT_GOAL, [SAMPLE_RADIUS] = OPT_RADIUS, [SAMPLE_JSON] = OPT_JSON};
+static const qn_cli_spec sample_spec =
+    QN_CLI_SPEC("sample", sample_usage, sample_options, 1, 1, "LEVEL|MAP");
 
 static const char *sample_word(qn_status st) {
     switch (st) {
@@ -311,78 +325,249 @@ static const char *sample_word(qn_status st) {
     }
 }
 
-static int cmd_sample(int argc, char **argv) {
-    opts o;
-    if (!parse_opts(argc, argv, &o)) return 2;
-    if (o.help) return fputs(sample_usage, stdout), 0;
-    if (o.npos != 1) return fputs(sample_usage, stderr), 2;
-    setup s;
-    if (!setup_field(&o, 0.0f, &s)) return setup_free(&s), 1;
-    char line[512];
+/* Parses "x y" (white space around and between; nothing else). */
+static bool parse_point_line(const char *line, double *x, double *y) {
+    char *end;
+    *x = strtod(line, &end);
+    if (end == line) return false;
+    const char *ys = end;
+    *y = strtod(ys, &end);
+    if (end == ys) return false;
+    while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n') end++;
+    return *end == '\0' && isfinite(*x) && isfinite(*y) && fabs(*x) <= (double)QN_MAX_COORD &&
+           fabs(*y) <= (double)QN_MAX_COORD;
+}
+
+static cJSON *sample_item(uint64_t line, bool valid, double x, double y, qn_vec2 dir,
+                          qn_status st) {
+    cJSON *e = cJSON_CreateObject();
+    qn_json_put_uint(e, "line", line);
+    qn_json_put(e, "x", valid ? qn_json_number(x) : cJSON_CreateNull());
+    qn_json_put(e, "y", valid ? qn_json_number(y) : cJSON_CreateNull());
+    qn_json_put_float(e, "dx", dir.x);
+    qn_json_put_float(e, "dy", dir.y);
+    qn_json_put_str(e, "status", sample_word(st));
+    return e;
+}
+
+/* One line in, one result out (text line or JSON item). */
+static void sample_lines(const setup *s, cJSON *arr, uint64_t *count) {
+    char *line = NULL;
+    size_t cap = 0;
     uint32_t hint = QN_NONE;
-    while (fgets(line, sizeof line, stdin)) {
-        double x, y;
-        char extra;
+    while (getline(&line, &cap, stdin) != -1) {
+        double x = 0, y = 0;
         qn_vec2 dir = {0, 0};
         qn_status st = QN_E_INVALID_ARG;
-        if (sscanf(line, "%lf %lf %c", &x, &y, &extra) == 2 && isfinite(x) && isfinite(y))
-            st = qn_field_sample(s.field, (qn_vec2){(float)x, (float)y}, &hint, &dir);
-        printf("%.6f %.6f %s\n", (double)dir.x, (double)dir.y, sample_word(st));
+        bool valid = parse_point_line(line, &x, &y);
+        if (valid) st = qn_field_sample(s->field, (qn_vec2){(float)x, (float)y}, &hint, &dir);
+        ++*count;
+        if (arr) qn_json_push(arr, sample_item(*count, valid, x, y, dir, st));
+        else printf("%.6f %.6f %s\n", (double)dir.x, (double)dir.y, sample_word(st));
     }
+    free(line);
+}
+
+static int cmd_sample(int argc, char **argv) {
+    qn_cli_args a;
+    int rc = qn_cli_parse(&sample_spec, argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    float radius;
+    if ((rc = parse_radius(a.value[SAMPLE_RADIUS], &radius))) return rc;
+    setup s;
+    rc = setup_field(a.pos[0], NULL, a.value[SAMPLE_GOAL], radius, false, &s);
+    if (rc) return setup_free(&s), rc;
+    uint64_t count = 0;
+    if (!a.value[SAMPLE_JSON]) {
+        sample_lines(&s, NULL, &count);
+    } else {
+        cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray();
+        qn_json_put_vec(o, "goal", s.goal);
+        qn_json_put_float(o, "radius", s.radius);
+        sample_lines(&s, arr, &count);
+        qn_json_put_uint(o, "lines", count);
+        qn_json_put(o, "samples", arr);
+        rc = qn_json_emit(o);
+    }
+    if (ferror(stdin)) rc = qn_cli_error("stdin: read error");
     setup_free(&s);
-    return 0;
+    return rc;
 }
 
 /* ---- sim / demo -------------------------------------------------------------------- */
 
-static const char *const sim_usage =
-    "usage: quadnav sim LEVEL [--goal X,Y|NAME] [--units N] [--seed S] [--radius R]\n"
-    "                   [--step D] [--spawns] [--threads N] [--mode M] [--json]\n"
+static const char sim_usage[] =
+    "usage: quadnav sim LEVEL|MAP [--goal X,Y|NAME] [--units N] [--seed S] [--radius R]\n"
+    "                   [--step D] [--spawns] [--threads N] [--max-steps N] [--mode M]\n"
+    "                   [--json]\n"
     "                   [--block Q@S] [--unblock Q@S] [--cost Q=C@S] ...\n"
-    "Defaults: 1000 units, seed 1, radius 0.25, step 0.2, 1 thread.\n"
+    "Defaults: 1000 units (at most 1000000), seed 1, radius 0.25, step 0.2, 1 thread.\n"
     "Scripted changes happen before step S; the field is repaired, units re-route,\n"
     "and units standing on a quad as it is blocked walk out of it.\n"
     "Units start at random reachable positions (with --spawns: at the level's spawn\n"
-    "points) and step D (default 0.2) along sampled directions. Reports arrivals,\n"
-    "wall contacts (moves that would leave traversable space), stuck units and the\n"
-    "stretch: distance walked / cost to goal at the start (mean and 95th percentile).\n"
-    "LEVEL may be a MovingAI .map (its quads: the rectangle decomposition; --goal X,Y\n"
-    "needed). --mode quad|grid8|gridvec: the quad field (default), or the grid field\n"
-    "with 8-direction or vector flow (a level without a grid is rasterised at cell\n"
-    "size 1); maps and grid modes go through the viewer's session code\n"
-    "(tools/session.c) and take no scripted changes or --spawns.\n";
+    "points) and step D along sampled directions. Reports arrivals, wall contacts\n"
+    "(moves that would leave traversable space), stuck units (out_of_steps of them\n"
+    "stopped by the step budget) and the stretch: distance walked / cost to goal at\n"
+    "the start (mean and 95th percentile).\n"
+    "Step budget: a unit stops after 4 x its cost to goal / D + 200 steps, and\n"
+    "after --max-steps N when smaller. The default N scales with the level and\n"
+    "the step: 4 x L / D + 200, L being the sum over open quads of diameter x\n"
+    "cost (no path costs more), so a unit that is merely far is never cut short.\n"
+    "LEVEL may be a MovingAI map (recognised by content; its quads: the rectangle\n"
+    "decomposition; --goal X,Y needed). --mode quad|grid8|gridvec: the quad field\n"
+    "(default), or the grid field with 8-direction or vector flow (a level without\n"
+    "a grid is rasterised at cell size 1); maps and grid modes go through the\n"
+    "viewer's session code (tools/session.c) and take no scripted changes or\n"
+    "--spawns.\n";
 
-/* Units have bodies: the sim's default agent radius. */
-#define QN_SIM_DEFAULT_RADIUS 0.25f
+enum {
+    SIM_GOAL, SIM_UNITS, SIM_SEED, SIM_RADIUS, SIM_STEP, SIM_SPAWNS, SIM_THREADS,
+    SIM_MAX_STEPS, SIM_BLOCK, SIM_UNBLOCK, SIM_COST, SIM_MODE, SIM_JSON,
+    SIM_WEB /* demo only: the last entry, left out of sim's table */
+};
+static const qn_cli_option sim_options[] = {
+    [SIM_GOAL] = OPT_GOAL,
+    [SIM_UNITS] = {"units", 0, true},
+    [SIM_SEED] = {"seed", 0, true},
+    [SIM_RADIUS] = OPT_RADIUS,
+    [SIM_STEP] = {"step", 0, true},
+    [SIM_SPAWNS] = {"spawns", 0, false},
+    [SIM_THREADS] = {"threads", 0, true},
+    [SIM_MAX_STEPS] = {"max-steps", 0, true},
+    [SIM_BLOCK] = {"block", 0, true},
+    [SIM_UNBLOCK] = {"unblock", 0, true},
+    [SIM_COST] = {"cost", 0, true},
+    [SIM_MODE] = {"mode", 0, true},
+    [SIM_JSON] = OPT_JSON,
+    [SIM_WEB] = {"web", 0, false},
+};
+static const qn_cli_spec sim_spec = {"sim", sim_usage, sim_options, SIM_WEB, 1, 1, "LEVEL|MAP"};
+
+static const char demo_usage[] =
+    "usage: quadnav demo [sim options, no LEVEL] | demo --web\n"
+    "The bundled town level: 1000 units (by default) run to the plaza; prints the\n"
+    "sim summary (see quadnav sim --help for the options and output). --web\n"
+    "prints how to build and open the browser viewer instead.\n";
+static const qn_cli_spec demo_spec = QN_CLI_SPEC("demo", demo_usage, sim_options, 0, 0, "");
+
+static const char demo_web[] =
+    "The browser viewer (the library compiled to WebAssembly), from the source tree:\n"
+    "  bash tools/web.sh build    # installs emscripten if missing; writes build/web/\n"
+    "  bash tools/web.sh serve    # then open http://127.0.0.1:8321/\n"
+    "URL parameters: level=URL or map=URL, goal=X,Y, units=N, seed=S,\n"
+    "mode=quad|grid8|gridvec, side=MODE, frames=N, auto=1 (see README.md).\n";
+
+/* A scripted change for `sim`: at step `step`, block, unblock or set the
+** cost of quad `quad`. */
+typedef enum change_kind { CHANGE_BLOCK, CHANGE_UNBLOCK, CHANGE_COST } change_kind;
+typedef struct change {
+    change_kind kind;
+    uint32_t quad, step;
+    float cost;
+} change;
+
+#define MAX_CHANGES 64
 
 typedef struct sim_args {
-    uint64_t units, seed, threads;
-    float step;
+    const char *path, *goal;
+    qn_sim_mode mode;
+    uint64_t units, seed, threads, max_steps; /* max_steps 0: the default */
+    float step, radius;
+    bool spawns, json;
+    change changes[MAX_CHANGES];
+    int nchanges;
 } sim_args;
 
-static bool sim_parse(const opts *o, sim_args *a) {
+/* Parses "Q@S" (block, unblock) or "Q=C@S" (cost) into a change. */
+static bool parse_change(change_kind kind, const char *v, change *c) {
+    char *end;
+    if (*v < '0' || *v > '9') return false;
+    unsigned long q = strtoul(v, &end, 10), st;
+    c->kind = kind;
+    c->cost = 0;
+    if (end == v || q > UINT32_MAX) return false;
+    if (c->kind == CHANGE_COST) {
+        if (*end != '=') return false;
+        const char *cs = end + 1;
+        double cost = strtod(cs, &end);
+        if (end == cs || !(cost >= 1.0 && cost <= (double)QN_MAX_QUAD_COST)) return false;
+        c->cost = (float)cost;
+    }
+    if (*end != '@') return false;
+    const char *ss = end + 1;
+    if (*ss < '0' || *ss > '9') return false;
+    st = strtoul(ss, &end, 10);
+    if (end == ss || *end || st > UINT32_MAX) return false;
+    c->quad = (uint32_t)q;
+    c->step = (uint32_t)st;
+    return true;
+}
+
+/* The scripted changes, in the order given. 0, or 2 (reported). */
+static int sim_changes(const qn_cli_args *o, sim_args *a) {
+    for (int i = 0; i < o->nseen; i++) {
+        int id = o->seen[i].id;
+        if (id != SIM_BLOCK && id != SIM_UNBLOCK && id != SIM_COST) continue;
+        change_kind k = id == SIM_BLOCK ? CHANGE_BLOCK : id == SIM_UNBLOCK ? CHANGE_UNBLOCK
+                                                                          : CHANGE_COST;
+        if (a->nchanges == MAX_CHANGES || !parse_change(k, o->seen[i].value, &a->changes[a->nchanges]))
+            return qn_cli_error("--%s %s: not %s (at most %d changes)", sim_options[id].name,
+                                o->seen[i].value, k == CHANGE_COST ? "QUAD=COST@STEP" : "QUAD@STEP",
+                                MAX_CHANGES),
+                   2;
+        a->nchanges++;
+    }
+    return 0;
+}
+
+static int sim_parse(const qn_cli_args *o, sim_args *a) {
+    memset(a, 0, sizeof *a);
     a->units = 1000;
     a->seed = 1;
     a->step = 0.2f;
-    if (o->units && !qn_cli_parse_u64(o->units, 10000000, &a->units))
-        return qn_cli_error("--units %s: not a count up to 10000000", o->units), false;
-    if (a->units == 0) return qn_cli_error("--units must be at least 1"), false;
-    if (o->seed && !qn_cli_parse_u64(o->seed, UINT64_MAX, &a->seed))
-        return qn_cli_error("--seed %s: not a whole number", o->seed), false;
-    if (o->step && !qn_cli_parse_float(o->step, 1e-4f, 1e4f, &a->step))
-        return qn_cli_error("--step %s: not a number in [0.0001, 10000]", o->step), false;
     a->threads = 1;
-    if (o->threads && (!qn_cli_parse_u64(o->threads, QN_SIM_MAX_THREADS, &a->threads) ||
-                       a->threads == 0))
-        return qn_cli_error("--threads %s: not a count from 1 to %u", o->threads,
-                            QN_SIM_MAX_THREADS),
-               false;
-    return true;
+    a->goal = o->value[SIM_GOAL];
+    a->spawns = o->value[SIM_SPAWNS] != NULL;
+    a->json = o->value[SIM_JSON] != NULL;
+    const char *v;
+    if ((v = o->value[SIM_UNITS]) && (!qn_cli_parse_u64(v, QN_CLI_MAX_UNITS, &a->units) || !a->units))
+        return qn_cli_error("--units %s: not a count from 1 to %u", v, QN_CLI_MAX_UNITS), 2;
+    if ((v = o->value[SIM_SEED]) && !qn_cli_parse_u64(v, UINT64_MAX, &a->seed))
+        return qn_cli_error("--seed %s: not a whole number", v), 2;
+    if ((v = o->value[SIM_STEP]) && !qn_cli_parse_float(v, 1e-4f, 1e4f, &a->step))
+        return qn_cli_error("--step %s: not a number in [0.0001, 10000]", v), 2;
+    if ((v = o->value[SIM_THREADS]) &&
+        (!qn_cli_parse_u64(v, QN_SIM_MAX_THREADS, &a->threads) || a->threads == 0))
+        return qn_cli_error("--threads %s: not a count from 1 to %u", v, QN_SIM_MAX_THREADS), 2;
+    if ((v = o->value[SIM_MAX_STEPS]) &&
+        (!qn_cli_parse_u64(v, UINT32_MAX, &a->max_steps) || a->max_steps == 0))
+        return qn_cli_error("--max-steps %s: not a count from 1 to %u", v, UINT32_MAX), 2;
+    if ((v = o->value[SIM_MODE]) && !qn_sim_mode_parse(v, &a->mode))
+        return qn_cli_error("--mode %s: not quad, grid8 or gridvec", v), 2;
+    int rc = parse_radius(o->value[SIM_RADIUS], &a->radius);
+    return rc ? rc : sim_changes(o, a);
+}
+
+/* The default step budget: 4 x (sum over open quads of diameter x cost) /
+** step + 200, at most UINT32_MAX. */
+static uint32_t default_max_steps(const qn_mesh *m, float step) {
+    double l = 0.0;
+    for (uint32_t q = 0; q < qn_mesh_quad_count(m); q++) {
+        if (qn_mesh_quad_blocked(m, q)) continue;
+        qn_vec2 c[4];
+        qn_mesh_quad_corners(m, q, c);
+        double d = 0.0;
+        for (int i = 0; i < 4; i++)
+            for (int j = i + 1; j < 4; j++)
+                d = fmax(d, hypot((double)c[i].x - (double)c[j].x, (double)c[i].y - (double)c[j].y));
+        l += d * (double)qn_mesh_quad_cost(m, q);
+    }
+    return (uint32_t)fmin((double)UINT32_MAX, 4.0 * l / (double)step + 200.0);
 }
 
 /* Scripted changes, applied before the step they name. */
 typedef struct script {
-    const opts *o;
+    const sim_args *a;
     qn_mesh *mesh;
     qn_field *field;
     uint32_t applied;
@@ -392,8 +577,8 @@ typedef struct script {
 static void apply_changes(void *ud, uint32_t step) {
     script *sc = ud;
     bool any = false;
-    for (int i = 0; i < sc->o->nchanges; i++) {
-        const change *c = &sc->o->changes[i];
+    for (int i = 0; i < sc->a->nchanges; i++) {
+        const change *c = &sc->a->changes[i];
         if (c->step != step) continue;
         qn_status st = c->kind == CHANGE_COST ? qn_mesh_set_quad_cost(sc->mesh, c->quad, c->cost)
                                               : qn_mesh_set_quad_blocked(sc->mesh, c->quad,
@@ -405,47 +590,54 @@ static void apply_changes(void *ud, uint32_t step) {
     if (any) sc->failed |= qn_field_update(sc->field, NULL) != QN_OK;
 }
 
-static bool check_changes(const opts *o, const qn_mesh *m) {
-    for (int i = 0; i < o->nchanges; i++)
-        if (o->changes[i].quad >= qn_mesh_quad_count(m))
+/* A change naming a quad the level lacks: a failure (1). */
+static int check_changes(const sim_args *a, const qn_mesh *m) {
+    for (int i = 0; i < a->nchanges; i++)
+        if (a->changes[i].quad >= qn_mesh_quad_count(m))
             return qn_cli_error("change %d: quad %u does not exist (%u quads)", i + 1,
-                                o->changes[i].quad, qn_mesh_quad_count(m)),
-                   false;
-    return true;
+                                a->changes[i].quad, qn_mesh_quad_count(m));
+    return 0;
 }
 
-static void sim_print(const char *path, const setup *s, const qn_sim_result *r, bool json,
-                      const qn_sim_opts *so, uint32_t changes) {
+static int sim_json(const sim_args *a, const setup *s, const qn_sim_result *r,
+                    const qn_sim_opts *so, uint32_t changes) {
+    double ns = r->samples ? r->sample_seconds * 1e9 / (double)r->samples : (double)NAN;
+    cJSON *o = cJSON_CreateObject();
+    qn_json_put_str(o, "level", a->path);
+    qn_json_put_vec(o, "goal", s->goal);
+    qn_json_put_float(o, "radius", s->radius);
+    qn_json_put_uint(o, "units", r->units);
+    qn_json_put_uint(o, "arrived", r->arrived);
+    qn_json_put_uint(o, "wall_contacts", r->wall_contacts);
+    qn_json_put_uint(o, "stuck", r->stuck);
+    qn_json_put_uint(o, "out_of_steps", r->out_of_steps);
+    qn_json_put_num(o, "stretch_mean", r->arrived ? r->stretch_mean : (double)NAN);
+    qn_json_put_num(o, "stretch_p95", r->arrived ? r->stretch_p95 : (double)NAN);
+    qn_json_put_uint(o, "steps", r->steps);
+    qn_json_put_uint(o, "max_steps", so->max_steps);
+    qn_json_put_float(o, "step", so->step);
+    qn_json_put_uint(o, "samples", r->samples);
+    qn_json_put_num(o, "sample_ns", ns);
+    qn_json_put_num(o, "build_us", s->build_us);
+    qn_json_put_uint(o, "threads", so->threads);
+    qn_json_put_uint(o, "changes", changes);
+    qn_json_put_uint(o, "escapes", r->escapes);
+    return qn_json_emit(o);
+}
+
+static void sim_text(const sim_args *a, const setup *s, const qn_sim_result *r,
+                     const qn_sim_opts *so, uint32_t changes) {
     double ns = r->samples ? r->sample_seconds * 1e9 / (double)r->samples : 0.0;
-    if (json) {
-        printf("{\"level\":");
-        qn_json_str(stdout, path);
-        printf(",\"goal\":[%g,%g],\"radius\":%g,\"units\":%u,\"arrived\":%u,\"wall_contacts\":%llu,"
-               "\"stuck\":%u,\"stretch_mean\":",
-               (double)s->goal.x, (double)s->goal.y, (double)s->radius, r->units, r->arrived,
-               (unsigned long long)r->wall_contacts, r->stuck);
-        qn_json_num(stdout, r->stretch_mean);
-        printf(",\"stretch_p95\":");
-        qn_json_num(stdout, r->stretch_p95);
-        printf(",\"steps\":%u,\"samples\":%llu,\"sample_ns\":", r->steps,
-               (unsigned long long)r->samples);
-        qn_json_num(stdout, ns);
-        printf(",\"build_us\":");
-        qn_json_num(stdout, s->build_us);
-        printf(",\"threads\":%u,\"changes\":%u,\"escapes\":%llu}\n", so->threads, changes,
-               (unsigned long long)r->escapes);
-        return;
-    }
-    printf("level          %s\n", path);
+    printf("level          %s\n", a->path);
     printf("goal           %g,%g (radius %g)\n", (double)s->goal.x, (double)s->goal.y,
            (double)s->radius);
     printf("units          %u\n", r->units);
     printf("arrived        %u (%.1f %%)\n", r->arrived, 100.0 * r->arrived / r->units);
     printf("wall_contacts  %llu\n", (unsigned long long)r->wall_contacts);
-    printf("stuck          %u\n", r->stuck);
+    printf("stuck          %u (%u out of steps)\n", r->stuck, r->out_of_steps);
     printf("stretch_mean   %.4f\n", r->stretch_mean);
     printf("stretch_p95    %.4f\n", r->stretch_p95);
-    printf("steps          %u (longest unit)\n", r->steps);
+    printf("steps          %u (longest unit; budget %u)\n", r->steps, so->max_steps);
     printf("sampling       %.1f ns per sample (%llu samples)\n", ns,
            (unsigned long long)r->samples);
     printf("instance       %.1f us to build\n", s->build_us);
@@ -456,7 +648,7 @@ static void sim_print(const char *path, const setup *s, const qn_sim_result *r, 
 
 /* Spawn points of the level, for --spawns; NULL (and *n = 0) when none. */
 static qn_vec2 *level_spawns(const qn_level *level, uint32_t *n) {
-    *n = qn_level_spawn_count(level);
+    *n = level ? qn_level_spawn_count(level) : 0;
     if (*n == 0) return NULL;
     qn_vec2 *p = calloc(*n, sizeof *p);
     for (uint32_t i = 0; p && i < *n; i++) {
@@ -466,59 +658,59 @@ static qn_vec2 *level_spawns(const qn_level *level, uint32_t *n) {
     return p;
 }
 
-/* The whole file at path, NUL-terminated (NULL after printing an error). */
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    char *buf = NULL;
-    long n = -1;
-    if (f && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
-        (buf = malloc((size_t)n + 1)) && fread(buf, 1, (size_t)n, f) == (size_t)n) {
-        buf[n] = 0;
-        *len = (size_t)n;
-    } else {
-        free(buf), buf = NULL;
-        qn_cli_error("%s: cannot read", path);
+static int sim_finish(const sim_args *a, setup *s, qn_sim_opts *so, script *sc) {
+    qn_sim_world w;
+    qn_sim_quad_ctx ctx;
+    qn_sim_world_quad(&w, &ctx, s->field, s->goal);
+    qn_vec2 *spawns = NULL;
+    if (a->spawns) {
+        spawns = level_spawns(s->t.level, &so->start_count);
+        if (!spawns) return qn_cli_error("--spawns: the level has no spawn points"), 2;
+        so->starts = spawns;
     }
-    if (f) fclose(f);
-    return buf;
+    qn_sim_result r;
+    qn_status st = qn_sim_run(&w, so, &r);
+    free(spawns);
+    if (st != QN_OK) return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
+    if (sc->failed) return qn_cli_error("sim: a scripted change could not be applied");
+    if (a->json) return sim_json(a, s, &r, so, sc->applied);
+    sim_text(a, s, &r, so, sc->applied);
+    return 0;
 }
 
-/* The goal of a session run: --goal X,Y or a goal name, else a level's first
-** goal; a map needs X,Y. */
-static bool session_goal(const opts *o, const qn_session *ses, qn_vec2 *goal) {
-    if (qn_session_level(ses)) return qn_cli_goal(qn_session_level(ses), o->goal, goal);
-    if (o->goal && qn_cli_parse_vec(o->goal, goal)) return true;
-    return qn_cli_error("a map needs --goal X,Y"), false;
+/* The goal and the instance of a session run. 0, 1 or 2 (reported). */
+static int session_setup(const sim_args *a, qn_session *ses, setup *s) {
+    int rc = qn_cli_goal(qn_session_level(ses), a->goal, &s->goal);
+    if (rc) return rc;
+    qn_error e;
+    qn_status st = qn_session_set_goal(ses, a->mode, s->goal, s->radius, &s->build_us, &e);
+    if (st != QN_OK)
+        return qn_cli_error("goal %g,%g: %s: %s", (double)s->goal.x, (double)s->goal.y,
+                            qn_status_name(st), e.message);
+    if (!qn_session_level(ses)) s->radius = fminf(s->radius, 0.45f);
+    return 0;
 }
 
-/* `sim` on a map or in a grid mode: through the session the viewer uses. */
-static int run_sim_session(const opts *o, const sim_args *a, qn_sim_mode mode, char *text,
-                           size_t len) {
+/* `sim` on a map or in a grid mode: through the session the viewer uses,
+** so that both step units with the same code. */
+static int run_sim_session(const sim_args *a, const qn_cli_input *in) {
+    if (a->nchanges || a->spawns)
+        return qn_cli_error("sim: a map or a grid mode takes no --block, --unblock, --cost or "
+                            "--spawns"),
+               2;
     qn_session *ses = NULL;
     qn_error e;
-    setup s = {0};
-    s.radius = QN_SIM_DEFAULT_RADIUS;
-    qn_status st = qn_session_create(text, len, &ses, &e);
-    free(text);
-    if (st != QN_OK)
-        return qn_cli_error("%s: %s: %s", o->positional[0], qn_status_name(st), e.message);
-    bool ok = false;
-    if (o->nchanges || o->spawns)
-        qn_cli_error("sim: a map or a grid mode takes no --block, --unblock, --cost or --spawns");
-    else if (o->radius && !qn_cli_parse_float(o->radius, 0.0f, 1e4f, &s.radius))
-        qn_cli_error("--radius %s: not a number in [0, 10000]", o->radius);
-    else
-        ok = session_goal(o, ses, &s.goal);
-    if (!ok) return qn_session_destroy(ses), 1;
-    st = qn_session_set_goal(ses, mode, s.goal, s.radius, &s.build_us, &e);
-    if (st != QN_OK) {
-        qn_session_destroy(ses);
-        return qn_cli_error("goal %g,%g: %s: %s", (double)s.goal.x, (double)s.goal.y,
-                            qn_status_name(st), e.message);
-    }
-    if (!qn_session_level(ses)) s.radius = fminf(s.radius, 0.45f);
+    qn_status st = qn_session_create(in->data, in->len, &ses, &e);
+    if (st != QN_OK) return qn_cli_error("%s: %s: %s", a->path, qn_status_name(st), e.message);
+    setup s;
+    memset(&s, 0, sizeof s);
+    s.radius = a->radius;
+    int rc = session_setup(a, ses, &s);
+    if (rc) return qn_session_destroy(ses), rc;
     qn_sim_opts so = {.units = (uint32_t)a->units, .seed = a->seed, .step = a->step,
                       .threads = (uint32_t)a->threads};
+    so.max_steps = a->max_steps ? (uint32_t)a->max_steps
+                                : default_max_steps(qn_session_mesh(ses), a->step);
     qn_sim_result r;
     st = qn_session_start(ses, &so);
     while (st == QN_OK && qn_session_step(ses))
@@ -527,98 +719,65 @@ static int run_sim_session(const opts *o, const sim_args *a, qn_sim_mode mode, c
     qn_session_destroy(ses);
     if (st != QN_OK)
         return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
-    sim_print(o->positional[0], &s, &r, o->json, &so, 0);
+    if (a->json) return sim_json(a, &s, &r, &so, 0);
+    sim_text(a, &s, &r, &so, 0);
     return 0;
 }
 
-static int run_sim(const opts *o) {
-    sim_args a;
-    if (!sim_parse(o, &a)) return 2;
-    qn_sim_mode mode = QN_MODE_QUAD;
-    if (o->mode && !qn_sim_mode_parse(o->mode, &mode))
-        return qn_cli_error("--mode %s: not quad, grid8 or gridvec", o->mode), 2;
-    size_t len = 0;
-    char *text = read_text(o->positional[0], &len);
-    if (!text) return 1;
-    if (mode != QN_MODE_QUAD || strncmp(text + strspn(text, " \t\r\n"), "type", 4) == 0)
-        return run_sim_session(o, &a, mode, text, len);
-    free(text);
+static int run_sim(const sim_args *a) {
+    qn_cli_input in;
+    if (qn_cli_read(a->path, &in)) return 1;
+    if (a->mode != QN_MODE_QUAD || qn_level_sniff(in.data, in.len) == QN_LEVEL_MAP) {
+        int rc = run_sim_session(a, &in);
+        qn_cli_input_free(&in);
+        return rc;
+    }
     setup s;
-    if (!setup_field(o, QN_SIM_DEFAULT_RADIUS, &s)) return setup_free(&s), 1;
-    qn_sim_world w;
-    qn_sim_quad_ctx ctx;
-    qn_sim_world_quad(&w, &ctx, s.field, s.goal);
+    int rc = setup_field(a->path, &in, a->goal, a->radius, a->nchanges > 0, &s);
+    if (rc) return setup_free(&s), rc;
     qn_sim_opts so = {0};
-    so.units = (uint32_t)a.units;
-    so.seed = a.seed;
-    so.step = a.step;
-    so.threads = (uint32_t)a.threads;
-    script sc = {o, qn_level_mesh_mut(s.level), s.field, 0, false};
-    if (!check_changes(o, sc.mesh)) return setup_free(&s), 1;
-    if (o->nchanges) {
+    so.units = (uint32_t)a->units;
+    so.seed = a->seed;
+    so.step = a->step;
+    so.threads = (uint32_t)a->threads;
+    so.max_steps = a->max_steps ? (uint32_t)a->max_steps : default_max_steps(s.t.mesh, a->step);
+    script sc = {a, qn_terrain_mesh_mut(&s.t), s.field, 0, false};
+    if ((rc = check_changes(a, sc.mesh))) return setup_free(&s), rc;
+    if (a->nchanges) {
         so.before_step = apply_changes;
         so.before_step_ud = &sc;
     }
-    qn_vec2 *spawns = NULL;
-    if (o->spawns) {
-        spawns = level_spawns(s.level, &so.start_count);
-        if (!spawns) {
-            setup_free(&s);
-            return qn_cli_error("--spawns: the level has no spawn points");
-        }
-        so.starts = spawns;
-    }
-    qn_sim_result r;
-    qn_status st = qn_sim_run(&w, &so, &r);
-    free(spawns);
-    if (st != QN_OK) {
-        setup_free(&s);
-        return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
-    }
-    if (sc.failed) {
-        setup_free(&s);
-        return qn_cli_error("sim: a scripted change could not be applied");
-    }
-    sim_print(o->positional[0], &s, &r, o->json, &so, sc.applied);
+    rc = sim_finish(a, &s, &so, &sc);
     setup_free(&s);
-    return 0;
+    return rc;
 }
 
 static int cmd_sim(int argc, char **argv) {
     if (qn_tool_wants_crowd(argc, argv)) return qn_tool_crowd(argc, argv);
-    opts o;
-    if (!parse_opts(argc, argv, &o)) return 2;
-    if (o.help) return fputs(sim_usage, stdout), 0;
-    if (o.npos != 1) return fputs(sim_usage, stderr), 2;
-    return run_sim(&o);
+    qn_cli_args o;
+    sim_args a;
+    int rc = qn_cli_parse(&sim_spec, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
+    if ((rc = sim_parse(&o, &a))) return rc;
+    a.path = o.pos[0];
+    return run_sim(&a);
 }
-
-static const char *const demo_usage =
-    "usage: quadnav demo [--units N] [--seed S] [--json] | demo --web\n"
-    "The bundled town level: 1000 units (by default) run to the plaza; prints the\n"
-    "sim summary (see quadnav sim --help). --web prints how to build and open the\n"
-    "browser viewer instead.\n";
-
-static const char *const demo_web =
-    "The browser viewer (the library compiled to WebAssembly), from the source tree:\n"
-    "  bash tools/web.sh build    # installs emscripten if missing; writes build/web/\n"
-    "  bash tools/web.sh serve    # then open http://127.0.0.1:8321/\n"
-    "URL parameters: level=URL or map=URL, goal=X,Y, units=N, seed=S,\n"
-    "mode=quad|grid8|gridvec, side=MODE, frames=N, auto=1 (see README.md).\n";
 
 static int cmd_demo(int argc, char **argv) {
     if (qn_tool_wants_crowd(argc, argv)) return qn_tool_crowd(argc, argv);
-    if (argc == 2 && !strcmp(argv[1], "--web")) return fputs(demo_web, stdout), 0;
-    opts o;
-    if (!parse_opts(argc, argv, &o)) return 2;
-    if (o.help) return fputs(demo_usage, stdout), 0;
-    if (o.npos != 0) return fputs(demo_usage, stderr), 2;
+    qn_cli_args o;
+    sim_args a;
+    int rc = qn_cli_parse(&demo_spec, argc, argv, &o);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (o.value[SIM_WEB]) {
+        if (o.nseen > 1) return qn_cli_error("demo: --web takes no other option"), 2;
+        return fputs(demo_web, stdout), 0;
+    }
+    if ((rc = sim_parse(&o, &a))) return rc;
     static char path[4096];
     snprintf(path, sizeof path, "%s/levels/town.json", qn_cli_data_dir());
-    o.positional[0] = path;
-    o.npos = 1;
-
-    return run_sim(&o);
+    a.path = path;
+    return run_sim(&a);
 }
 
 /* ---- dispatch ------------------------------------------------------------------------ */
@@ -652,13 +811,24 @@ static void usage(FILE *f) {
         fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
 }
 
+/* A command's output on stdout counts only once it is written: a full
+** disk or a closed pipe turns success into failure, with the reason. */
+static int finish(int rc) {
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        qn_cli_error("stdout: write error: %s", strerror(errno ? errno : EIO));
+        return rc ? rc : 1;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) return usage(stderr), 2;
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help"))
         return usage(stdout), 0;
     if (!strcmp(argv[1], "--version")) return printf("quadnav %s\n", qn_version_string()), 0;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) return finish(commands[i].run(argc - 1, argv + 1));
     qn_cli_error("unknown command '%s' (quadnav --help lists them)", argv[1]);
     return 2;
 }

@@ -20,12 +20,24 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
+# Runs a step quietly; when it fails, shows everything it printed (the
+# compiler's errors) and stops with its exit status.
+quietly() {
+  local out status=0
+  out=$("$@" 2>&1) || status=$?
+  if [ $status -ne 0 ]; then
+    printf '%s\n' "$out" >&2
+    echo "setup: failed ($status): $*" >&2
+    exit $status
+  fi
+}
+
 werror=false
 [ "${CI:-}" = "true" ] && werror=true
 if [ ! -f build/build.ninja ]; then
-  meson setup build -Dwerror="$werror" >/dev/null
+  quietly meson setup build -Dwerror="$werror"
 elif [ "$werror" = true ]; then
-  meson configure build -Dwerror=true >/dev/null
+  quietly meson configure build -Dwerror=true
 fi
-ninja -C build >/dev/null
+quietly ninja -C build
 echo "setup: built in build/ (build/tools/quadnav)" >&2

@@ -121,7 +121,7 @@ void qn_sim_world_quad(qn_sim_world *w, qn_sim_quad_ctx *ctx, const qn_field *fi
 
 /* ---- the run ----------------------------------------------------------- */
 
-enum { UNIT_ACTIVE = 1, UNIT_ARRIVED = 2, UNIT_LOST = 3 };
+enum { UNIT_ACTIVE = 1, UNIT_ARRIVED = 2, UNIT_LOST = 3, UNIT_OUT_OF_STEPS = 4 };
 
 typedef struct unit {
     qn_vec2 p;
@@ -157,7 +157,8 @@ static bool place_units(const qn_sim_world *w, const qn_sim_opts *o, unit *u, ui
         u[i].walked = 0.0;
         u[i].reference = w->reference(w->ctx, p);
         double ref = isfinite(u[i].reference) ? u[i].reference : 0.0;
-        u[i].budget = (uint32_t)fmin(4e6, 4.0 * ref / (double)step + 200.0);
+        double cap = o->max_steps ? (double)o->max_steps : (double)UINT32_MAX;
+        u[i].budget = (uint32_t)fmin(cap, 4.0 * ref / (double)step + 200.0);
         u[i].state = UNIT_ACTIVE;
     }
     return true;
@@ -222,7 +223,7 @@ static void step_unit(const qn_sim_world *w, unit *u, uint32_t s, float step, fl
         return;
     }
     if (s >= u->budget) {
-        u->state = UNIT_LOST;
+        u->state = UNIT_OUT_OF_STEPS;
         return;
     }
     qn_vec2 dir;
@@ -297,6 +298,7 @@ static void summarise(const unit *u, uint32_t n, double *stretch, qn_sim_result 
             stretch[k++] = u[i].reference > 0.0 ? u[i].walked / u[i].reference : 1.0;
         } else {
             r->stuck++;
+            r->out_of_steps += u[i].state == UNIT_OUT_OF_STEPS;
         }
     }
     if (k == 0) return;

@@ -48,6 +48,10 @@ typedef struct qn_sim_opts {
     /* Threads that step units (0 or 1: the calling thread only). Units do
     ** not interact, so the outcome is the same for any thread count. */
     uint32_t threads;
+    /* Steps a unit may take: each unit stops (counted stuck and
+    ** out_of_steps) after 4 x its reference / step + 200 steps, and after
+    ** max_steps when that is smaller (0: no further limit). */
+    uint32_t max_steps;
     /* Time one sample in this many (0 or 1: every sample), for hosts whose
     ** clock is slow to read (a browser's costs more than a sample);
     ** sample_seconds is scaled up to all samples. No effect on the run. */
@@ -56,6 +60,7 @@ typedef struct qn_sim_opts {
 
 typedef struct qn_sim_result {
     uint32_t units, arrived, stuck;
+    uint32_t out_of_steps; /* of the stuck units: stopped by their step budget */
     uint64_t wall_contacts;
     uint64_t samples;
     double sample_seconds; /* time spent inside the sampler */
@@ -138,29 +143,5 @@ void qn_sim_world_grid(qn_sim_world *w, qn_sim_grid_ctx *ctx, const qn_grid_fiel
 /* World point at fraction (u, v) in [0, 1) of cell (x, y), guaranteed to lie
 ** in that cell as qn_grid_locate sees it (float rounding is pulled back). */
 qn_vec2 qn_sim_grid_point(const qn_grid *grid, uint32_t x, uint32_t y, double u, double v);
-
-/* ---- compare and render: one input in both modes (cmd_compare.c) ---------- */
-
-/* A level JSON or a MovingAI .map, as a mesh and a grid. A map's mesh is its
-** rectangle decomposition; a level without a "grid" is rasterised at cell
-** size 1. */
-typedef struct qn_terrain {
-    const char *path;
-    qn_level *level;   /* NULL for a map */
-    qn_grid *own_grid; /* a map's grid or a rasterised level, else NULL */
-    qn_mesh *own_mesh; /* a map's decomposition, else NULL */
-    const qn_grid *grid;
-    const qn_mesh *mesh;
-    bool from_grid; /* a map, or a level carrying a grid: 1-cell corridors */
-} qn_terrain;
-
-/* Loads path (a map when its text starts with "type", else a level) and
-** builds what is asked for. Prints a one-line error and returns false on
-** failure; qn_terrain_free is safe either way. */
-bool qn_terrain_load(const char *path, bool need_mesh, bool need_grid, qn_terrain *t);
-void qn_terrain_free(qn_terrain *t);
-/* The quad-mode agent radius for a terrain: maps have corridors one cell
-** wide, which a radius of 0.5 or more would close, so it is capped at 0.45. */
-float qn_terrain_radius(const qn_terrain *t, float radius);
 
 #endif

@@ -1,0 +1,91 @@
+/*
+** cliload.c: the tool's one loader. Every command that takes a level takes
+** a MovingAI map (and a baked .qnm file) too: the file is read once
+** (qn_cli_read, so FIFOs and pipes work and the input's identity is known
+** for the output checks), and the library decides what it holds by content
+** (qn_level_sniff, qn_level_load_any_mem). A map becomes a level with the
+** map as its grid and its rectangle decomposition as its mesh; a level
+** without a "grid" is rasterised at cell size 1 when a grid is asked for.
+*/
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "tool.h"
+
+static bool report(const char *path, const char *what, qn_status st, const qn_error *e) {
+    /* Messages of the map reader may start with the path: not twice. */
+    const char *msg = e->message;
+    size_t n = strlen(path);
+    if (!strncmp(msg, path, n) && !strncmp(msg + n, ": ", 2)) msg += n + 2;
+    if (e->line)
+        qn_cli_error("%s:%u:%u: %s: %s", path, e->line, e->column, qn_status_name(st), msg);
+    else if (what)
+        qn_cli_error("%s: %s: %s: %s", path, what, qn_status_name(st), msg);
+    else
+        qn_cli_error("%s: %s: %s", path, qn_status_name(st), msg);
+    return false;
+}
+
+qn_status qn_cli_parse_level(const qn_cli_input *in, qn_level **out, qn_error *e) {
+    qn_status st = qn_level_load_any_mem(in->data, in->len, NULL, out, e);
+    if (st != QN_OK) report(in->path, NULL, st, e);
+    return st;
+}
+
+qn_level *qn_cli_load_level(const char *path) {
+    qn_cli_input in;
+    if (qn_cli_read(path, &in)) return NULL;
+    qn_level *level = NULL;
+    qn_error e;
+    qn_cli_parse_level(&in, &level, &e);
+    qn_cli_input_free(&in);
+    return level;
+}
+
+bool qn_terrain_load(const char *path, bool need_mesh, bool need_grid, qn_terrain *t) {
+    (void)need_mesh; /* every form of a level comes with its mesh */
+    qn_cli_input in;
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    if (qn_cli_read(path, &in)) return false;
+    return qn_terrain_from_input(&in, need_grid, t);
+}
+
+bool qn_terrain_from_input(qn_cli_input *in, bool need_grid, qn_terrain *t) {
+    memset(t, 0, sizeof *t);
+    t->path = in->path;
+    t->in = *in;
+    memset(in, 0, sizeof *in);
+    t->is_map = qn_level_sniff(t->in.data, t->in.len) == QN_LEVEL_MAP;
+    t->load_status = qn_cli_parse_level(&t->in, &t->level, &t->load_error);
+    free(t->in.data); /* parsed: only the file's identity is kept */
+    t->in.data = NULL;
+    if (t->load_status != QN_OK) return false;
+    t->mesh = qn_level_mesh(t->level);
+    t->grid = qn_level_grid(t->level);
+    t->from_grid = t->grid != NULL;
+    if (need_grid && !t->grid) {
+        qn_error e;
+        qn_status st = qn_grid_from_mesh(t->mesh, 1.0f, NULL, &t->own_grid, &e);
+        if (st != QN_OK) return report(t->path, "grid from the quads", st, &e);
+        t->grid = t->own_grid;
+    }
+    return true;
+}
+
+qn_mesh *qn_terrain_mesh_mut(qn_terrain *t) {
+    return qn_level_mesh_mut(t->level);
+}
+
+void qn_terrain_free(qn_terrain *t) {
+    qn_mesh_destroy(t->own_mesh);
+    qn_grid_destroy(t->own_grid);
+    qn_level_destroy(t->level);
+    qn_cli_input_free(&t->in);
+    memset(t, 0, sizeof *t);
+}
+
+float qn_terrain_radius(const qn_terrain *t, float radius) {
+    return t->from_grid && radius > 0.45f ? 0.45f : radius;
+}

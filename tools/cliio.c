@@ -180,12 +180,14 @@ int qn_cli_output_open(qn_cli_output *o, const char *path, const qn_cli_input *c
         o->plain = true;
         if (!(o->f = fopen(path, "wb")))
             return qn_cli_error("%s: cannot open for writing: %s", path, strerror(errno));
+        errno = 0; /* a failed write's reason is kept for the commit */
         return 0;
     }
     if (resolve_target(o, &st, exists) || open_temp(o)) {
         qn_cli_output_free(o);
         return 1;
     }
+    errno = 0;
     return 0;
 }
 
@@ -202,7 +204,8 @@ static bool finish_stream(qn_cli_output *o) {
 
 int qn_cli_output_commit(qn_cli_output *o) {
     if (!o->f) return 1;
-    errno = 0;
+    /* errno still holds the reason of a write that failed (cleared when
+    ** the output was opened). */
     bool ok = finish_stream(o);
     int e = errno;
     if (ok && o->tmp && rename(o->tmp, o->target) != 0) ok = false, e = errno;

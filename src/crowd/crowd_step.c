@@ -16,6 +16,8 @@
 #define YIELD 0.8f /* share of the avoidance an arrived unit takes against a moving one */
 #define RESOLVE 0.5f /* share of an overlap each unit of the pair steps back */
 #define RESOLVE_MAX 0.5f /* largest push, in radii */
+#define ASIDE 0.5f /* share of max speed an arrived unit steps aside at for a passer-by */
+#define ASIDE_AHEAD 4.0f /* how far ahead of a passer-by (in its radii) units step aside */
 
 /* ---- spatial grid ------------------------------------------------------ */
 
@@ -313,6 +315,40 @@ static qn_vec2 nudge(qn_vec2 v, uint32_t id, uint64_t step) {
     return qn__v2(v.x * cs - v.y * sn, v.x * sn + v.y * cs);
 }
 
+/* A unit passing through (not arrived, and outside its own region's rim,
+** so not about to arrive here): units arrived in its way step aside. */
+static bool passing(const qn__cunits *u, uint32_t j) {
+    if (u->flags[j] & QN__CU_ARRIVED) return false;
+    float rim = u->goal_r[j] + 2.0f * u->rad[j];
+    qn_vec2 to = qn__sub(u->goal[j], u->pos[j]);
+    return u->goal_r[j] <= 0.0f || qn__dot(to, to) > rim * rim;
+}
+
+/* Arrived unit i steps aside, square to their way, for passers-by among
+** its neighbours that want to go through it (within ASIDE_AHEAD of their
+** radii ahead, less than the sum of radii plus a radius off their line):
+** a full arrival region does not wall in or block the units of other
+** goals. Zero when none. */
+static qn_vec2 step_aside(const qn_crowd *c, uint32_t i, const knn *k) {
+    const qn__cunits *u = &c->u;
+    qn_vec2 p = u->pos[i], push = {0, 0};
+    for (uint32_t m = 0; m < k->n; m++) {
+        uint32_t j = k->c[m].who;
+        qn_vec2 d = u->des[j];
+        float dl = qn__len(d);
+        if (!(dl > 1e-3f) || !passing(u, j)) continue;
+        d = qn__scale(d, 1.0f / dl);
+        qn_vec2 rel = qn__sub(p, u->pos[j]);
+        float along = qn__dot(rel, d), side = qn__cross(d, rel), rs = u->rad[i] + u->rad[j];
+        if (along <= 0.0f || along > ASIDE_AHEAD * u->rad[j] + rs || fabsf(side) >= rs + u->rad[i])
+            continue;
+        float sgn = side > 0.0f ? 1.0f : (side < 0.0f ? -1.0f : (u->id[i] & 1u ? 1.0f : -1.0f));
+        push = qn__add(push, qn__v2(-d.y * sgn, d.x * sgn));
+    }
+    float pl = qn__len(push);
+    return pl > 1e-6f ? qn__scale(push, ASIDE * u->vmax[i] / pl) : push;
+}
+
 static void step_unit(qn_crowd *c, uint32_t i) {
     qn__cunits *u = &c->u;
     float dt = c->dt, r = u->rad[i], vmax = u->vmax[i];
@@ -325,7 +361,7 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     k.cap = c->max_nb;
     neighbours(c, i, r + c->max_rad + c->nb_range, &k);
     bool arrived = arrives(c, i, want, &u->nwait[i]);
-    if (arrived) pref = qn__v2(0, 0);
+    if (arrived) pref = step_aside(c, i, &k);
     qn__line lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
     uint32_t nw = qn__walls_lines(&c->walls, p, r, r + vmax * c->tau_wall + 1e-3f, c->tau_wall,
                                   dt, lines, MAX_WALL_LINES);

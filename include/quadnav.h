@@ -1091,7 +1091,7 @@ QN_API double qn_scen_tolerance(const qn_scen_row *row);
 **
 ** Threads: a crowd is not thread-safe itself, except for the range form
 ** (qn_crowd_step_begin): between begin and end, any number of threads may
-** run step_range, then resolve_range, on disjoint ranges at the same time,
+** run step_range, then resolve_range (each pass), on disjoint ranges at the same time,
 ** and qn_crowd_unit_count / qn_crowd_get / qn_crowd_get_stats may be
 ** called; nothing else may touch the crowd (add, remove, teleport, set_*
 ** return QN_E_INVALID_ARG). The mesh and the instances the units follow are
@@ -1105,6 +1105,8 @@ typedef struct qn_crowd qn_crowd;
 #define QN_CROWD_MAX_PATH 4096u    /* waypoints of one unit's path */
 #define QN_CROWD_MAX_SPEED 1.0e3f  /* max_speed and max_accel bound */
 #define QN_CROWD_MAX_RADIUS 1.0e3f
+#define QN_CROWD_MAX_RESOLVE_PASSES 16u
+#define QN_CROWD_DEFAULT_RESOLVE_PASSES 4u
 
 /* Crowd options; zero-initialised is the default. */
 typedef struct qn_crowd_opts {
@@ -1119,6 +1121,12 @@ typedef struct qn_crowd_opts {
     ** radius plus this distance; 0: twice the largest radius plus 0.75 s at
     ** the largest max speed. In [0, QN_MAX_COORD]. */
     float neighbour_distance;
+    /* Passes a step makes to push apart units that still overlap after
+    ** their move (see qn_crowd_resolve_range); each pass pushes every unit
+    ** from the positions of the pass before, so more passes undo the deep
+    ** overlaps of dense crowds that no avoiding velocity exists for.
+    ** 0: QN_CROWD_DEFAULT_RESOLVE_PASSES. At most QN_CROWD_MAX_RESOLVE_PASSES. */
+    uint32_t resolve_passes;
 } qn_crowd_opts;
 
 /* A unit as added. Zero-initialised fields: velocity 0, no instance (the
@@ -1142,7 +1150,10 @@ typedef struct qn_crowd_unit_desc {
     ** inside the region (or within its diameter of the region's rim, where
     ** the last units of a full region stop) for a second (moving slower than a third of the speed
     ** it wants, because units that arrived before it are in the way): the
-    ** region fills from the goal outwards, without stacking. The
+    ** region fills from the goal outwards, without stacking. An arrived
+    ** unit steps aside (square to the passer's way) for a unit that wants to
+    ** go through it on the way elsewhere (outside its own region's rim), so
+    ** a full region neither walls in nor blocks units of other goals. The
     ** caller sizes the region for the group: the area of the discs over a
     ** packing density of 0.25 (radius * sqrt(units / 0.25)) leaves room, as
     ** units keep the avoidance margin between them. */
@@ -1257,13 +1268,20 @@ QN_API qn_status qn_crowd_step_parallel(qn_crowd *crowd, float dt, uint32_t thre
 ** pushes apart units that still overlap after the move, reading the moved
 ** positions of their neighbours. Within a phase any number of threads may
 ** run disjoint ranges at once; every step_range must have returned before
-** any resolve_range starts (a barrier). End (one thread) commits. Every unit
-** must be covered by exactly one range of each phase: resolve_range returns
-** QN_E_MISMATCH for a unit not yet stepped, and end returns QN_E_MISMATCH
-** (committing nothing; the step is abandoned) when a unit was missed. */
+** any resolve_range starts (a barrier). The resolve phase is repeated
+** qn_crowd_resolve_passes() times (the resolve_passes option), with a
+** barrier between passes: every range of one pass must have returned before
+** any range of the next starts. End (one thread) commits. Every unit must be
+** covered by exactly one range of each phase and pass: resolve_range returns
+** QN_E_MISMATCH for a unit not yet stepped or already through every pass,
+** and end returns QN_E_MISMATCH (committing nothing; the step is abandoned)
+** when a unit was missed. */
 QN_API qn_status qn_crowd_step_begin(qn_crowd *crowd, float dt);
 QN_API qn_status qn_crowd_step_range(qn_crowd *crowd, uint32_t begin, uint32_t end);
 QN_API qn_status qn_crowd_resolve_range(qn_crowd *crowd, uint32_t begin, uint32_t end);
+/* Resolve passes a step of this crowd makes (1..QN_CROWD_MAX_RESOLVE_PASSES);
+** 0 for NULL. */
+QN_API uint32_t qn_crowd_resolve_passes(const qn_crowd *crowd);
 QN_API qn_status qn_crowd_step_end(qn_crowd *crowd);
 
 /* Figures of the crowd so far. */

@@ -546,7 +546,6 @@ int qn_crowd_scene_run(qn_crowd_scene *s, uint32_t threads, uint32_t max_steps,
     qn_crowd_get_stats(s->crowd, &st);
     m->arrived = st.arrived;
     m->stuck = st.units - st.arrived;
-    if (getenv("QN_DBG")) for (uint32_t id = 0; id < qn_crowd_id_bound(s->crowd); id++) { qn_crowd_unit u; if (qn_crowd_get(s->crowd, id, &u) == QN_OK && !u.arrived) fprintf(stderr, "stuck %u g%u at %.2f %.2f vel %.3f %.3f des %.3f %.3f\n", id, u.group, (double)u.position.x, (double)u.position.y, (double)u.velocity.x, (double)u.velocity.y, (double)u.desired.x, (double)u.desired.y); }
     m->wall_contacts = st.wall_contacts;
     m->step_us_mean = m->steps ? busy * 1e6 / m->steps : 0.0;
     m->step_us_per_1000 = s->units ? m->step_us_mean * 1000.0 / s->units : 0.0;

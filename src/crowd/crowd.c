@@ -23,7 +23,7 @@ static uint32_t unit_arrays(qn_crowd *c, unit_array out[40]) {
                       ARR(path_next), ARR(flags), ARR(path),  ARR(npos),  ARR(nvel),
                       ARR(ndes),  ARR(nquad), ARR(npath_next), ARR(nflags), ARR(hkey),
                       ARR(nfollow), ARR(fpos), ARR(fquad), ARR(nnb),
-                      ARR(wait), ARR(nwait)};
+                      ARR(wait), ARR(nwait), ARR(nres)};
     uint32_t n = (uint32_t)(sizeof t / sizeof t[0]);
     memcpy(out, t, sizeof t);
     return n;
@@ -76,6 +76,9 @@ static qn_status check_opts(const qn_crowd_opts *o, qn_error *err) {
     if (o->max_neighbours > QN_CROWD_MAX_NEIGHBOURS)
         return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "max_neighbours %u above %u",
                         o->max_neighbours, QN_CROWD_MAX_NEIGHBOURS);
+    if (o->resolve_passes > QN_CROWD_MAX_RESOLVE_PASSES)
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "resolve_passes %u above %u",
+                        o->resolve_passes, QN_CROWD_MAX_RESOLVE_PASSES);
     float v[3] = {o->time_horizon, o->wall_horizon, o->neighbour_distance};
     const char *names[3] = {"time_horizon", "wall_horizon", "neighbour_distance"};
     float hi[3] = {100.0f, 100.0f, QN_MAX_COORD};
@@ -104,6 +107,7 @@ qn_status qn_crowd_create(const qn_mesh *mesh, const qn_crowd_opts *opts,
     c->tau = o.time_horizon > 0.0f ? o.time_horizon : 1.5f;
     c->tau_wall = o.wall_horizon > 0.0f ? o.wall_horizon : 0.5f;
     c->nb_extra = o.neighbour_distance;
+    c->passes = o.resolve_passes ? o.resolve_passes : QN_CROWD_DEFAULT_RESOLVE_PASSES;
     if (qn__walls_build(&c->walls, mesh, &c->alloc) != QN_OK) {
         qn_crowd_destroy(c);
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (crowd walls)");

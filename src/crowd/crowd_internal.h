@@ -61,6 +61,7 @@ typedef struct qn__cunits {
     uint8_t *nnb;    /* neighbours found in the step (their dense indices in nbr) */
     uint16_t *wait, *nwait; /* steps slow against arrived units (arrival) */
     uint8_t *nflags;
+    uint8_t *nres;  /* resolve passes done in the current step */
     uint32_t *hkey; /* grid cell of each unit in the current step */
 } qn__cunits;
 
@@ -68,6 +69,7 @@ struct qn_crowd {
     qn_allocator alloc;
     const qn_mesh *mesh;
     uint32_t max_nb;
+    uint32_t passes; /* resolve passes a step */
     float tau, tau_wall, nb_extra; /* nb_extra 0: automatic */
     uint32_t count, cap;
     qn__cunits u;

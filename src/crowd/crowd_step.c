@@ -17,7 +17,7 @@
 #define RESOLVE 0.5f /* share of an overlap each unit of the pair steps back */
 #define RESOLVE_MAX 0.5f /* largest push, in radii */
 #define ASIDE 0.5f /* share of max speed an arrived unit steps aside at for a passer-by */
-#define ASIDE_AHEAD 4.0f /* how far ahead of a passer-by (in its radii) units step aside */
+#define ASIDE_AHEAD 6.0f /* how far ahead of a passer-by (in its radii) units step aside */
 
 /* ---- spatial grid ------------------------------------------------------ */
 
@@ -395,18 +395,27 @@ static void step_unit(qn_crowd *c, uint32_t i) {
 /* ---- resolving overlaps ------------------------------------------------- */
 
 /* Where avoidance failed (dense crowds, where no velocity satisfies every
-** neighbour), units that overlap after the move step apart: each moves away
-** from each neighbour it overlaps by half the depth (one Jacobi pass over
-** the moved positions, so a pair is resolved exactly), at most half its
-** radius, sliding along walls like any move. */
+** neighbour), units that overlap after the move step apart, in passes:
+** each pass moves every unit away from each neighbour it overlaps by half
+** the depth, at most half its radius, sliding along walls like any move,
+** reading the positions the pass before left (Jacobi: any split into
+** ranges gives the same bits). One pass resolves a lone pair exactly; the
+** pushes of several neighbours can drive a unit into another, which the
+** next passes undo. Passes alternate between the npos and fpos buffers:
+** pass k reads npos/nquad when k is even, fpos/fquad when odd, and writes
+** the other. */
 static void resolve_unit(qn_crowd *c, uint32_t i) {
     qn__cunits *u = &c->u;
-    qn_vec2 p = u->npos[i], push = {0, 0};
+    bool even = (u->nres[i] & 1u) == 0;
+    const qn_vec2 *src = even ? u->npos : u->fpos;
+    qn_vec2 *dst = even ? u->fpos : u->npos;
+    uint32_t *dstq = even ? u->fquad : u->nquad;
+    qn_vec2 p = src[i], push = {0, 0};
     const uint32_t *nb = &c->nbr[(size_t)i * c->max_nb];
     for (uint32_t m = 0; m < u->nnb[i]; m++) {
         uint32_t j = nb[m];
         float rs = u->rad[i] + u->rad[j];
-        qn_vec2 d = qn__sub(p, u->npos[j]);
+        qn_vec2 d = qn__sub(p, src[j]);
         float d2 = qn__dot(d, d);
         if (d2 >= rs * rs) continue;
         float dl = sqrtf(d2);
@@ -415,15 +424,17 @@ static void resolve_unit(qn_crowd *c, uint32_t i) {
         push = qn__add(push, qn__scale(away, RESOLVE * (rs - dl)));
     }
     qn_vec2 fp = p;
-    uint32_t fq = u->nquad[i];
+    uint32_t fq = even ? u->nquad[i] : u->fquad[i];
     bool slid = false;
     if (push.x != 0.0f || push.y != 0.0f) {
         slid = qn__walls_move(&c->walls, c->mesh, &fp, clamp_len(push, RESOLVE_MAX * u->rad[i]), &fq);
         u->nvel[i] = qn__scale(qn__sub(fp, u->pos[i]), 1.0f / c->dt);
     }
-    u->fpos[i] = fp;
-    u->fquad[i] = fq;
-    u->nflags[i] |= (uint8_t)(QN__CU_RESOLVED | (slid ? QN__CU_WALL : 0));
+    dst[i] = fp;
+    dstq[i] = fq;
+    u->nres[i]++;
+    u->nflags[i] |= (uint8_t)((u->nres[i] == c->passes ? QN__CU_RESOLVED : 0) |
+                              (slid ? QN__CU_WALL : 0));
 }
 
 /* ---- begin, ranges, end ----------------------------------------------------- */
@@ -465,7 +476,7 @@ qn_status qn_crowd_step_begin(qn_crowd *crowd, float dt) {
         if (!grid_reserve(c, c->count, c->gw * c->gh) || !nbr_reserve(c)) return QN_E_NOMEM;
         grid_fill(c);
     }
-    for (uint32_t i = 0; i < c->count; i++) c->u.nflags[i] = 0;
+    for (uint32_t i = 0; i < c->count; i++) c->u.nflags[i] = c->u.nres[i] = 0;
     c->dt = dt;
     c->in_step = true;
     return QN_OK;
@@ -480,10 +491,13 @@ qn_status qn_crowd_step_range(qn_crowd *crowd, uint32_t begin, uint32_t end) {
 qn_status qn_crowd_resolve_range(qn_crowd *crowd, uint32_t begin, uint32_t end) {
     if (!crowd || !crowd->in_step || begin > end || end > crowd->count) return QN_E_INVALID_ARG;
     for (uint32_t i = begin; i < end; i++)
-        if (!(crowd->u.nflags[i] & QN__CU_STEPPED)) return QN_E_MISMATCH;
+        if (!(crowd->u.nflags[i] & QN__CU_STEPPED) || crowd->u.nres[i] >= crowd->passes)
+            return QN_E_MISMATCH;
     for (uint32_t i = begin; i < end; i++) resolve_unit(crowd, i);
     return QN_OK;
 }
+
+uint32_t qn_crowd_resolve_passes(const qn_crowd *crowd) { return crowd ? crowd->passes : 0; }
 
 /* Turns a heading toward the desired velocity, at most TURN_RATE radians a
 ** second, when the unit means to move (faster than a tenth of max speed). */
@@ -515,8 +529,9 @@ qn_status qn_crowd_step_end(qn_crowd *crowd) {
         if ((u->nflags[i] & (QN__CU_STEPPED | QN__CU_RESOLVED)) !=
             (QN__CU_STEPPED | QN__CU_RESOLVED))
             return QN_E_MISMATCH;
-    swap_ptr(&u->pos, &u->fpos);
-    swap_ptr(&u->quad, &u->fquad);
+    /* An odd number of passes ends in fpos, an even one in npos. */
+    swap_ptr(&u->pos, c->passes & 1u ? &u->fpos : &u->npos);
+    swap_ptr(&u->quad, c->passes & 1u ? &u->fquad : &u->nquad);
     swap_ptr(&u->vel, &u->nvel);
     swap_ptr(&u->des, &u->ndes);
     swap_ptr(&u->path_next, &u->npath_next);
@@ -535,7 +550,7 @@ qn_status qn_crowd_step(qn_crowd *crowd, float dt) {
     qn_status st = qn_crowd_step_begin(crowd, dt);
     if (st != QN_OK) return st;
     qn_crowd_step_range(crowd, 0, crowd->count);
-    qn_crowd_resolve_range(crowd, 0, crowd->count);
+    for (uint32_t k = 0; k < crowd->passes; k++) qn_crowd_resolve_range(crowd, 0, crowd->count);
     return qn_crowd_step_end(crowd);
 }
 
@@ -562,7 +577,7 @@ qn_status qn_crowd_step_jobs(qn_crowd *crowd, float dt, uint32_t jobs, const qn_
     if (jobs > crowd->count) jobs = crowd->count ? crowd->count : 1;
     phase a = {crowd, jobs, false}, b = {crowd, jobs, true};
     bool all = qn__run_jobs(runner, jobs, phase_job, &a);
-    all = qn__run_jobs(runner, jobs, phase_job, &b) && all;
+    for (uint32_t k = 0; k < crowd->passes; k++) all = qn__run_jobs(runner, jobs, phase_job, &b) && all;
     qn_status end = qn_crowd_step_end(crowd);
     return end != QN_OK ? end : (all ? QN_OK : QN_E_NOMEM);
 }

@@ -178,8 +178,10 @@ static void op_ranges(world *w) {
     qn_status a = qn_crowd_step_range(w->c, 0, cut), b = qn_crowd_step_range(w->c, cut, n);
     FZ_CHECK(a == QN_OK && b == QN_OK, "ranges");
     FZ_CHECK(qn_crowd_step_range(w->c, 0, n + 1) == QN_E_INVALID_ARG, "range past the end");
-    qn_status r = qn_crowd_resolve_range(w->c, miss ? (cut ? 1 : 0) : 0, n);
-    FZ_CHECK(r == QN_OK, "resolve");
+    for (uint32_t pass = 0; pass < qn_crowd_resolve_passes(w->c); pass++) {
+        qn_status r = qn_crowd_resolve_range(w->c, miss ? (cut ? 1 : 0) : 0, n);
+        FZ_CHECK(r == QN_OK, "resolve pass %u", pass);
+    }
     qn_status e = qn_crowd_step_end(w->c);
     FZ_CHECK(e == ((miss && cut) ? QN_E_MISMATCH : QN_OK), "end: %s", qn_status_name(e));
     check_units(w);

@@ -321,6 +321,10 @@ static void test_bad_arguments(void **state) {
     qn_crowd_opts o = {.max_neighbours = 99};
     assert_int_equal(qn_crowd_create(m, &o, NULL, &c, &e), QN_E_INVALID_ARG);
     assert_non_null(strstr(e.message, "max_neighbours"));
+    o = (qn_crowd_opts){.resolve_passes = QN_CROWD_MAX_RESOLVE_PASSES + 1};
+    assert_int_equal(qn_crowd_create(m, &o, NULL, &c, &e), QN_E_INVALID_ARG);
+    assert_non_null(strstr(e.message, "resolve_passes"));
+    assert_int_equal(qn_crowd_resolve_passes(NULL), 0);
     o = (qn_crowd_opts){.time_horizon = NAN};
     assert_int_equal(qn_crowd_create(m, &o, NULL, &c, &e), QN_E_INVALID_ARG);
     assert_int_equal(qn_crowd_create(m, NULL, NULL, &c, &e), QN_OK);
@@ -360,6 +364,18 @@ static void test_bad_arguments(void **state) {
     assert_int_equal(qn_crowd_resolve_range(c, 0, 1), QN_E_MISMATCH);
     assert_int_equal(qn_crowd_step_end(c), QN_E_MISMATCH);
     assert_int_equal(qn_crowd_step_end(c), QN_E_INVALID_ARG);
+    /* Too few resolve passes leave end refusing; one too many is refused. */
+    uint32_t passes = qn_crowd_resolve_passes(c);
+    assert_true(passes == QN_CROWD_DEFAULT_RESOLVE_PASSES);
+    assert_int_equal(qn_crowd_step_begin(c, 0.1f), QN_OK);
+    assert_int_equal(qn_crowd_step_range(c, 0, 1), QN_OK);
+    for (uint32_t k = 0; k + 1 < passes; k++) assert_int_equal(qn_crowd_resolve_range(c, 0, 1), QN_OK);
+    assert_int_equal(qn_crowd_step_end(c), QN_E_MISMATCH);
+    assert_int_equal(qn_crowd_step_begin(c, 0.1f), QN_OK);
+    assert_int_equal(qn_crowd_step_range(c, 0, 1), QN_OK);
+    for (uint32_t k = 0; k < passes; k++) assert_int_equal(qn_crowd_resolve_range(c, 0, 1), QN_OK);
+    assert_int_equal(qn_crowd_resolve_range(c, 0, 1), QN_E_MISMATCH);
+    assert_int_equal(qn_crowd_step_end(c), QN_OK);
     assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
     /* A field of another mesh is refused. */
     qn_mesh *other = open_square(10);

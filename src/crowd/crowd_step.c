@@ -16,6 +16,7 @@
 #define YIELD 0.8f /* share of the avoidance an arrived unit takes against a moving one */
 #define RESOLVE 0.5f /* share of an overlap each unit of the pair steps back */
 #define RESOLVE_MAX 0.5f /* largest push, in radii */
+#define GAP_SHARE 0.5f /* share of the gap to a neighbour a unit may close in one step */
 #define ASIDE 0.5f /* share of max speed an arrived unit steps aside at for a passer-by */
 #define ASIDE_AHEAD 6.0f /* how far ahead of a passer-by (in its radii) units step aside */
 
@@ -349,6 +350,37 @@ static qn_vec2 step_aside(const qn_crowd *c, uint32_t i, const knn *k) {
     return pl > 1e-6f ? qn__scale(push, ASIDE * u->vmax[i] / pl) : push;
 }
 
+/* Keeps a velocity from closing on any neighbour faster than half the gap
+** between them in one step (if both do, the pair cannot come to overlap
+** more within the step): the excess toward each neighbour is projected out,
+** then the velocity is scaled down until no gap is closed too fast. Where
+** avoidance had no answer (a collapsing crowd), this keeps units from
+** being driven into each other; sideways and backward motion stay free. */
+static qn_vec2 keep_gaps(const qn_crowd *c, uint32_t i, const knn *k, qn_vec2 v, float dt) {
+    const qn__cunits *u = &c->u;
+    qn_vec2 p = u->pos[i], dir[QN_CROWD_MAX_NEIGHBOURS];
+    float allow[QN_CROWD_MAX_NEIGHBOURS];
+    uint32_t n = 0;
+    for (uint32_t m = 0; m < k->n; m++) {
+        uint32_t j = k->c[m].who;
+        qn_vec2 d = qn__sub(u->pos[j], p);
+        float dl = sqrtf(k->c[m].d2);
+        if (!(dl > 1e-6f)) continue;
+        dir[n] = qn__scale(d, 1.0f / dl);
+        allow[n++] = fmaxf(dl - u->rad[i] - u->rad[j], 0.0f) * GAP_SHARE / dt;
+    }
+    for (uint32_t m = 0; m < n; m++) {
+        float over = qn__dot(v, dir[m]) - allow[m];
+        if (over > 0.0f) v = qn__sub(v, qn__scale(dir[m], over));
+    }
+    float s = 1.0f;
+    for (uint32_t m = 0; m < n; m++) {
+        float along = qn__dot(v, dir[m]);
+        if (along > allow[m] && along > 0.0f) s = fminf(s, allow[m] / along);
+    }
+    return qn__scale(v, s);
+}
+
 static void step_unit(qn_crowd *c, uint32_t i) {
     qn__cunits *u = &c->u;
     float dt = c->dt, r = u->rad[i], vmax = u->vmax[i];
@@ -378,6 +410,7 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     }
     qn_vec2 nv = vmax > 0.0f ? qn__orca_solve(lines, n, nw, vmax, nudge(pref, u->id[i], c->steps))
                              : qn__v2(0, 0);
+    nv = keep_gaps(c, i, &k, nv, dt);
     qn_vec2 np = p;
     uint32_t nq = u->quad[i];
     bool slid = qn__walls_move(&c->walls, c->mesh, &np, qn__scale(nv, dt), &nq);

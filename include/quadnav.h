@@ -1106,7 +1106,7 @@ typedef struct qn_crowd qn_crowd;
 #define QN_CROWD_MAX_SPEED 1.0e3f  /* max_speed and max_accel bound */
 #define QN_CROWD_MAX_RADIUS 1.0e3f
 #define QN_CROWD_MAX_RESOLVE_PASSES 16u
-#define QN_CROWD_DEFAULT_RESOLVE_PASSES 4u
+#define QN_CROWD_DEFAULT_RESOLVE_PASSES 2u
 
 /* Crowd options; zero-initialised is the default. */
 typedef struct qn_crowd_opts {

@@ -1068,10 +1068,13 @@ QN_API double qn_scen_tolerance(const qn_scen_row *row);
 ** the wall half-planes and every neighbour's. When no velocity satisfies
 ** them all (dense crowds), the unit takes the smallest worst violation, and
 ** among those velocities the one nearest half its desired velocity (a unit
-** in a jam eases off instead of pushing at full speed). The move of
+** in a jam eases off instead of pushing at full speed). That velocity is
+** then kept from closing on any neighbour by more than half their gap in
+** one step (so a pair that both do it cannot come to overlap). The move of
 ** velocity * dt slides along the boundary instead of leaving the mesh.
 ** Then units that still overlap after the move step apart, half the depth
-** each (at most half a radius), again sliding along walls; the velocity
+** each (at most half a radius), again sliding along walls, in
+** resolve_passes passes; the velocity
 ** read back is the displacement of the step when that push or a slide
 ** changed it. Avoidance may brake or swerve harder than max_accel: a
 ** collision-free velocity wins over smoothness. A tiny deterministic turn

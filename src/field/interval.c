@@ -127,6 +127,17 @@ static bool grow(xsearch *S, void **p, uint32_t *cap, size_t sz) {
     return true;
 }
 
+/* Sizes an empty pool for `want` elements up front (pools then rarely
+** grow during a search); false when out of memory. */
+static bool reserve(xsearch *S, void **p, uint32_t *cap, size_t sz, uint32_t want) {
+    if (*cap >= want) return true;
+    void *n = qn__realloc(&S->alloc, *p, (size_t)*cap * sz, (size_t)want * sz);
+    if (!n) return false;
+    *p = n;
+    *cap = want;
+    return true;
+}
+
 static void push_key(xsearch *S, float f, uint32_t node) {
     if (S->hn == S->hcap && !grow(S, (void **)&S->heap, &S->hcap, sizeof(xkey))) return;
     uint32_t i = S->hn++;
@@ -234,8 +245,22 @@ static void span_add(span *out, uint32_t *n, float a, float b) {
 }
 
 /* The parts of [lo, hi] where n is not beaten by w by more than tol. */
+/* The least of r's distance over [lo, hi] (it is convex). */
+static double least_on(froot r, double lo, double hi, double at_lo, double at_hi) {
+    if (r.a > lo && r.a < hi) return fabs(r.h) + r.g;
+    return at_lo < at_hi ? at_lo : at_hi;
+}
+
 static void unbeaten(froot n, froot w, float lo, float hi, double tol, span *out, uint32_t *cnt) {
     w.g += tol;
+    /* Both distances are convex along the portal: decide at once when one
+    ** lies wholly below the other. */
+    double nl = dist_at(n, lo), nh = dist_at(n, hi), wl = dist_at(w, lo), wh = dist_at(w, hi);
+    if ((nl > nh ? nl : nh) <= least_on(w, lo, hi, wl, wh)) {
+        span_add(out, cnt, lo, hi);
+        return;
+    }
+    if (least_on(n, lo, hi, nl, nh) > (wl > wh ? wl : wh)) return;
     double t[4] = {(double)lo, 0, 0, (double)hi};
     double c[2];
     int k = crossings(n, w, c), m = 1;
@@ -741,6 +766,13 @@ static void search_free(xsearch *S) {
 qn_status qn__spm_build(qn_field *f, qn_error *err) {
     xsearch S;
     qn_status st = search_init(&S, f->mesh, &f->alloc, f->goal_count);
+    /* About four states, pieces and entries per quad on game maps. */
+    uint32_t want = f->mesh->quad_count < (1u << 26) ? 4 * f->mesh->quad_count + 64 : (1u << 28);
+    if (st == QN_OK && (!reserve(&S, (void **)&S.nodes, &S.ncap, sizeof(xnode), want) ||
+                        !reserve(&S, (void **)&S.heap, &S.hcap, sizeof(xkey), want / 2) ||
+                        !reserve(&S, (void **)&S.pieces, &S.pcap, sizeof(piece), want) ||
+                        !reserve(&S, (void **)&S.ents, &S.ecap, sizeof(xentry), want)))
+        st = QN_E_NOMEM;
     if (st == QN_OK) {
         S.f = f;
         S.radius = f->radius;

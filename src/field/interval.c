@@ -679,15 +679,45 @@ static bool sort_entries(xsearch *S) {
 }
 
 /* Sorts the entries by quad, drops repeats, and lays out the instance. */
+static bool near_pt(qn_vec2 a, qn_vec2 b, float tol) {
+    return fabsf(a.x - b.x) <= tol && fabsf(a.y - b.y) <= tol;
+}
+
+/* Joins the wedges of one root that touch (a root seeing a quad through
+** two portals side by side on one edge): one wedge from the right end of
+** one to the left end of the other. e[first..n) is one quad's entries;
+** returns the new count. */
+static uint32_t join_wedges(xentry *e, uint32_t first, uint32_t n, float tol) {
+    for (uint32_t i = first; i < n; i++) {
+        if (e[i].rid & ON_BIT) continue;
+        for (uint32_t j = i + 1; j < n && e[j].rid == e[i].rid;) {
+            bool li = near_pt(e[i].L, e[j].R, tol), ri = near_pt(e[i].R, e[j].L, tol);
+            if (!li && !ri) {
+                j++;
+                continue;
+            }
+            if (li) e[i].L = e[j].L;
+            else e[i].R = e[j].R;
+            e[j] = e[--n];
+            j = i + 1; /* the joined wedge may touch one seen before */
+        }
+    }
+    return n;
+}
+
 static qn_status finish(xsearch *S, qn__spm **out) {
     const qn_mesh *m = S->m;
     if (!sort_entries(S)) return QN_E_NOMEM;
     uint32_t kept = 0, first = 0;
     for (uint32_t i = 0; i < S->ne; i++) {
-        if (i == 0 || S->ents[i].quad != S->ents[i - 1].quad) first = kept;
+        if (i == 0 || S->ents[i].quad != S->ents[i - 1].quad) {
+            if (i > 0) kept = join_wedges(S->ents, first, kept, S->tol);
+            first = kept;
+        }
         S->ents[kept] = S->ents[i];
         if (!redundant(S->ents, kept, first)) kept++;
     }
+    if (S->ne) kept = join_wedges(S->ents, first, kept, S->tol);
     uint32_t *rmap = qn__alloc(&S->alloc, (size_t)S->nr * sizeof(uint32_t));
     if (!rmap) return QN_E_NOMEM;
     for (uint32_t i = 0; i < S->nr; i++) rmap[i] = QN_NONE;

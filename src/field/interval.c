@@ -735,6 +735,16 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             else s->ents[i] = (qn__sent){r, unit(qn__sub(e->L, at)), unit(qn__sub(e->R, at))};
         }
         while (q <= m->quad_count) s->qstart[q++] = kept;
+        /* Each quad's entries cheapest root first: the sampler stops early. */
+        for (uint32_t qq = 0; qq < m->quad_count; qq++)
+            for (uint32_t i = s->qstart[qq] + 1; i < s->qstart[qq + 1]; i++) {
+                qn__sent x = s->ents[i];
+                uint32_t j = i;
+                for (; j > s->qstart[qq] && s->roots[s->ents[j - 1].root & ~ON_BIT].g >
+                                               s->roots[x.root & ~ON_BIT].g; j--)
+                    s->ents[j] = s->ents[j - 1];
+                s->ents[j] = x;
+            }
     }
     qn__free(&S->alloc, rmap, (size_t)S->nr * sizeof(uint32_t));
     if (st != QN_OK) qn__spm_free(&S->f->alloc, s, m->quad_count), s = NULL;

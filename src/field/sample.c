@@ -477,7 +477,9 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     ** the edge (a way that runs along a wall line), slide along the edge
     ** inside the quad until past the wall; else cross nearer the middle. */
     float gx = qn__dot(qn__sub(goal, a), e) / len, end = x < lo ? 0.0f : len;
-    if (((x < lo && gx < end) || (x > hi && gx > end)) &&
+    /* ... and only while the way's root is not across this portal. */
+    bool across = qn__cross(e, qn__sub(goal, a)) < -4.0f * f->mesh->eps * len;
+    if (!across && ((x < lo && gx < end) || (x > hi && gx > end)) &&
         portal_in_line(f, b, base, k, hit, x < lo ? -1 : 1, e, len)) {
         qn_vec2 u = qn__scale(e, (x < lo ? -1.0f : 1.0f) / len);
         return u;

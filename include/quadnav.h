@@ -586,6 +586,14 @@ QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
 ** QN_E_INVALID_ARG (NULL or non-finite p). Never allocates; thread-safe. */
 QN_API qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *quad_io,
                                  qn_vec2 *dir);
+/* As qn_field_sample, and *ahead (required) gets how far the unit may
+** move along *dir before its way turns: to the tangent point of the corner
+** it rounds, or to the goal point (world units; a radius or two where the
+** way was bent away from a wall; 0 unless QN_OK). A game that moves units
+** by fixed steps can stop a step there, so that units turn at corners
+** instead of overshooting them. Same contract otherwise. */
+QN_API qn_status qn_field_sample_ahead(const qn_field *field, qn_vec2 p, uint32_t *quad_io,
+                                       qn_vec2 *dir, float *ahead);
 /* Batch form: positions[i] -> dirs[i], status[i] (may be NULL), quads[i] as in
 ** quad_io (may be NULL: no hints). Returns QN_E_INVALID_ARG for NULL field,
 ** positions or dirs, else QN_OK; per-unit outcomes go to status.

@@ -372,6 +372,45 @@ static void test_update_equals_rebuild(void **state) {
     qn_mesh_destroy(m);
 }
 
+/* qn_field_sample_ahead: the same direction as qn_field_sample, and a
+** distance to the turn no longer than the way left to the goal. */
+static void test_sample_ahead(void **state) {
+    (void)state;
+    static tm_mesh t;
+    uint64_t s = 17;
+    random_rects(&t, &s, 40, 30, 8, 300, 9);
+    t.blocked[0] = 0;
+    qn_mesh *m = make_mesh(&t);
+    qn_vec2 goal = random_point_in(&t, 0, &s);
+    qn_field_opts fo = {.radius = 0.1f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+    int checked = 0;
+    for (int k = 0; k < 400; k++) {
+        uint32_t q = tm_rand(&s) % t.n;
+        if (t.blocked[q]) continue;
+        qn_vec2 p = random_point_in(&t, q, &s), d1, d2;
+        uint32_t h1 = QN_NONE, h2 = QN_NONE;
+        float ahead = -1.0f;
+        qn_status a = qn_field_sample(f, p, &h1, &d1);
+        qn_status b = qn_field_sample_ahead(f, p, &h2, &d2, &ahead);
+        assert_int_equal(a, b);
+        if (a != QN_OK) continue;
+        assert_true(d1.x == d2.x && d1.y == d2.y && h1 == h2);
+        float left = qn_field_cost_at(f, p, QN_NONE);
+        assert_true(ahead > 0.0f && ahead <= left + 0.2f + 1e-3f * left);
+        checked++;
+    }
+    assert_true(checked > 200);
+    float ahead = 1.0f;
+    qn_vec2 d;
+    assert_int_equal(qn_field_sample_ahead(f, goal, NULL, &d, NULL), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_sample_ahead(NULL, goal, NULL, &d, &ahead), QN_E_INVALID_ARG);
+    assert_true(ahead == 0.0f);
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_visibility_graph),
@@ -379,6 +418,7 @@ int main(void) {
         cmocka_unit_test(test_walk_levels),
         cmocka_unit_test(test_walk_map),
         cmocka_unit_test(test_update_equals_rebuild),
+        cmocka_unit_test(test_sample_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -275,7 +275,8 @@ def crowd_runs(c, base):
             print(f"figure crowd_town_{units}: frame_ms_mean {web['frame_ms_mean']:.3f}, p95 "
                   f"{web['frame_ms_p95']:.3f} over {web['frames']} frames (one crowd step and a "
                   f"draw each; 60 fps needs 16.7 ms); page step_us_mean {web['step_us_mean']:.1f} "
-                  f"(step + overlap count, browser clock) vs native {nat['step_us_mean']:.1f} "
+                  f"(qn_crowd_step alone, wall clock in the browser) vs native "
+                  f"{nat['step_us_mean']:.1f} "
                   f"(crowd step alone, CPU clock); arrived {web['arrived']}/{units} after "
                   f"{web['steps']} steps")
         discs = c.eval("(() => { const v = qnApp.views[0]; return v.mode.name === 'crowd' && "

@@ -553,7 +553,7 @@ class App {
     rows.push(['walking', ...walking]);
     f('wall_contacts', 0); f('stuck', 0);
     f('stretch_mean', 4); f('stretch_p95', 4); f('overlap_pairs', 0); f('max_overlap', 4); f('steps', 0); f('unit_step_ns', 1); f('sample_ns', 1);
-    f('build_us', 0); f('step_ms_mean', 3); f('frame_ms_mean', 3);
+    f('build_us', 0); f('step_us_mean', 1); f('step_ms_mean', 3); f('frame_ms_mean', 3);
     rows.push(['repair_us', ...this.views.map((v) => (isNaN(v.m.repair_us) ? '' : v.m.repair_us.toFixed(0)))]);
     rows.push(['clock step (ms)', ...this.views.map(() => (self.crossOriginIsolated ? '0.005' : '0.1'))]);
     if (this.rafMs && this.rafMs.length) {

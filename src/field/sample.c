@@ -257,13 +257,15 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
     for (uint32_t i = s->qstart[q]; i < s->qstart[q + 1]; i++) {
         const qn__sent *e = &s->ents[i];
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
+        if (!(r->g < bv)) continue; /* entries come cheapest root first */
         qn_vec2 v = qn__sub(p, r->at);
-        float d = qn__len(v), val = d + r->g;
-        if (!(val < bv)) continue;
         if (!(e->root & QN__SPM_ON)) {
-            float slack = 1e-5f * d + tol;
+            /* |vx| + |vy| >= |v|: a slack no smaller than the exact one. */
+            float slack = 1e-5f * (fabsf(v.x) + fabsf(v.y)) + tol;
             if (qn__cross(e->dr, v) < -slack || qn__cross(v, e->dl) < -slack) continue;
         }
+        float val = qn__len(v) + r->g;
+        if (!(val < bv)) continue;
         bv = val;
         best = r;
         if (entry) *entry = e;

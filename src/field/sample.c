@@ -436,7 +436,23 @@ static bool portal_in_line(const qn_field *f, const qn__boundary *b, uint32_t ba
 ** instead. The exact map's roots are corners, and a way from a root to the
 ** next can run along a wall line; a unit with a body passes such a line's
 ** corners on the open side this way. */
+/* How far the way from p along dir runs inside quad q (its edge planes). */
+static float run_inside(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 dir) {
+    const qn__planes *pl = &m->planes[q];
+    float t = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        float closing = -(pl->nx[i] * dir.x + pl->ny[i] * dir.y);
+        if (closing <= 0.0f) continue;
+        float ti = (pl->nx[i] * p.x + pl->ny[i] * p.y - pl->c[i]) / closing;
+        t = ti < t ? ti : t;
+    }
+    return t;
+}
+
 static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, qn_vec2 goal) {
+    /* Most ways leave the quad farther off than two radii: nothing to keep
+    ** off yet (the edge planes tell without the boundary's pieces). */
+    if (run_inside(f->mesh, q, p, dir) > 2.0f * agent_radius(f)) return dir;
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base, hit = QN_NONE;
     float best = INFINITY, at = 0.0f;
@@ -461,7 +477,9 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     ** the edge (a way that runs along a wall line), slide along the edge
     ** inside the quad until past the wall; else cross nearer the middle. */
     float gx = qn__dot(qn__sub(goal, a), e) / len, end = x < lo ? 0.0f : len;
-    if (((x < lo && gx < end) || (x > hi && gx > end)) &&
+    /* ... and only while the way's root is not across this portal. */
+    bool across = qn__cross(e, qn__sub(goal, a)) < -4.0f * f->mesh->eps * len;
+    if (!across && ((x < lo && gx < end) || (x > hi && gx > end)) &&
         portal_in_line(f, b, base, k, hit, x < lo ? -1 : 1, e, len)) {
         qn_vec2 u = qn__scale(e, (x < lo ? -1.0f : 1.0f) / len);
         return u;

@@ -564,7 +564,7 @@ QN_API uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad);
 QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
 
 /* ------------------------------------------------------------------ */
-/* Edge-projection sampler                                             */
+/* Sampling: exact fields and the edge-projection sampler              */
 /* ------------------------------------------------------------------ */
 
 /* Within this distance of a goal point a position counts as at the goal. */
@@ -578,6 +578,11 @@ QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
 **                    QN_NONE for a new unit, then what the last call wrote
 **                    (see "Hints" above); out: the unit's quad, or QN_NONE
 **   dir      out     a unit vector toward the goal, or (0, 0)
+** Exact field: the direction along the shortest path, toward the root its
+** point leaves by (a goal point, or the tangent of a circle of the field's
+** radius round a corner, on the open side), kept that radius off the walls
+** of the unit's quad and off the wall ends at the portal it crosses.
+** Discrete field: the edge projection or the funnel (qn_field_opts).
 ** The direction is good for a straight move of any length within the
 ** current quad and the next ones the sampler looked through; a caller
 ** samples again every step (a step of a fraction of a quad's width).
@@ -586,6 +591,14 @@ QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
 ** QN_E_INVALID_ARG (NULL or non-finite p). Never allocates; thread-safe. */
 QN_API qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *quad_io,
                                  qn_vec2 *dir);
+/* As qn_field_sample, and *ahead (required) gets how far the unit may
+** move along *dir before its way turns: to the tangent point of the corner
+** it rounds, or to the goal point (world units; a radius or two where the
+** way was bent away from a wall; 0 unless QN_OK). A game that moves units
+** by fixed steps can stop a step there, so that units turn at corners
+** instead of overshooting them. Same contract otherwise. */
+QN_API qn_status qn_field_sample_ahead(const qn_field *field, qn_vec2 p, uint32_t *quad_io,
+                                       qn_vec2 *dir, float *ahead);
 /* Batch form: positions[i] -> dirs[i], status[i] (may be NULL), quads[i] as in
 ** quad_io (may be NULL: no hints). Returns QN_E_INVALID_ARG for NULL field,
 ** positions or dirs, else QN_OK; per-unit outcomes go to status.

@@ -173,6 +173,37 @@ static double oracle_cost(const oracle *o, qn_vec2 p, uint32_t q) {
 
 static bool close_to(double a, double b) { return fabs(a - b) <= 1e-3 * fmax(1.0, b); }
 
+/* A random mesh of rectangles with a goal in one open quad, its exact field
+** and a pathfinder. */
+typedef struct scene {
+    qn_mesh *m;
+    qn_field *f;
+    qn_pathfinder *pf;
+    qn_vec2 goal;
+    uint32_t gq;
+} scene;
+
+static scene scene_make(tm_mesh *t, uint64_t *s, int w, int h, int depth, int max_rects,
+                        uint32_t block_one_in) {
+    scene sc;
+    random_rects(t, s, w, h, depth, max_rects, block_one_in);
+    sc.gq = tm_rand(s) % t->n;
+    t->blocked[sc.gq] = 0;
+    sc.m = make_mesh(t);
+    sc.goal = random_point_in(t, sc.gq, s);
+    sc.f = NULL;
+    sc.pf = NULL;
+    assert_int_equal(qn_field_create(sc.m, &sc.goal, 1, NULL, NULL, &sc.f, NULL), QN_OK);
+    assert_int_equal(qn_pathfinder_create(sc.m, NULL, &sc.pf, NULL), QN_OK);
+    return sc;
+}
+
+static void scene_free(scene *sc) {
+    qn_pathfinder_destroy(sc->pf);
+    qn_field_destroy(sc->f);
+    qn_mesh_destroy(sc->m);
+}
+
 /* The field, qn_path_find and the oracle agree on small random meshes. */
 static void test_against_visibility_graph(void **state) {
     (void)state;
@@ -182,16 +213,11 @@ static void test_against_visibility_graph(void **state) {
     int checked = 0, unreachable = 0;
     for (uint64_t seed = 1; seed <= 60; seed++) {
         uint64_t s = seed * 7919;
-        random_rects(&t, &s, 12, 9, 4, 24, 5);
-        uint32_t gq = tm_rand(&s) % t.n;
-        t.blocked[gq] = 0;
-        qn_mesh *m = make_mesh(&t);
-        qn_vec2 goal = random_point_in(&t, gq, &s);
-        qn_field *f = NULL;
-        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
-        qn_pathfinder *pf = NULL;
-        assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
-        oracle_build(&o, &t, goal, gq);
+        scene sc = scene_make(&t, &s, 12, 9, 4, 24, 5);
+        qn_field *f = sc.f;
+        qn_pathfinder *pf = sc.pf;
+        qn_vec2 goal = sc.goal;
+        oracle_build(&o, &t, goal, sc.gq);
         for (int k = 0; k < 15; k++) {
             uint32_t q = tm_rand(&s) % t.n;
             if (t.blocked[q]) continue;
@@ -213,9 +239,7 @@ static void test_against_visibility_graph(void **state) {
                          (double)goal.y, got, len, want);
             checked++;
         }
-        qn_pathfinder_destroy(pf);
-        qn_field_destroy(f);
-        qn_mesh_destroy(m);
+        scene_free(&sc);
     }
     assert_true(checked > 400);
     print_message("visibility graph: %d points agree, %d unreachable\n", checked, unreachable);
@@ -231,15 +255,10 @@ static void test_against_paths(void **state) {
     int checked = 0, legs = 0, legs_ok = 0;
     for (uint64_t seed = 1; seed <= 40; seed++) {
         uint64_t s = seed * 104729;
-        random_rects(&t, &s, 40, 30, 8, 300, 9);
-        uint32_t gq = tm_rand(&s) % t.n;
-        t.blocked[gq] = 0;
-        qn_mesh *m = make_mesh(&t);
-        qn_vec2 goal = random_point_in(&t, gq, &s);
-        qn_field *f = NULL;
-        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
-        qn_pathfinder *pf = NULL;
-        assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
+        scene sc = scene_make(&t, &s, 40, 30, 8, 300, 9);
+        qn_field *f = sc.f;
+        qn_pathfinder *pf = sc.pf;
+        qn_vec2 goal = sc.goal;
         for (int k = 0; k < 25; k++) {
             uint32_t q = tm_rand(&s) % t.n;
             if (t.blocked[q]) continue;
@@ -267,9 +286,7 @@ static void test_against_paths(void **state) {
             legs++;
             legs_ok += (dir.x * leg.x + dir.y * leg.y) / ll > 0.995f;
         }
-        qn_pathfinder_destroy(pf);
-        qn_field_destroy(f);
-        qn_mesh_destroy(m);
+        scene_free(&sc);
     }
     assert_true(checked > 600);
     /* Two shortest paths of equal length may leave differently. */
@@ -372,6 +389,45 @@ static void test_update_equals_rebuild(void **state) {
     qn_mesh_destroy(m);
 }
 
+/* qn_field_sample_ahead: the same direction as qn_field_sample, and a
+** distance to the turn no longer than the way left to the goal. */
+static void test_sample_ahead(void **state) {
+    (void)state;
+    static tm_mesh t;
+    uint64_t s = 17;
+    random_rects(&t, &s, 40, 30, 8, 300, 9);
+    t.blocked[0] = 0;
+    qn_mesh *m = make_mesh(&t);
+    qn_vec2 goal = random_point_in(&t, 0, &s);
+    qn_field_opts fo = {.radius = 0.1f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+    int checked = 0;
+    for (int k = 0; k < 400; k++) {
+        uint32_t q = tm_rand(&s) % t.n;
+        if (t.blocked[q]) continue;
+        qn_vec2 p = random_point_in(&t, q, &s), d1, d2;
+        uint32_t h1 = QN_NONE, h2 = QN_NONE;
+        float ahead = -1.0f;
+        qn_status a = qn_field_sample(f, p, &h1, &d1);
+        qn_status b = qn_field_sample_ahead(f, p, &h2, &d2, &ahead);
+        assert_int_equal(a, b);
+        if (a != QN_OK) continue;
+        assert_true(d1.x == d2.x && d1.y == d2.y && h1 == h2);
+        float left = qn_field_cost_at(f, p, QN_NONE);
+        assert_true(ahead > 0.0f && ahead <= left + 0.2f + 1e-3f * left);
+        checked++;
+    }
+    assert_true(checked > 200);
+    float ahead = 1.0f;
+    qn_vec2 d;
+    assert_int_equal(qn_field_sample_ahead(f, goal, NULL, &d, NULL), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_sample_ahead(NULL, goal, NULL, &d, &ahead), QN_E_INVALID_ARG);
+    assert_true(ahead == 0.0f);
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_visibility_graph),
@@ -379,6 +435,7 @@ int main(void) {
         cmocka_unit_test(test_walk_levels),
         cmocka_unit_test(test_walk_map),
         cmocka_unit_test(test_update_equals_rebuild),
+        cmocka_unit_test(test_sample_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -220,9 +220,62 @@ static void test_bad_inputs(void **state) {
     qn_session_destroy(NULL);
     qn_sim_mode m;
     assert_true(qn_sim_mode_parse("gridvec", &m) && m == QN_MODE_GRIDVEC);
-    assert_false(qn_sim_mode_parse("crowd", &m));
+    assert_true(qn_sim_mode_parse("crowd", &m) && m == QN_MODE_CROWD);
+    assert_false(qn_sim_mode_parse("walk", &m));
+    assert_string_equal(qn_sim_mode_name(QN_MODE_CROWD), "crowd");
     assert_false(qn_sim_mode_parse(NULL, &m));
     assert_string_equal(qn_sim_mode_name(QN_MODE_GRID8), "grid8");
+}
+
+/* Crowd mode stepped through the session (the viewer's path) gives the
+** figures of qn_crowd_scene_level + qn_crowd_scene_run (`quadnav sim
+** --crowd`) for the same level, goal, units and seed. */
+static void test_crowd_mode(void **state) {
+    (void)state;
+    size_t len;
+    char *text = read_bundled("levels/town.json", &len);
+    qn_session *s = NULL;
+    qn_error e;
+    assert_int_equal(qn_session_create(text, len, &s, &e), QN_OK);
+    free(text);
+    qn_crowd_metrics a, b;
+    assert_false(qn_session_crowd_metrics(s, &a)); /* no run yet */
+    qn_vec2 goal = {60, 45};
+    assert_int_equal(qn_session_set_goal(s, QN_MODE_CROWD, goal, 0.25f, NULL, &e), QN_OK);
+    assert_non_null(qn_session_field(s)); /* the quad field, drawn under the crowd */
+    qn_sim_opts o = {.units = 150, .seed = 4};
+    assert_int_equal(qn_session_start(s, &o), QN_OK);
+    assert_null(qn_session_run(s));
+    assert_non_null(qn_session_crowd(s));
+    while (qn_session_step(s)) {}
+    assert_true(qn_session_crowd_metrics(s, &a));
+    qn_crowd_scene sc;
+    char path[4096];
+    const char *dir = getenv("QN_DATA_DIR");
+    snprintf(path, sizeof path, "%s/levels/town.json", dir ? dir : "data");
+    assert_int_equal(qn_crowd_scene_level(&sc, path, "60,45", 150, 4, 0.25f), 0);
+    assert_int_equal(qn_crowd_scene_run(&sc, 1, 0, &b, NULL, NULL), 0);
+    qn_crowd_scene_free(&sc);
+    assert_int_equal(a.units, 150);
+    assert_int_equal(a.arrived, b.arrived);
+    assert_int_equal(a.stuck, b.stuck);
+    assert_int_equal(a.steps, b.steps);
+    assert_int_equal(a.wall_contacts, b.wall_contacts);
+    assert_int_equal(a.overlap_pairs, b.overlap_pairs);
+    assert_true(a.max_overlap == b.max_overlap);
+    assert_int_equal(a.arrived, 150);
+    assert_false(qn_session_step(s)); /* every unit arrived: no step taken */
+    /* A terrain too small for the units: QN_E_LIMIT, no run left behind. */
+    o.units = 400;
+    assert_int_equal(qn_session_start(s, &o), QN_OK);
+    qn_session_destroy(s);
+    assert_int_equal(qn_session_create(small_map, strlen(small_map), &s, &e), QN_OK);
+    assert_int_equal(qn_session_set_goal(s, QN_MODE_CROWD, (qn_vec2){0.5f, 0.5f}, 0.25f, NULL, &e),
+                     QN_OK);
+    assert_int_equal(qn_session_start(s, &o), QN_E_LIMIT);
+    assert_null(qn_session_crowd(s));
+    assert_false(qn_session_step(s));
+    qn_session_destroy(s);
 }
 
 int main(void) {
@@ -231,6 +284,7 @@ int main(void) {
         cmocka_unit_test(test_stepped_map_quad),   cmocka_unit_test(test_stepped_map_grid8),
         cmocka_unit_test(test_clock_every),
         cmocka_unit_test(test_midrun_and_changes), cmocka_unit_test(test_bad_inputs),
+        cmocka_unit_test(test_crowd_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,9 @@ Checks:
   - the level editor: two rectangles drawn with the mouse, saved (a real
     download), accepted by the native loader (`quadnav info`), reloaded in
     the page; an overlapping pair gets the loader's message;
+  - mode=crowd (units with bodies): the same units, arrived, stuck, wall
+    contacts, overlap pairs, max overlap and steps as native
+    `quadnav sim --crowd` on the town level; all arrive, no wall contact;
   - the file picker, mode switch, wheel zoom, right-drag pan, painting walls;
   - the page opened from disk (file://) runs the bundled levels;
   - frame times with 1,000 units on the town level and 5,000 on a 512 x 512
@@ -226,6 +229,60 @@ def auto_runs(c, base):
         check(f"auto {url} {mode}: all arrived, no wall contact",
               web["arrived"] == units and web["wall_contacts"] == 0, json.dumps(web))
     c.screenshot(os.path.join(OUT, "auto-berlin-gridvec.png"))
+
+
+def native_crowd(path, goal, units, seed, steps=None):
+    args = [QUADNAV, "sim", "--crowd", path, "--goal", goal, "--units", str(units), "--seed",
+            str(seed), "--json"]
+    if steps:
+        args += ["--steps", str(steps)]
+    return json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+
+
+def crowd_runs(c, base):
+    """mode=crowd: units with bodies (qn_crowd through tools/crowd_scene.c),
+    the same placement and stepping as `quadnav sim --crowd`. Two runs to
+    the end: to the plaza, where every unit arrives natively (checked, then
+    the same asked of the page), and to the gate, where a few stay stuck
+    after the 8,000-step budget natively (equal figures only); and 1,000
+    units for 600 frames, whose frame time is printed."""
+    cases = [("60,45", 400, 7, None, True), ("2,45", 250, 3, None, False),
+             ("60,45", 1000, 1, 600, False)]
+    for goal, units, seed, frames, all_arrive in cases:
+        q = f"level=levels/town.json&goal={goal}&units={units}&seed={seed}&mode=crowd&auto=1"
+        if frames:
+            q += f"&frames={frames}"
+        c.goto(f"{base}/index.html?{q}")
+        web = results(c, 600)
+        name = f"crowd town goal={goal} units={units} seed={seed}" + (f" frames={frames}" if frames else "")
+        if "error" in web:
+            check(name, False, web["error"])
+            continue
+        nat = native_crowd(os.path.join(ROOT, "data/levels/town.json"), goal, units, seed, frames)
+        keys = ["units", "arrived", "stuck", "wall_contacts", "overlap_pairs", "steps"]
+        diff = {k: (web.get(k), nat[k]) for k in keys if web.get(k) != nat[k]}
+        if abs(web.get("max_overlap", 1e9) - nat["max_overlap"]) > 1e-6 * max(1.0, nat["max_overlap"]):
+            diff["max_overlap"] = (web.get("max_overlap"), nat["max_overlap"])
+        check(f"{name}: page = native quadnav sim --crowd", not diff, json.dumps(diff))
+        check(f"{name}: the results JSON has the crowd keys",
+              all(k in web for k in keys + ["max_overlap", "frame_ms_mean"]), json.dumps(web))
+        if all_arrive:
+            check(f"{name}: native run: all arrived, no wall contact",
+                  nat["arrived"] == units and nat["wall_contacts"] == 0, json.dumps(nat))
+            check(f"{name}: page: all arrived, no wall contact",
+                  web["arrived"] == units and web["wall_contacts"] == 0, json.dumps(web))
+        if frames:
+            print(f"figure crowd_town_{units}: frame_ms_mean {web['frame_ms_mean']:.3f}, p95 "
+                  f"{web['frame_ms_p95']:.3f} over {web['frames']} frames (one crowd step and a "
+                  f"draw each; 60 fps needs 16.7 ms); page step_us_mean {web['step_us_mean']:.1f} "
+                  f"(qn_crowd_step alone, wall clock in the browser) vs native "
+                  f"{nat['step_us_mean']:.1f} "
+                  f"(crowd step alone, CPU clock); arrived {web['arrived']}/{units} after "
+                  f"{web['steps']} steps")
+        discs = c.eval("(() => { const v = qnApp.views[0]; return v.mode.name === 'crowd' && "
+                       "v.uradius.length === v.n && v.uradius.every((r) => Math.abs(r - 0.25) < 1e-6); })()")
+        check(f"{name}: every unit read back with its radius (drawn as a disc)", discs)
+        c.screenshot(os.path.join(OUT, f"crowd-town-{units}.png"))
 
 
 def screen_of(c, x, y, view=0):
@@ -471,7 +528,7 @@ def main():
     try:
         c.open_page()
         only = os.environ.get("QN_WEB_ONLY")
-        for stage in (auto_runs, clicked_goal, block_quad, editor, ui, from_disk, frame_times):
+        for stage in (auto_runs, crowd_runs, clicked_goal, block_quad, editor, ui, from_disk, frame_times):
             if only and stage.__name__ not in only.split(","):
                 continue
             try:

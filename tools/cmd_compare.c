@@ -328,6 +328,11 @@ static qn_status fr_sample(void *c, qn_vec2 p, uint32_t *hint, qn_vec2 *dir) {
     return b->sample(b->ctx, p, hint, dir);
 }
 
+static qn_status fr_sample_ahead(void *c, qn_vec2 p, uint32_t *hint, qn_vec2 *dir, float *ahead) {
+    const qn_sim_world *b = ((const fixed_ref *)c)->base;
+    return b->sample_ahead(b->ctx, p, hint, dir, ahead);
+}
+
 static bool fr_move_ok(void *c, qn_vec2 a, qn_vec2 b, uint32_t hint, qn_vec2 *hit) {
     const qn_sim_world *w = ((const fixed_ref *)c)->base;
     return w->move_ok(w->ctx, a, b, hint, hit);
@@ -354,6 +359,7 @@ static qn_sim_world fixed_world(fixed_ref *fr) {
     memset(&w, 0, sizeof w);
     w.ctx = fr;
     w.sample = fr_sample;
+    w.sample_ahead = fr->base->sample_ahead ? fr_sample_ahead : NULL;
     w.move_ok = fr_move_ok;
     w.reference = fr_reference;
     w.random_start = fr_random_start;

@@ -407,12 +407,21 @@ int qn_crowd_scene_build(qn_crowd_scene *s, const char *name, uint32_t units, ui
 int qn_crowd_scene_level(qn_crowd_scene *s, const char *path, const char *goal, uint32_t units,
                          uint64_t seed, float radius) {
     scene_defaults(s, "level");
-    s->radius = radius;
     if (load_level(s, path)) return 1;
+    qn_vec2 at;
+    int goal_rc = qn_cli_goal(s->level, goal, &at); /* 2: a usage error */
+    if (goal_rc) return goal_rc;
+    return qn_crowd_scene_mesh(s, s->mesh, at, units, seed, radius);
+}
+
+int qn_crowd_scene_mesh(qn_crowd_scene *s, const qn_mesh *mesh, qn_vec2 goal, uint32_t units,
+                        uint64_t seed, float radius) {
+    if (!s->level) scene_defaults(s, "level");
+    s->mesh = mesh;
+    s->radius = radius;
     s->groups = 1;
     s->budget = 8000;
-    int goal_rc = qn_cli_goal(s->level, goal, &s->goals[0]); /* 2: a usage error */
-    if (goal_rc) return goal_rc;
+    s->goals[0] = goal;
     if (make_fields(s) || make_crowd(s, NULL)) return 1;
     qn_rect b = qn_mesh_bounds(s->mesh);
     placer pl;
@@ -511,44 +520,61 @@ static void formation_step(const qn_crowd_scene *s, fstate *f, double t) {
 ** whatever else the (shared) machine runs. */
 static double cpu_now(void) {
     struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    /* Hosts without a thread CPU clock (a browser): wall time. */
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return qn_tool_now();
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 double qn_crowd_scene_clock(uint32_t threads) { return threads > 1 ? qn_tool_now() : cpu_now(); }
 
-int qn_crowd_scene_run(qn_crowd_scene *s, uint32_t threads, uint32_t max_steps,
-                       qn_crowd_metrics *m, qn_crowd_scene_cb cb, void *ud) {
+void qn_crowd_scene_metrics_init(const qn_crowd_scene *s, qn_crowd_metrics *m) {
     memset(m, 0, sizeof *m);
     m->units = s->units;
     m->slot_error_mean = m->reform_s_max = -1.0;
-    uint32_t limit = max_steps ? max_steps : s->budget;
-    fstate f = {true, false, 0.0, 0.0, 0.0, 0};
-    double busy = 0.0;
+}
+
+int qn_crowd_scene_step(qn_crowd_scene *s, uint32_t threads, qn_crowd_metrics *m, double *busy) {
     qn_crowd_stats st;
-    for (uint32_t step = 0; step < limit; step++) {
-        qn_crowd_get_stats(s->crowd, &st);
-        if (st.arrived == st.units) break;
-        double t0 = qn_crowd_scene_clock(threads);
-        qn_status rc = threads > 1 ? qn_crowd_step_parallel(s->crowd, s->dt, threads)
-                                   : qn_crowd_step(s->crowd, s->dt);
-        busy += qn_crowd_scene_clock(threads) - t0;
-        if (rc != QN_OK) return qn_cli_error("crowd step: %s", qn_status_name(rc));
-        uint64_t pairs;
-        double deepest;
-        qn_crowd_scene_overlaps(s, &pairs, &deepest);
-        m->overlap_pairs += pairs;
-        if (deepest > m->max_overlap) m->max_overlap = deepest;
-        if (s->leader != QN_NONE) formation_step(s, &f, (double)(step + 1) * (double)s->dt);
-        m->steps++;
-        if (cb) cb(ud, s, step);
-    }
+    qn_crowd_get_stats(s->crowd, &st);
+    if (st.arrived == st.units) return 1;
+    double t0 = qn_crowd_scene_clock(threads);
+    qn_status rc = threads > 1 ? qn_crowd_step_parallel(s->crowd, s->dt, threads)
+                               : qn_crowd_step(s->crowd, s->dt);
+    *busy += qn_crowd_scene_clock(threads) - t0;
+    if (rc != QN_OK) return qn_cli_error("crowd step: %s", qn_status_name(rc)), -1;
+    uint64_t pairs;
+    double deepest;
+    qn_crowd_scene_overlaps(s, &pairs, &deepest);
+    m->overlap_pairs += pairs;
+    if (deepest > m->max_overlap) m->max_overlap = deepest;
+    m->steps++;
+    return 0;
+}
+
+void qn_crowd_scene_finish(const qn_crowd_scene *s, qn_crowd_metrics *m, double busy) {
+    qn_crowd_stats st;
     qn_crowd_get_stats(s->crowd, &st);
     m->arrived = st.arrived;
     m->stuck = st.units - st.arrived;
     m->wall_contacts = st.wall_contacts;
     m->step_us_mean = m->steps ? busy * 1e6 / m->steps : 0.0;
     m->step_us_per_1000 = s->units ? m->step_us_mean * 1000.0 / s->units : 0.0;
+}
+
+int qn_crowd_scene_run(qn_crowd_scene *s, uint32_t threads, uint32_t max_steps,
+                       qn_crowd_metrics *m, qn_crowd_scene_cb cb, void *ud) {
+    qn_crowd_scene_metrics_init(s, m);
+    uint32_t limit = max_steps ? max_steps : s->budget;
+    fstate f = {true, false, 0.0, 0.0, 0.0, 0};
+    double busy = 0.0;
+    for (uint32_t step = 0; step < limit; step++) {
+        int rc = qn_crowd_scene_step(s, threads, m, &busy);
+        if (rc > 0) break;
+        if (rc < 0) return 1;
+        if (s->leader != QN_NONE) formation_step(s, &f, (double)(step + 1) * (double)s->dt);
+        if (cb) cb(ud, s, step);
+    }
+    qn_crowd_scene_finish(s, m, busy);
     if (s->leader != QN_NONE) {
         double end = (double)m->steps * (double)s->dt;
         if (f.reforming && end - f.since > f.reform_max) f.reform_max = end - f.since;

@@ -53,6 +53,11 @@ int qn_crowd_scene_build(qn_crowd_scene *s, const char *name, uint32_t units, ui
 ** the problem (for instance when the level cannot hold that many). */
 int qn_crowd_scene_level(qn_crowd_scene *s, const char *path, const char *goal, uint32_t units,
                          uint64_t seed, float radius);
+/* The same on a mesh the caller keeps alive (the viewer's session), bound
+** for the point goal; the same placement as qn_crowd_scene_level. Call on a
+** zeroed scene. */
+int qn_crowd_scene_mesh(qn_crowd_scene *s, const qn_mesh *mesh, qn_vec2 goal, uint32_t units,
+                        uint64_t seed, float radius);
 void qn_crowd_scene_free(qn_crowd_scene *s);
 
 /* Optional per-step callback (for trails). */
@@ -62,6 +67,14 @@ typedef void (*qn_crowd_scene_cb)(void *ud, const qn_crowd_scene *s, uint32_t st
 ** have run, measuring as it goes. Returns 0, or non-zero on a library error. */
 int qn_crowd_scene_run(qn_crowd_scene *s, uint32_t threads, uint32_t max_steps,
                        qn_crowd_metrics *m, qn_crowd_scene_cb cb, void *ud);
+
+/* qn_crowd_scene_run one step at a time (the viewer): metrics_init, then
+** step (0 after a measured step, 1 when every unit had arrived and no step
+** was taken, -1 on a library error, printed; busy sums step time), then
+** finish (arrived, stuck, wall contacts, step times). */
+void qn_crowd_scene_metrics_init(const qn_crowd_scene *s, qn_crowd_metrics *m);
+int qn_crowd_scene_step(qn_crowd_scene *s, uint32_t threads, qn_crowd_metrics *m, double *busy);
+void qn_crowd_scene_finish(const qn_crowd_scene *s, qn_crowd_metrics *m, double busy);
 
 /* The clock steps are timed with: CPU time of the calling thread for one
 ** thread (robust on a shared machine), wall time for more. Seconds. */

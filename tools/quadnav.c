@@ -542,8 +542,9 @@ static int sim_parse(const qn_cli_args *o, sim_args *a) {
     if ((v = o->value[SIM_MAX_STEPS]) &&
         (!qn_cli_parse_u64(v, UINT32_MAX, &a->max_steps) || a->max_steps == 0))
         return qn_cli_error("--max-steps %s: not a count from 1 to %u", v, UINT32_MAX), 2;
-    if ((v = o->value[SIM_MODE]) && !qn_sim_mode_parse(v, &a->mode))
-        return qn_cli_error("--mode %s: not quad, grid8 or gridvec", v), 2;
+    if ((v = o->value[SIM_MODE]) && (!qn_sim_mode_parse(v, &a->mode) || a->mode == QN_MODE_CROWD))
+        return qn_cli_error("--mode %s: not quad, grid8 or gridvec (units with bodies: --crowd)",
+                            v), 2;
     int rc = parse_radius(o->value[SIM_RADIUS], &a->radius);
     return rc ? rc : sim_changes(o, a);
 }

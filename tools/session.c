@@ -21,18 +21,24 @@ struct qn_session {
     qn_sim_quad_ctx qctx;
     qn_sim_grid_ctx *gctx; /* large: allocated on first use */
     qn_sim_state *run;
+    qn_vec2 goal;
+    float radius;
+    qn_crowd_scene *crowd; /* crowd mode's run, else NULL */
+    qn_crowd_metrics cm;
+    double crowd_busy;
 };
 
-static const char *const mode_names[] = {"quad", "grid8", "gridvec"};
+static const char *const mode_names[] = {"quad", "grid8", "gridvec", "crowd"};
+#define MODE_COUNT 4
 
 bool qn_sim_mode_parse(const char *name, qn_sim_mode *out) {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < MODE_COUNT; i++)
         if (name && !strcmp(name, mode_names[i])) return *out = (qn_sim_mode)i, true;
     return false;
 }
 
 const char *qn_sim_mode_name(qn_sim_mode mode) {
-    return (unsigned)mode < 3u ? mode_names[mode] : "?";
+    return (unsigned)mode < MODE_COUNT ? mode_names[mode] : "?";
 }
 
 static void set_error(qn_error *err, qn_status st, const char *msg) {
@@ -68,7 +74,14 @@ qn_status qn_session_create(const char *text, size_t len, qn_session **out, qn_e
     return QN_OK;
 }
 
+static void drop_crowd(qn_session *s) {
+    if (s->crowd) qn_crowd_scene_free(s->crowd);
+    free(s->crowd);
+    s->crowd = NULL;
+}
+
 static void drop_instance(qn_session *s) {
+    drop_crowd(s);
     qn_sim_end(s->run);
     qn_field_destroy(s->field);
     qn_grid_field_destroy(s->grid_field);
@@ -141,24 +154,53 @@ qn_status qn_session_set_goal(qn_session *s, qn_sim_mode mode, qn_vec2 goal, flo
                               double *build_us, qn_error *err) {
     drop_instance(s);
     s->mode = mode;
+    s->goal = goal;
+    s->radius = radius;
     double t0 = qn_tool_now();
-    qn_status st =
-        mode == QN_MODE_QUAD ? build_quad(s, goal, radius, err) : build_grid(s, goal, err);
+    bool quad = mode == QN_MODE_QUAD || mode == QN_MODE_CROWD;
+    qn_status st = quad ? build_quad(s, goal, radius, err) : build_grid(s, goal, err);
     if (build_us) *build_us = (qn_tool_now() - t0) * 1e6;
     return st;
+}
+
+/* The crowd of `quadnav sim --crowd` on the session's mesh and goal. */
+static qn_status start_crowd(qn_session *s, const qn_sim_opts *opts) {
+    if (!(s->crowd = calloc(1, sizeof *s->crowd))) return QN_E_NOMEM;
+    uint32_t units = opts->units ? opts->units : 1000;
+    if (qn_crowd_scene_mesh(s->crowd, qn_session_mesh(s), s->goal, units, opts->seed, s->radius))
+        return drop_crowd(s), QN_E_LIMIT;
+    qn_crowd_scene_metrics_init(s->crowd, &s->cm);
+    s->crowd_busy = 0.0;
+    return QN_OK;
 }
 
 qn_status qn_session_start(qn_session *s, const qn_sim_opts *opts) {
     qn_sim_end(s->run);
     s->run = NULL;
+    drop_crowd(s);
     if (!s->field && !s->grid_field) return QN_E_INVALID_ARG;
+    if (s->mode == QN_MODE_CROWD) return start_crowd(s, opts);
     qn_sim_opts o = *opts;
     o.on_step = NULL;
     o.before_step = NULL;
     return qn_sim_begin(&s->world, &o, &s->run);
 }
 
-bool qn_session_step(qn_session *s) { return s->run && qn_sim_tick(s->run); }
+bool qn_session_step(qn_session *s) {
+    if (s->crowd)
+        return s->cm.steps < s->crowd->budget &&
+               qn_crowd_scene_step(s->crowd, 1, &s->cm, &s->crowd_busy) == 0;
+    return s->run && qn_sim_tick(s->run);
+}
+
+const qn_crowd_scene *qn_session_crowd(const qn_session *s) { return s->crowd; }
+
+bool qn_session_crowd_metrics(const qn_session *s, qn_crowd_metrics *out) {
+    if (!s->crowd) return false;
+    *out = s->cm;
+    qn_crowd_scene_finish(s->crowd, out, s->crowd_busy);
+    return true;
+}
 
 qn_status qn_session_block_quad(qn_session *s, uint32_t quad, bool blocked, double *repair_us,
                                 qn_error *err) {
@@ -166,6 +208,8 @@ qn_status qn_session_block_quad(qn_session *s, uint32_t quad, bool blocked, doub
     qn_status st = qn_mesh_set_quad_blocked(mesh_mut(s), quad, blocked);
     if (st != QN_OK) set_error(err, st, "no such quad");
     else if (s->field) st = qn_field_update(s->field, err);
+    if (st == QN_OK && s->crowd) /* the crowd's own instance, on the same mesh */
+        st = qn_field_update(s->crowd->fields[0], err);
     if (repair_us) *repair_us = (qn_tool_now() - t0) * 1e6;
     return st;
 }

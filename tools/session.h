@@ -7,11 +7,16 @@
 #ifndef QN_SESSION_H
 #define QN_SESSION_H
 
+#include "crowd_scene.h"
 #include "sim.h"
 
-typedef enum qn_sim_mode { QN_MODE_QUAD = 0, QN_MODE_GRID8 = 1, QN_MODE_GRIDVEC = 2 } qn_sim_mode;
+/* QN_MODE_CROWD: units with bodies (qn_crowd, through tools/crowd_scene.c,
+** placed and stepped as `quadnav sim --crowd` does) over a quad instance. */
+typedef enum qn_sim_mode {
+    QN_MODE_QUAD = 0, QN_MODE_GRID8 = 1, QN_MODE_GRIDVEC = 2, QN_MODE_CROWD = 3
+} qn_sim_mode;
 
-/* "quad", "grid8", "gridvec" -> mode; false for anything else. */
+/* "quad", "grid8", "gridvec", "crowd" -> mode; false for anything else. */
 bool qn_sim_mode_parse(const char *name, qn_sim_mode *out);
 const char *qn_sim_mode_name(qn_sim_mode mode);
 
@@ -39,11 +44,20 @@ const qn_field *qn_session_field(const qn_session *s);           /* quad mode, e
 const qn_grid_field *qn_session_grid_field(const qn_session *s); /* grid modes, else NULL */
 
 /* Places units (the opts of qn_sim_run; hooks are ignored) over the current
-** instance; the run then advances with qn_session_step. */
+** instance; the run then advances with qn_session_step. In crowd mode only
+** units and seed are read: the crowd of qn_crowd_scene_mesh (radius that of
+** the goal, step 0.1 s, budget 8000 steps); QN_E_LIMIT when the terrain
+** cannot hold that many (the reason printed to stderr). */
 qn_status qn_session_start(qn_session *s, const qn_sim_opts *opts);
-/* One step of every active unit; false when none is left (or no run). */
+/* One step of every active unit; false when none is left (or no run). In
+** crowd mode, one measured step of the crowd (qn_crowd_scene_step) while a
+** unit has not arrived and the budget lasts. */
 bool qn_session_step(qn_session *s);
-qn_sim_state *qn_session_run(qn_session *s); /* NULL when no run */
+qn_sim_state *qn_session_run(qn_session *s); /* NULL when no run or in crowd mode */
+/* Crowd mode: the scene (NULL when no crowd run), and its figures so far as
+** qn_crowd_scene_run gives them (false when no crowd run). */
+const qn_crowd_scene *qn_session_crowd(const qn_session *s);
+bool qn_session_crowd_metrics(const qn_session *s, qn_crowd_metrics *out);
 
 /* Run-time changes to the terrain: block or unblock a quad of the mesh, or
 ** stamp the grid's cells x0 <= x < x1, y0 <= y < y1 with a cost

@@ -26,6 +26,12 @@ static qn_status quad_sample(void *ctx, qn_vec2 p, uint32_t *hint, qn_vec2 *dir)
     return qn_field_sample(c->field, p, hint, dir);
 }
 
+static qn_status quad_sample_ahead(void *ctx, qn_vec2 p, uint32_t *hint, qn_vec2 *dir,
+                                   float *ahead) {
+    const qn_sim_quad_ctx *c = ctx;
+    return qn_field_sample_ahead(c->field, p, hint, dir, ahead);
+}
+
 static bool quad_move_ok(void *ctx, qn_vec2 a, qn_vec2 b, uint32_t hint, qn_vec2 *hit) {
     const qn_sim_quad_ctx *c = ctx;
     return qn_mesh_segment_inside(c->mesh, a, b, hint, hit) == QN_OK;
@@ -112,6 +118,7 @@ void qn_sim_world_quad(qn_sim_world *w, qn_sim_quad_ctx *ctx, const qn_field *fi
     memset(w, 0, sizeof *w);
     w->ctx = ctx;
     w->sample = quad_sample;
+    w->sample_ahead = quad_sample_ahead;
     w->move_ok = quad_move_ok;
     w->reference = quad_reference;
     w->random_start = quad_random_start;
@@ -199,14 +206,22 @@ static bool escape(const qn_sim_world *w, unit *u, float step, tally *t) {
     return true;
 }
 
+/* One call of the world's sampler: with how far the unit may go before
+** its way turns, where the world tells (else INFINITY). */
+static qn_status sample_call(const qn_sim_world *w, unit *u, qn_vec2 *dir, float *ahead) {
+    *ahead = INFINITY;
+    if (w->sample_ahead) return w->sample_ahead(w->ctx, u->p, &u->hint, dir, ahead);
+    return w->sample(w->ctx, u->p, &u->hint, dir);
+}
+
 /* The sampler, its time measured for one call in `every` (0 or 1: each). */
-static qn_status sample_unit(const qn_sim_world *w, unit *u, qn_vec2 *dir, tally *t,
-                             uint32_t every) {
+static qn_status sample_unit(const qn_sim_world *w, unit *u, qn_vec2 *dir, float *ahead,
+                             tally *t, uint32_t every) {
     bool timed = every <= 1 || t->samples % every == 0;
     t->samples++;
-    if (!timed) return w->sample(w->ctx, u->p, &u->hint, dir);
+    if (!timed) return sample_call(w, u, dir, ahead);
     double t0 = qn_tool_now();
-    qn_status st = w->sample(w->ctx, u->p, &u->hint, dir);
+    qn_status st = sample_call(w, u, dir, ahead);
     t->sample_seconds += qn_tool_now() - t0;
     t->timed++;
     return st;
@@ -227,12 +242,16 @@ static void step_unit(const qn_sim_world *w, unit *u, uint32_t s, float step, fl
         return;
     }
     qn_vec2 dir;
-    qn_status st = sample_unit(w, u, &dir, t, clock_every);
+    float ahead;
+    qn_status st = sample_unit(w, u, &dir, &ahead, t, clock_every);
     if (st == QN_AT_GOAL) {
         u->walked += dg;
         u->state = UNIT_ARRIVED;
     } else if (st == QN_OK) {
-        move_unit(w, u, dir, step, t);
+        /* A step ends where the way turns (a quarter step at least, so a
+        ** unit never crawls). */
+        float len = ahead < step ? ahead : step;
+        move_unit(w, u, dir, len > 0.25f * step ? len : 0.25f * step, t);
     } else if (!(st == QN_E_BLOCKED && escape(w, u, step, t))) {
         u->state = UNIT_LOST;
     }

@@ -15,6 +15,9 @@ typedef struct qn_sim_world {
     void *ctx;
     /* Direction for a unit at p; hint in/out as in qn_field_sample. */
     qn_status (*sample)(void *ctx, qn_vec2 p, uint32_t *hint, qn_vec2 *dir);
+    /* Optional: the same, and how far the unit may go along dir before its
+    ** way turns; a step then ends there (qn_field_sample_ahead). */
+    qn_status (*sample_ahead)(void *ctx, qn_vec2 p, uint32_t *hint, qn_vec2 *dir, float *ahead);
     /* Does the straight move a -> b stay in traversable space? When not, *hit
     ** is where it leaves. */
     bool (*move_ok)(void *ctx, qn_vec2 a, qn_vec2 b, uint32_t hint, qn_vec2 *hit);

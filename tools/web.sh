@@ -15,7 +15,8 @@
 #   bash tools/web.sh serve   serves build/web/ on http://127.0.0.1:8321/ (PORT as a
 #                             second argument)
 # The C sources are the ones src/meson.build lists (quadnav_sources), plus
-# tools/sim.c, sim_grid.c, session.c, toolutil.c and tools/web/qn_web.c.
+# tools/sim.c, sim_grid.c, session.c, toolutil.c, crowd_scene.c (crowd mode; with
+# the CLI helpers it calls: cliutil.c, cliload.c, cliio.c) and tools/web/qn_web.c.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build/web
@@ -75,6 +76,7 @@ link() {
   emcc -O3 -flto -std=c11 -fno-math-errno -DQN_NO_THREADS -Wall -Wextra -Wno-sign-compare \
     -Iinclude -Isrc -Itools -I"$deps/cjson/include" -I"$deps/cjson/include/cjson" \
     $(lib_sources) tools/sim.c tools/sim_grid.c tools/session.c tools/toolutil.c \
+    tools/crowd_scene.c tools/cliutil.c tools/cliload.c tools/cliio.c \
     tools/web/qn_web.c "$deps/cjson/cJSON.c" \
     -o "$1" "${@:2}" \
     -sMODULARIZE=1 -sEXPORT_NAME=createQuadnav -sALLOW_MEMORY_GROWTH=1 \

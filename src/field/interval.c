@@ -127,6 +127,17 @@ static bool grow(xsearch *S, void **p, uint32_t *cap, size_t sz) {
     return true;
 }
 
+/* Sizes an empty pool for `want` elements up front (pools then rarely
+** grow during a search); false when out of memory. */
+static bool reserve(xsearch *S, void **p, uint32_t *cap, size_t sz, uint32_t want) {
+    if (*cap >= want) return true;
+    void *n = qn__realloc(&S->alloc, *p, (size_t)*cap * sz, (size_t)want * sz);
+    if (!n) return false;
+    *p = n;
+    *cap = want;
+    return true;
+}
+
 static void push_key(xsearch *S, float f, uint32_t node) {
     if (S->hn == S->hcap && !grow(S, (void **)&S->heap, &S->hcap, sizeof(xkey))) return;
     uint32_t i = S->hn++;
@@ -234,8 +245,22 @@ static void span_add(span *out, uint32_t *n, float a, float b) {
 }
 
 /* The parts of [lo, hi] where n is not beaten by w by more than tol. */
+/* The least of r's distance over [lo, hi] (it is convex). */
+static double least_on(froot r, double lo, double hi, double at_lo, double at_hi) {
+    if (r.a > lo && r.a < hi) return fabs(r.h) + r.g;
+    return at_lo < at_hi ? at_lo : at_hi;
+}
+
 static void unbeaten(froot n, froot w, float lo, float hi, double tol, span *out, uint32_t *cnt) {
     w.g += tol;
+    /* Both distances are convex along the portal: decide at once when one
+    ** lies wholly below the other. */
+    double nl = dist_at(n, lo), nh = dist_at(n, hi), wl = dist_at(w, lo), wh = dist_at(w, hi);
+    if ((nl > nh ? nl : nh) <= least_on(w, lo, hi, wl, wh)) {
+        span_add(out, cnt, lo, hi);
+        return;
+    }
+    if (least_on(n, lo, hi, nl, nh) > (wl > wh ? wl : wh)) return;
     double t[4] = {(double)lo, 0, 0, (double)hi};
     double c[2];
     int k = crossings(n, w, c), m = 1;
@@ -654,15 +679,45 @@ static bool sort_entries(xsearch *S) {
 }
 
 /* Sorts the entries by quad, drops repeats, and lays out the instance. */
+static bool near_pt(qn_vec2 a, qn_vec2 b, float tol) {
+    return fabsf(a.x - b.x) <= tol && fabsf(a.y - b.y) <= tol;
+}
+
+/* Joins the wedges of one root that touch (a root seeing a quad through
+** two portals side by side on one edge): one wedge from the right end of
+** one to the left end of the other. e[first..n) is one quad's entries;
+** returns the new count. */
+static uint32_t join_wedges(xentry *e, uint32_t first, uint32_t n, float tol) {
+    for (uint32_t i = first; i < n; i++) {
+        if (e[i].rid & ON_BIT) continue;
+        for (uint32_t j = i + 1; j < n && e[j].rid == e[i].rid;) {
+            bool li = near_pt(e[i].L, e[j].R, tol), ri = near_pt(e[i].R, e[j].L, tol);
+            if (!li && !ri) {
+                j++;
+                continue;
+            }
+            if (li) e[i].L = e[j].L;
+            else e[i].R = e[j].R;
+            e[j] = e[--n];
+            j = i + 1; /* the joined wedge may touch one seen before */
+        }
+    }
+    return n;
+}
+
 static qn_status finish(xsearch *S, qn__spm **out) {
     const qn_mesh *m = S->m;
     if (!sort_entries(S)) return QN_E_NOMEM;
     uint32_t kept = 0, first = 0;
     for (uint32_t i = 0; i < S->ne; i++) {
-        if (i == 0 || S->ents[i].quad != S->ents[i - 1].quad) first = kept;
+        if (i == 0 || S->ents[i].quad != S->ents[i - 1].quad) {
+            if (i > 0) kept = join_wedges(S->ents, first, kept, S->tol);
+            first = kept;
+        }
         S->ents[kept] = S->ents[i];
         if (!redundant(S->ents, kept, first)) kept++;
     }
+    if (S->ne) kept = join_wedges(S->ents, first, kept, S->tol);
     uint32_t *rmap = qn__alloc(&S->alloc, (size_t)S->nr * sizeof(uint32_t));
     if (!rmap) return QN_E_NOMEM;
     for (uint32_t i = 0; i < S->nr; i++) rmap[i] = QN_NONE;
@@ -680,6 +735,16 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             else s->ents[i] = (qn__sent){r, unit(qn__sub(e->L, at)), unit(qn__sub(e->R, at))};
         }
         while (q <= m->quad_count) s->qstart[q++] = kept;
+        /* Each quad's entries cheapest root first: the sampler stops early. */
+        for (uint32_t qq = 0; qq < m->quad_count; qq++)
+            for (uint32_t i = s->qstart[qq] + 1; i < s->qstart[qq + 1]; i++) {
+                qn__sent x = s->ents[i];
+                uint32_t j = i;
+                for (; j > s->qstart[qq] && s->roots[s->ents[j - 1].root & ~ON_BIT].g >
+                                               s->roots[x.root & ~ON_BIT].g; j--)
+                    s->ents[j] = s->ents[j - 1];
+                s->ents[j] = x;
+            }
     }
     qn__free(&S->alloc, rmap, (size_t)S->nr * sizeof(uint32_t));
     if (st != QN_OK) qn__spm_free(&S->f->alloc, s, m->quad_count), s = NULL;
@@ -741,6 +806,13 @@ static void search_free(xsearch *S) {
 qn_status qn__spm_build(qn_field *f, qn_error *err) {
     xsearch S;
     qn_status st = search_init(&S, f->mesh, &f->alloc, f->goal_count);
+    /* About four states, pieces and entries per quad on game maps. */
+    uint32_t want = f->mesh->quad_count < (1u << 26) ? 4 * f->mesh->quad_count + 64 : (1u << 28);
+    if (st == QN_OK && (!reserve(&S, (void **)&S.nodes, &S.ncap, sizeof(xnode), want) ||
+                        !reserve(&S, (void **)&S.heap, &S.hcap, sizeof(xkey), want / 2) ||
+                        !reserve(&S, (void **)&S.pieces, &S.pcap, sizeof(piece), want) ||
+                        !reserve(&S, (void **)&S.ents, &S.ecap, sizeof(xentry), want)))
+        st = QN_E_NOMEM;
     if (st == QN_OK) {
         S.f = f;
         S.radius = f->radius;

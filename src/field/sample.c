@@ -257,13 +257,15 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
     for (uint32_t i = s->qstart[q]; i < s->qstart[q + 1]; i++) {
         const qn__sent *e = &s->ents[i];
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
+        if (!(r->g < bv)) continue; /* entries come cheapest root first */
         qn_vec2 v = qn__sub(p, r->at);
-        float d = qn__len(v), val = d + r->g;
-        if (!(val < bv)) continue;
         if (!(e->root & QN__SPM_ON)) {
-            float slack = 1e-5f * d + tol;
+            /* |vx| + |vy| >= |v|: a slack no smaller than the exact one. */
+            float slack = 1e-5f * (fabsf(v.x) + fabsf(v.y)) + tol;
             if (qn__cross(e->dr, v) < -slack || qn__cross(v, e->dl) < -slack) continue;
         }
+        float val = qn__len(v) + r->g;
+        if (!(val < bv)) continue;
         bv = val;
         best = r;
         if (entry) *entry = e;
@@ -434,7 +436,23 @@ static bool portal_in_line(const qn_field *f, const qn__boundary *b, uint32_t ba
 ** instead. The exact map's roots are corners, and a way from a root to the
 ** next can run along a wall line; a unit with a body passes such a line's
 ** corners on the open side this way. */
+/* How far the way from p along dir runs inside quad q (its edge planes). */
+static float run_inside(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 dir) {
+    const qn__planes *pl = &m->planes[q];
+    float t = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        float closing = -(pl->nx[i] * dir.x + pl->ny[i] * dir.y);
+        if (closing <= 0.0f) continue;
+        float ti = (pl->nx[i] * p.x + pl->ny[i] * p.y - pl->c[i]) / closing;
+        t = ti < t ? ti : t;
+    }
+    return t;
+}
+
 static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, qn_vec2 goal) {
+    /* Most ways leave the quad farther off than two radii: nothing to keep
+    ** off yet (the edge planes tell without the boundary's pieces). */
+    if (run_inside(f->mesh, q, p, dir) > 2.0f * agent_radius(f)) return dir;
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base, hit = QN_NONE;
     float best = INFINITY, at = 0.0f;
@@ -459,7 +477,9 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     ** the edge (a way that runs along a wall line), slide along the edge
     ** inside the quad until past the wall; else cross nearer the middle. */
     float gx = qn__dot(qn__sub(goal, a), e) / len, end = x < lo ? 0.0f : len;
-    if (((x < lo && gx < end) || (x > hi && gx > end)) &&
+    /* ... and only while the way's root is not across this portal. */
+    bool across = qn__cross(e, qn__sub(goal, a)) < -4.0f * f->mesh->eps * len;
+    if (!across && ((x < lo && gx < end) || (x > hi && gx > end)) &&
         portal_in_line(f, b, base, k, hit, x < lo ? -1 : 1, e, len)) {
         qn_vec2 u = qn__scale(e, (x < lo ? -1.0f : 1.0f) / len);
         return u;
@@ -470,32 +490,48 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     return l > reach_tolerance(f->mesh) ? qn__scale(d, 1.0f / l) : dir;
 }
 
-static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *dir) {
+/* How far a unit at p may go along the tangent it takes toward corner r
+** before it turns: to the point where the tangent touches the circle. */
+static float to_turn(const qn_field *f, const qn__sroot *r, qn_vec2 p) {
+    float len = qn__len(qn__sub(r->at, p)), rad = agent_radius(f);
+    return len > rad ? sqrtf(len * len - rad * rad) : rad;
+}
+
+static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *dir,
+                              float *ahead) {
     float cost;
     const qn__sent *e = NULL;
     const qn__sroot *r = qn__spm_root(f, q, p, &cost, &e);
     if (!r) return QN_E_UNREACHABLE;
     qn_vec2 d;
+    float go;
     if (r->out.x == 0.0f && r->out.y == 0.0f) { /* a goal point */
         qn_vec2 to = qn__sub(r->at, p);
         float len = qn__len(to);
         if (len <= QN_AT_GOAL_DISTANCE) return QN_AT_GOAL;
         d = qn__scale(to, 1.0f / len);
+        go = len;
     } else {
         d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? e->dl.x : 0.0f);
+        go = to_turn(f, r, p);
     }
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
     float side = 0.0f;
-    (void)edge;
     const qn__sroot *c = corner_in_way(f, q, p, d, qn__len(qn__sub(r->at, p)), &side);
-    d = clamp_exit(f, q, p, c ? round_corner(f, c, p, side) : d, r->at);
+    if (c) d = round_corner(f, c, p, side), go = to_turn(f, c, p);
+    qn_vec2 way = d;
+    d = clamp_exit(f, q, p, d, r->at);
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;
+    /* A way bent near a wall is good for a radius or two. */
+    if (ahead) *ahead = dir->x == way.x && dir->y == way.y ? go : 2.0f * rad;
     return QN_OK;
 }
 
 /* One unit, arguments already checked except p. */
-static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
+static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir,
+                            float *ahead) {
     *dir = qn__v2(0.0f, 0.0f);
+    if (ahead) *ahead = 0.0f;
     if (!qn__finite2(p)) {
         if (quad_io) *quad_io = QN_NONE;
         return QN_E_INVALID_ARG;
@@ -509,7 +545,7 @@ static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_
     if (q != QN_NONE && m->blocked[q]) q = open_neighbour(m, q, p);
     if (f->spm && q != QN_NONE && !m->blocked[q] && f->slots[q].exit != QN_NONE) {
         if (quad_io) *quad_io = q;
-        qn_status st = sample_exact(f, q, p, dir);
+        qn_status st = sample_exact(f, q, p, dir, ahead);
         if (st != QN_E_UNREACHABLE) return st;
     }
     uint32_t ex = QN_NONE;
@@ -521,6 +557,7 @@ static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_
     qn_status st = steer(f, q, ex, p, &target);
     if (st != QN_OK) return st;
     *dir = direction(f, q, ex, p, target);
+    if (ahead) *ahead = qn__len(qn__sub(target, p));
     return QN_OK;
 }
 
@@ -530,14 +567,25 @@ qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *quad_io, q
         if (quad_io) *quad_io = QN_NONE;
         return QN_E_INVALID_ARG;
     }
-    return sample_one(field, p, quad_io, dir);
+    return sample_one(field, p, quad_io, dir, NULL);
+}
+
+qn_status qn_field_sample_ahead(const qn_field *field, qn_vec2 p, uint32_t *quad_io,
+                                qn_vec2 *dir, float *ahead) {
+    if (!field || !dir || !ahead) {
+        if (dir) *dir = qn__v2(0.0f, 0.0f);
+        if (ahead) *ahead = 0.0f;
+        if (quad_io) *quad_io = QN_NONE;
+        return QN_E_INVALID_ARG;
+    }
+    return sample_one(field, p, quad_io, dir, ahead);
 }
 
 qn_status qn_field_sample_batch(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,
                                 uint8_t *status, uint32_t *quads, size_t count) {
     if (!field || (count && (!positions || !dirs))) return QN_E_INVALID_ARG;
     for (size_t i = 0; i < count; i++) {
-        qn_status st = sample_one(field, positions[i], quads ? &quads[i] : NULL, &dirs[i]);
+        qn_status st = sample_one(field, positions[i], quads ? &quads[i] : NULL, &dirs[i], NULL);
         if (status) status[i] = (uint8_t)st;
     }
     return QN_OK;

@@ -3,14 +3,17 @@
 // this page. Units are placed and stepped by the C sim harness (tools/sim.c
 // through tools/session.c); this file only draws, handles input and times.
 //
-// Modes are a table (MODES) so that a crowd mode (issue 13) can be added as
-// one more entry once the C side has it: the C session takes the mode index.
+// Modes are a table (MODES) over the C session's mode enum (tools/session.h).
+// crowd: units with bodies (qn_crowd through tools/crowd_scene.c, placed and
+// stepped as `quadnav sim --crowd`), drawn as discs at their radius over the
+// quad field.
 'use strict';
 
 const MODES = [
   { name: 'quad', id: 0, grid: false },
   { name: 'grid8', id: 1, grid: true },
   { name: 'gridvec', id: 2, grid: true },
+  { name: 'crowd', id: 3, grid: false, crowd: true },
 ];
 const BUNDLED = [
   'levels/town.json', 'levels/maze.json', 'levels/field.json',
@@ -159,7 +162,10 @@ class View {
   start(units, seed) {
     const b = BigInt.asUintN(64, BigInt(seed));
     const st = this.M._qnw_start(this.s, units, Number(b & 0xffffffffn), Number(b >> 32n), DEFAULT_STEP, CLOCK_EVERY);
-    if (st !== 0) throw { status: 'status ' + st, message: 'no reachable start position?' };
+    if (st !== 0) {
+      throw { status: 'status ' + st, message: this.mode.crowd
+        ? 'the level cannot hold that many units apart (see the console)' : 'no reachable start position?' };
+    }
     this.n = units;
     this.done = false;
     this.m.step_ms = []; this.m.frame_ms = [];
@@ -174,12 +180,36 @@ class View {
     return took;
   }
   readUnits() {
+    if (this.mode.crowd) return this.readCrowd();
     const n = this.n, px = this.scr.a.get(8 * n + 8), ps = this.scr.b.get(n + 8);
     this.M._qnw_units(this.s, px, ps);
     this.units = this.w.f32(px, 2 * n);
     this.ustate = this.w.u8(ps, n);
   }
+  readCrowd() {
+    const n = this.n, px = this.scr.a.get(8 * n + 8), pr = this.scr.b.get(4 * n + 8), ps = this.scr.c.get(n + 8);
+    const k = this.M._qnw_crowd_units(this.s, px, pr, ps, n);
+    // Copies: the result's scratch and a growing heap would change views.
+    this.units = Float32Array.from(this.w.f32(px, 2 * k));
+    this.uradius = Float32Array.from(this.w.f32(pr, k));
+    this.ustate = Uint8Array.from(this.w.u8(ps, k));
+  }
+  crowdResult() {
+    const p = this.scr.c.get(64);
+    if (!this.M._qnw_crowd_result(this.s, p)) return null;
+    const r = this.w.f64(p, 8);
+    const mean = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
+    const pct = (a, p) => (a.length ? a.slice().sort((x, y) => x - y)[Math.max(0, Math.ceil(p * a.length) - 1)] : 0);
+    return {
+      mode: this.mode.name, units: r[0], arrived: r[1], stuck: r[2], wall_contacts: r[3],
+      overlap_pairs: r[4], max_overlap: r[5], steps: r[6], step_us_mean: r[7],
+      build_us: this.m.build_us, frames: this.m.frame_ms.length,
+      frame_ms_mean: mean(this.m.frame_ms), frame_ms_p95: pct(this.m.frame_ms, 0.95),
+      frame_ms_max: pct(this.m.frame_ms, 1), step_ms_mean: mean(this.m.step_ms),
+    };
+  }
   result() {
+    if (this.mode.crowd) return this.crowdResult();
     const p = this.scr.c.get(80);
     if (!this.M._qnw_result(this.s, p)) return null;
     const r = this.w.f64(p, 10);
@@ -344,6 +374,7 @@ class Draw {
   }
   unitsLayer(v, cam, ctx) {
     if (!v.units) return;
+    if (v.mode.crowd) return this.discs(v, cam, ctx);
     const r = Math.max(1.2, DEFAULT_RADIUS * cam.s), d = 2 * r;
     ctx.fillStyle = '#ffe14d';
     for (let i = 0; i < v.n; i++) {
@@ -354,6 +385,21 @@ class Draw {
     for (let i = 0; i < v.n; i++) {
       if (v.ustate[i] !== 3) continue;
       ctx.fillRect((v.units[2 * i] - cam.x) * cam.s - r, (v.units[2 * i + 1] - cam.y) * cam.s - r, d, d);
+    }
+  }
+  // Crowd mode: every unit a disc at its radius (walking yellow, arrived grey).
+  discs(v, cam, ctx) {
+    for (const [st, colour] of [[2, '#9a9a9a'], [1, '#ffe14d']]) {
+      ctx.fillStyle = colour;
+      ctx.beginPath();
+      for (let i = 0; i < v.ustate.length; i++) {
+        if (v.ustate[i] !== st) continue;
+        const x = (v.units[2 * i] - cam.x) * cam.s, y = (v.units[2 * i + 1] - cam.y) * cam.s;
+        const r = Math.max(1, v.uradius[i] * cam.s);
+        ctx.moveTo(x + r, y);
+        ctx.arc(x, y, r, 0, 2 * Math.PI);
+      }
+      ctx.fill();
     }
   }
   goalMark(v, cam, ctx) {
@@ -506,8 +552,8 @@ class App {
     f('units', 0); f('arrived', 0);
     rows.push(['walking', ...walking]);
     f('wall_contacts', 0); f('stuck', 0);
-    f('stretch_mean', 4); f('stretch_p95', 4); f('steps', 0); f('unit_step_ns', 1); f('sample_ns', 1);
-    f('build_us', 0); f('step_ms_mean', 3); f('frame_ms_mean', 3);
+    f('stretch_mean', 4); f('stretch_p95', 4); f('overlap_pairs', 0); f('max_overlap', 4); f('steps', 0); f('unit_step_ns', 1); f('sample_ns', 1);
+    f('build_us', 0); f('step_us_mean', 1); f('step_ms_mean', 3); f('frame_ms_mean', 3);
     rows.push(['repair_us', ...this.views.map((v) => (isNaN(v.m.repair_us) ? '' : v.m.repair_us.toFixed(0)))]);
     rows.push(['clock step (ms)', ...this.views.map(() => (self.crossOriginIsolated ? '0.005' : '0.1'))]);
     if (this.rafMs && this.rafMs.length) {
@@ -521,12 +567,15 @@ class App {
   showResults() {
     const rs = this.views.map((v) => v.result());
     const r0 = rs[0];
-    const keys = ['units', 'arrived', 'wall_contacts', 'stuck', 'stretch_mean', 'stretch_p95', 'steps', 'frame_ms_mean'];
+    const keys = this.views[0].mode.crowd
+      ? ['units', 'arrived', 'stuck', 'wall_contacts', 'overlap_pairs', 'max_overlap', 'steps', 'frame_ms_mean']
+      : ['units', 'arrived', 'wall_contacts', 'stuck', 'stretch_mean', 'stretch_p95', 'steps', 'frame_ms_mean'];
     const out = {};
     for (const k of keys) out[k] = r0[k];
     Object.assign(out, { mode: r0.mode, level: this.name, goal: this.goal, seed: $('seed').value.trim(),
       frames: r0.frames, frame_ms_p95: r0.frame_ms_p95, frame_ms_max: r0.frame_ms_max,
       step_ms_mean: r0.step_ms_mean, unit_step_ns: r0.unit_step_ns, walking: r0.units - r0.arrived - this.lost(this.views[0]), sample_ns: r0.sample_ns, build_us: r0.build_us });
+    if (r0.step_us_mean !== undefined) out.step_us_mean = r0.step_us_mean;
     if (rs.length > 1) out.side = rs[1];
     $('results').textContent = JSON.stringify(out);
     this.resultsShown = true;

@@ -133,7 +133,7 @@ QNW_EXPORT const char *qnw_goal(const qn_session *s, uint32_t i, float *at) {
 
 /* ---- instance ------------------------------------------------------------ */
 
-/* Builds the instance (mode 0 quad, 1 grid8, 2 gridvec); returns the build
+/* Builds the instance (mode 0 quad, 1 grid8, 2 gridvec, 3 crowd); returns the build
 ** time in microseconds, or -1 (err explains). */
 QNW_EXPORT double qnw_set_goal(qn_session *s, int mode, float x, float y, float radius, char *err) {
     qn_error e;
@@ -216,6 +216,34 @@ QNW_EXPORT int qnw_result(qn_session *s, double *out) {
         res.units,           res.arrived,        res.stuck,        (double)res.wall_contacts,
         (double)res.samples, res.sample_seconds, res.stretch_mean, res.stretch_p95,
         res.steps,           (double)res.escapes};
+    memcpy(out, v, sizeof v);
+    return 1;
+}
+
+/* Crowd mode: positions (x, y), radii and states (1 walking, 2 arrived) of
+** the crowd's units in id order, into arrays of n; returns the count written. */
+QNW_EXPORT uint32_t qnw_crowd_units(const qn_session *s, float *xy, float *radius, uint8_t *state,
+                                    uint32_t n) {
+    const qn_crowd_scene *c = qn_session_crowd(s);
+    uint32_t k = 0, bound = c ? qn_crowd_id_bound(c->crowd) : 0;
+    for (uint32_t id = 0; id < bound && k < n; id++) {
+        qn_crowd_unit u;
+        if (qn_crowd_get(c->crowd, id, &u) != QN_OK) continue;
+        xy[2 * k] = u.position.x, xy[2 * k + 1] = u.position.y;
+        radius[k] = u.radius;
+        state[k++] = u.arrived ? 2 : 1;
+    }
+    return k;
+}
+
+/* Crowd mode's figures so far, as `quadnav sim --crowd` measures them:
+** units, arrived, stuck, wall contacts, overlap pairs, max overlap, steps,
+** step us mean (8 doubles); 0 when no crowd run. */
+QNW_EXPORT int qnw_crowd_result(const qn_session *s, double *out) {
+    qn_crowd_metrics m;
+    if (!qn_session_crowd_metrics(s, &m)) return 0;
+    double v[8] = {m.units, m.arrived, m.stuck, (double)m.wall_contacts,
+                   (double)m.overlap_pairs, m.max_overlap, m.steps, m.step_us_mean};
     memcpy(out, v, sizeof v);
     return 1;
 }

@@ -255,12 +255,13 @@ static void unbeaten(froot n, froot w, float lo, float hi, double tol, span *out
     w.g += tol;
     /* Both distances are convex along the portal: decide at once when one
     ** lies wholly below the other. */
-    double nl = dist_at(n, lo), nh = dist_at(n, hi), wl = dist_at(w, lo), wh = dist_at(w, hi);
-    if ((nl > nh ? nl : nh) <= least_on(w, lo, hi, wl, wh)) {
+    double dlo = (double)lo, dhi = (double)hi;
+    double nl = dist_at(n, dlo), nh = dist_at(n, dhi), wl = dist_at(w, dlo), wh = dist_at(w, dhi);
+    if ((nl > nh ? nl : nh) <= least_on(w, dlo, dhi, wl, wh)) {
         span_add(out, cnt, lo, hi);
         return;
     }
-    if (least_on(n, lo, hi, nl, nh) > (wl > wh ? wl : wh)) return;
+    if (least_on(n, dlo, dhi, nl, nh) > (wl > wh ? wl : wh)) return;
     double t[4] = {(double)lo, 0, 0, (double)hi};
     double c[2];
     int k = crossings(n, w, c), m = 1;

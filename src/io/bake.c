@@ -350,6 +350,7 @@ static qn_status read_buckets(qn_mesh *m, const uint8_t *b, const qnm_header *h,
     get_u32s(m->cell_list, b + 12 + 4 * (cells + 1), h->entries);
     for (size_t c = 0; c < cells; c++) {
         if (m->cell_start[c + 1] < m->cell_start[c]) return corrupt(err, "bucket starts decrease");
+        if (m->cell_start[c + 1] > h->entries) return corrupt(err, "bucket start past the list");
         for (uint32_t i = m->cell_start[c]; i < m->cell_start[c + 1]; i++)
             if (m->cell_list[i] >= m->quad_count ||
                 (i > m->cell_start[c] && m->cell_list[i] <= m->cell_list[i - 1]))

@@ -318,9 +318,8 @@ static qn_vec2 round_corner(const qn_field *f, const qn__sroot *r, qn_vec2 p, fl
 }
 
 /* A corner of the unit's quad that the way toward dir passes closer than
-** the agent's radius (or crosses into the obstacle there): the radius-0 map goes straight
-** past it (or switched roots just before it), but an agent with a body
-** must round it first. Only corners whose own way out runs along dir are
+** the agent's radius: the radius-0 map goes straight past it (or switched
+** roots just before it), but an agent with a body must round it first. Only corners whose own way out runs along dir are
 ** considered (their obstacle side is then known relative to dir). Returns
 ** the corner root to round (its obstacle side in *side), or NULL. */
 static const qn__sroot *corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
@@ -337,8 +336,7 @@ static const qn__sroot *corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, 
         qn_vec2 v = qn__sub(c->at, p);
         float ahead = qn__dot(v, dir);
         if (ahead <= 0.0f || ahead >= best) continue;
-        /* Passing farther than the radius, on either side, is clear; so is
-        ** the whole corner when the way passes it on the open side. */
+        /* Passing farther than the radius, on either side, is clear. */
         float lateral = qn__cross(dir, v);
         if (fabsf(lateral) >= rad * 0.999f) continue;
         if (qn__len(v) <= reach_tolerance(f->mesh)) continue;
@@ -355,11 +353,6 @@ static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
     return e == QN_NONE || !qn__portal_open(f->mesh, e, f->radius);
 }
 
-/* A unit closer than its radius to a wall of its quad does not move
-** further into it: the part of dir toward the wall's nearest point is taken
-** out, so a unit on a path that runs along a wall slides along it. Most
-** units are farther than the radius from every edge of their quad, which
-** the quad's edge planes tell at once. */
 /* The distance from p to the nearest edge of quad q (its edge planes). */
 static float edge_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     const qn__planes *pl = &m->planes[q];
@@ -371,6 +364,10 @@ static float edge_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     return d;
 }
 
+/* A unit closer than its radius to a wall of its quad does not move
+** further into it: the part of dir toward the wall's nearest point is taken
+** out, so a unit on a path that runs along a wall slides along it. Callers
+** ask only when the quad's edge planes put the unit within the radius. */
 static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir) {
     const qn_mesh *m = f->mesh;
     float rad = agent_radius(f);
@@ -408,10 +405,9 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
 
 /* Is an end of a portal sub-edge one a wall touches (a wall of this quad
 ** next to it, or any wall of the mesh ending at that point)? */
-static bool wall_end(const qn_field *f, const qn__boundary *b, uint32_t base, uint32_t k,
-                     uint32_t s, uint32_t nb) {
+static bool wall_end(const qn_field *f, const qn__boundary *b, uint32_t base, uint32_t s,
+                     uint32_t nb) {
     return is_wall(f, b, base + nb) || (b->vkind[b->bvid[base + s]] & QN__VK_WALL);
-    (void)k;
 }
 
 /* Is there, past the wall beyond one end of sub-edge s of a quad's cycle
@@ -469,8 +465,8 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     if (is_wall(f, b, base + hit)) return dir; /* keep_off_walls slides it */
     qn_vec2 a = b->bv[base + hit], e = qn__sub(b->bv[base + s1], a);
     float len = qn__len(e), rad = agent_radius(f), x = at * len;
-    float lo = wall_end(f, b, base, k, hit, hit == 0 ? k - 1 : hit - 1) ? rad : 0.0f;
-    float hi = len - (wall_end(f, b, base, k, s1, s1) ? rad : 0.0f);
+    float lo = wall_end(f, b, base, hit, hit == 0 ? k - 1 : hit - 1) ? rad : 0.0f;
+    float hi = len - (wall_end(f, b, base, s1, s1) ? rad : 0.0f);
     if (lo > hi) lo = hi = 0.5f * len;
     if (x >= lo && x <= hi) return dir;
     /* Too close to a wall end. When the way on lies past that end along

@@ -957,20 +957,35 @@ qn_status qn_level_load_mem(const char *json, size_t len, const qn_allocator *al
     return st;
 }
 
-qn_status qn_level_load_file(const char *path, const qn_allocator *alloc, qn_level **out,
-                             qn_error *err) {
+typedef qn_status (*level_loader)(const void *buf, size_t len, const qn_allocator *alloc,
+                                  qn_level **out, qn_error *err);
+
+/* load_text for a file's bytes, which the reader NUL-terminates. */
+static qn_status load_json(const void *buf, size_t len, const qn_allocator *alloc,
+                           qn_level **out, qn_error *err) {
+    return load_text(buf, len, alloc, out, err);
+}
+
+/* Reads the file at path once and hands its bytes to `load`. */
+static qn_status load_path(const char *path, const qn_allocator *alloc, qn_level **out,
+                           qn_error *err, level_loader load) {
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!out || !path)
         return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level pointer or path");
     qn_allocator a = qn__allocator(alloc);
-    char *text;
+    char *buf;
     size_t len;
-    qn_status st = qn__read_file(path, &a, &text, &len, err);
+    qn_status st = qn__read_file(path, &a, &buf, &len, err);
     if (st != QN_OK) return st;
-    st = load_text(text, len, alloc, out, err);
-    qn__free(&a, text, len + 1);
+    st = load(buf, len, alloc, out, err);
+    qn__free(&a, buf, len + 1);
     return st;
+}
+
+qn_status qn_level_load_file(const char *path, const qn_allocator *alloc, qn_level **out,
+                             qn_error *err) {
+    return load_path(path, alloc, out, err, load_json);
 }
 
 void qn_level_destroy(qn_level *level) {
@@ -1219,16 +1234,5 @@ qn_status qn_level_load_any_mem(const void *data, size_t len, const qn_allocator
 
 qn_status qn_level_load_any_file(const char *path, const qn_allocator *alloc, qn_level **out,
                                  qn_error *err) {
-    qn__error_clear(err);
-    if (out) *out = NULL;
-    if (!out || !path)
-        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level pointer or path");
-    qn_allocator a = qn__allocator(alloc);
-    char *buf;
-    size_t len;
-    qn_status st = qn__read_file(path, &a, &buf, &len, err);
-    if (st != QN_OK) return st;
-    st = qn_level_load_any_mem(buf, len, alloc, out, err);
-    qn__free(&a, buf, len + 1);
-    return st;
+    return load_path(path, alloc, out, err, qn_level_load_any_mem);
 }

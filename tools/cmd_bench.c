@@ -394,21 +394,28 @@ static int print_report(const qn_bench_report *r, bool json) {
 
 static const char bench_usage[] =
     "usage: quadnav bench [--json] [--quick] [--no-grid] [--no-live] [--no-crowd]\n"
+    "       quadnav bench --map FILE.map [--json]\n"
     "Instance build time on a generated 650-quad level and each bundled level,\n"
     "sampling time per unit for 1,000 and 100,000 units, and grid integration\n"
     "fields, repair after a change, the destination cache and threads, each\n"
     "beside a baseline measured in the same run. --quick runs few\n"
     "repetitions (a smoke test, not a measurement). Each key names its unit\n"
     "(_ms, _us, _ns; bytes, counts and ratios otherwise). A progress line goes\n"
-    "to stderr when it is a terminal.\n";
+    "to stderr when it is a terminal.\n"
+    "With --map, only the big-world figures on that MovingAI map: import_ms,\n"
+    "quads, mesh_bytes_per_quad, level_load_ms, bake_load_ms,\n"
+    "full_instance_ms, full_instance_bytes, grid_field_ms, grid_field_bytes,\n"
+    "peak_rss_mb (the whole run). Make a 4096x4096 map with\n"
+    "tools/tile_map.py MAP 8 OUT.map.\n";
 
-enum { B_JSON, B_QUICK, B_NO_GRID, B_NO_LIVE, B_NO_CROWD };
+enum { B_JSON, B_QUICK, B_NO_GRID, B_NO_LIVE, B_NO_CROWD, B_MAP };
 static const qn_cli_option bench_options[] = {
     [B_JSON] = {"json", 0, false},
     [B_QUICK] = {"quick", 0, false},
     [B_NO_GRID] = {"no-grid", 0, false},
     [B_NO_LIVE] = {"no-live", 0, false},
     [B_NO_CROWD] = {"no-crowd", 0, false},
+    [B_MAP] = {"map", 0, true},
 };
 static const qn_cli_spec bench_spec = QN_CLI_SPEC("bench", bench_usage, bench_options, 0, 0, "");
 
@@ -421,6 +428,10 @@ int qn_tool_bench(int argc, char **argv) {
     qn_cli_progress_state pg = {0};
     static qn_bench_report r;
     r.count = 0;
+    if (o.value[B_MAP]) {
+        rc = qn_tool_bench_map(&r, o.value[B_MAP]);
+        return rc ? rc : print_report(&r, json);
+    }
     qn_mesh *m = gen_level();
     if (!m) return 1;
     qn_rect b = qn_mesh_bounds(m);

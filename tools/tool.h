@@ -248,5 +248,16 @@ bool qn_tool_wants_crowd(int argc, char **argv);
 int qn_tool_crowd(int argc, char **argv);
 /* Crowd figures for `quadnav bench`: crowd_* items. */
 int qn_tool_bench_crowd(qn_bench_report *r, int quick);
+/* `quadnav bench --map FILE.map` (bench_map.c): the big-world figures on one
+** MovingAI map. The parts share this context: the import part fills grid and
+** mesh, the full-instance part picks goal (a ground cell near the centre). */
+typedef struct qn_bench_map_ctx {
+    const char *path;
+    qn_grid *grid;
+    qn_mesh *mesh;
+    uint32_t goal_cell; /* y*width+x */
+    qn_vec2 goal;       /* that cell's centre */
+} qn_bench_map_ctx;
+int qn_tool_bench_map(qn_bench_report *r, const char *path);
 
 #endif

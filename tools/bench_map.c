@@ -1,0 +1,139 @@
+/*
+** bench_map.c: `quadnav bench --map FILE.map [--json]`: the big-world
+** figures on one MovingAI map (issue "big worlds"): importing it, loading it
+** back as level JSON and as a baked mesh, one full exact instance and one
+** grid field, and the peak memory of the whole run. Each part is a function
+** appending its keys; parts that need the map's grid or mesh take them from
+** the shared context built once by the import part.
+*/
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+int qn_tool_write_grid_level(FILE *f, const char *name, const qn_grid *g, const qn_mesh *m);
+
+/* Resident-set peak of this process so far, in MiB (Linux reports KiB). */
+static double peak_rss_mb(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return NAN;
+    return (double)ru.ru_maxrss / 1024.0;
+}
+
+/* The import part: map text to grid to mesh, timed as a whole. */
+static int part_import(qn_bench_map_ctx *c, qn_bench_report *r) {
+    qn_error e;
+    double t0 = qn_tool_now();
+    qn_status st = qn_map_load_file(c->path, NULL, &c->grid, &e);
+    if (st == QN_OK) st = qn_mesh_from_grid(c->grid, NULL, &c->mesh, &e);
+    double ms = (qn_tool_now() - t0) * 1e3;
+    if (st != QN_OK)
+        return qn_cli_error("bench: %s: %s: %s", c->path, qn_status_name(st), e.message);
+    uint32_t nq = qn_mesh_quad_count(c->mesh);
+    qn_bench_add(r, "import_ms", ms, "ms", "import: map file to grid and quads");
+    qn_bench_add(r, "quads", nq, "", "import: quads");
+    qn_bench_add(r, "mesh_bytes_per_quad", (double)qn_mesh_bytes(c->mesh) / nq, "B",
+                 "mesh: bytes per quad (qn_mesh_bytes, index included)");
+    return 0;
+}
+
+/* Writes the level JSON and the baked mesh to temporary files and loads
+** them back, each timed alone. */
+static int part_load(qn_bench_map_ctx *c, qn_bench_report *r) {
+    char dir[] = "/tmp/quadnav-bench-XXXXXX";
+    if (!mkdtemp(dir)) return qn_cli_error("bench: cannot make a temporary folder");
+    char json[64], qnm[64];
+    snprintf(json, sizeof json, "%s/level.json", dir);
+    snprintf(qnm, sizeof qnm, "%s/level.qnm", dir);
+    int rc = 0;
+    FILE *f = fopen(json, "w");
+    if (!f || qn_tool_write_grid_level(f, "bench", c->grid, c->mesh) != 0)
+        rc = qn_cli_error("bench: cannot write %s", json);
+    if (f && fclose(f) != 0 && !rc) rc = qn_cli_error("bench: cannot write %s", json);
+    qn_error e;
+    if (!rc) {
+        qn_level *lv = NULL;
+        double t0 = qn_tool_now();
+        qn_status st = qn_level_load_file(json, NULL, &lv, &e);
+        double ms = (qn_tool_now() - t0) * 1e3;
+        if (st != QN_OK) rc = qn_cli_error("bench: level JSON: %s", e.message);
+        else qn_bench_add(r, "level_load_ms", ms, "ms", "load: level JSON of the map");
+        qn_level_destroy(lv);
+    }
+    if (!rc) {
+        qn_status st = qn_mesh_save(c->mesh, qnm, &e);
+        qn_mesh *m = NULL;
+        double t0 = qn_tool_now();
+        if (st == QN_OK) st = qn_mesh_load(qnm, NULL, &m, &e);
+        double ms = (qn_tool_now() - t0) * 1e3;
+        if (st != QN_OK) rc = qn_cli_error("bench: baked mesh: %s", e.message);
+        else qn_bench_add(r, "bake_load_ms", ms, "ms", "load: baked mesh (.qnm)");
+        qn_mesh_destroy(m);
+    }
+    unlink(json);
+    unlink(qnm);
+    rmdir(dir);
+    return rc;
+}
+
+/* A reachable goal: the passable cell nearest the map's centre, found by
+** scanning rings outward. */
+static bool centre_goal(const qn_grid *g, uint32_t *cell) {
+    uint32_t w = qn_grid_width(g), h = qn_grid_height(g);
+    const uint8_t *cost = qn_grid_costs(g);
+    int64_t cx = w / 2, cy = h / 2;
+    for (int64_t rad = 0; rad < (int64_t)(w > h ? w : h); rad++)
+        for (int64_t y = cy - rad; y <= cy + rad; y++)
+            for (int64_t x = cx - rad; x <= cx + rad; x++) {
+                if (x < 0 || y < 0 || x >= w || y >= h) continue;
+                if (llabs(x - cx) != rad && llabs(y - cy) != rad) continue;
+                if (cost[y * w + x] != 255) {
+                    *cell = (uint32_t)(y * w + x);
+                    return true;
+                }
+            }
+    return false;
+}
+
+/* One full exact instance for a goal near the centre, and one grid field. */
+static int part_full(qn_bench_map_ctx *c, qn_bench_report *r) {
+    if (!centre_goal(c->grid, &c->goal_cell)) return qn_cli_error("bench: the map has no ground");
+    uint32_t w = qn_grid_width(c->grid);
+    c->goal = (qn_vec2){(float)(c->goal_cell % w) + 0.5f, (float)(c->goal_cell / w) + 0.5f};
+    qn_error e;
+    qn_field *f = NULL;
+    double t0 = qn_tool_now();
+    qn_status st = qn_field_create(c->mesh, &c->goal, 1, NULL, NULL, &f, &e);
+    double ms = (qn_tool_now() - t0) * 1e3;
+    if (st != QN_OK) return qn_cli_error("bench: full instance: %s", e.message);
+    qn_bench_add(r, "full_instance_ms", ms, "ms", "full exact instance: build");
+    qn_bench_add(r, "full_instance_bytes", (double)qn_field_bytes(f), "B",
+                 "full exact instance: bytes");
+    qn_field_destroy(f);
+    qn_grid_field *gf = NULL;
+    t0 = qn_tool_now();
+    st = qn_grid_field_create(c->grid, &c->goal_cell, 1, NULL, NULL, &gf, &e);
+    ms = (qn_tool_now() - t0) * 1e3;
+    if (st != QN_OK) return qn_cli_error("bench: grid field: %s", e.message);
+    qn_bench_add(r, "grid_field_ms", ms, "ms", "full grid field (8-dir): build");
+    qn_bench_add(r, "grid_field_bytes", (double)qn_grid_field_bytes(gf), "B",
+                 "full grid field: bytes");
+    qn_grid_field_destroy(gf);
+    return 0;
+}
+
+int qn_tool_bench_map(qn_bench_report *r, const char *path) {
+    qn_bench_map_ctx c = {.path = path};
+    int rc = part_import(&c, r);
+    if (!rc) rc = part_load(&c, r);
+    if (!rc) rc = part_full(&c, r);
+    if (!rc) qn_bench_add(r, "peak_rss_mb", peak_rss_mb(), "MB", "peak resident memory of the run");
+    qn_mesh_destroy(c.mesh);
+    qn_grid_destroy(c.grid);
+    return rc;
+}

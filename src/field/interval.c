@@ -101,6 +101,7 @@ struct qn__isearch {
     bool target;
     qn_vec2 to;
     uint32_t qt, nmax, cur, found;
+    uint32_t nfree; /* one-to-all: a free node slot (chained by parent) */
     uint32_t ngoal;   /* seed points (goal points, or a path's start) */
     uint64_t wver;    /* mesh version and radius the walls were marked for */
     float wrad;
@@ -300,7 +301,10 @@ static uint32_t envelope_cut(const xsearch *S, uint32_t e, uint32_t self, qn_vec
                              float t0, float t1, span *sp) {
     const qn__portal *pt = &S->m->portals[e];
     froot n = in_frame(pt, r, g);
-    double tol = (double)S->tol + 1e-6 * (double)g;
+    /* Ties within rounding of g survive (g is a float sum along the way);
+    ** a tolerance growing with the map's extent would keep near-ties
+    ** that multiply with distance on cluttered maps. */
+    double tol = 0.01 * (double)S->tol + 1e-6 * (double)g;
     uint32_t cnt = 1;
     sp[0] = (span){t0, t1};
     for (uint32_t w = S->head[e]; w != QN_NONE && cnt; w = S->pieces[w].next)
@@ -368,13 +372,19 @@ static void push_node(xsearch *S, xnode *n) {
         S->st = QN_E_LIMIT;
         return;
     }
-    if (S->nn == S->ncap && !grow(S, (void **)&S->nodes, &S->ncap, sizeof(xnode))) return;
+    if (S->nfree == QN_NONE && S->nn == S->ncap &&
+        !grow(S, (void **)&S->nodes, &S->ncap, sizeof(xnode)))
+        return;
     /* Toward a target, order by the least length through the interval to
     ** it (consistent, so the first goal state taken is a shortest path). */
     n->parent = S->cur;
     if (S->target) n->f = n->quad == QN_NONE ? n->g : n->g + through_interval(n->r, n->L, n->R, S->to, n->on);
-    S->nodes[S->nn] = *n;
-    push_key(S, n->f, S->nn++);
+    /* One-to-all keeps no parents: a popped state's slot is reused, so the
+    ** pool holds the open states (the wavefront), not every state ever. */
+    uint32_t i = S->nfree != QN_NONE ? S->nfree : S->nn++;
+    if (i == S->nfree) S->nfree = S->nodes[i].parent;
+    S->nodes[i] = *n;
+    push_key(S, n->f, i);
 }
 
 /* States for root rt (id rid, cost g) through the part [x0, x1] of the
@@ -578,8 +588,9 @@ static void run(xsearch *S) {
             S->found = i;
             return;
         }
+        if (!S->target) S->nodes[i].parent = S->nfree, S->nfree = i;
         if (n.g > S->rg[n.rid] * (1.0f + 1e-6f) + S->tol) continue; /* a cheaper root since */
-        S->cur = i;
+        S->cur = S->target ? i : QN_NONE;
         expand(S, n);
     }
 }
@@ -765,7 +776,7 @@ static void search_reset(xsearch *S) {
     for (uint32_t i = 0; i < S->nr; i++) S->rg[i] = INFINITY, S->rpar[i] = QN_NONE;
     for (uint32_t i = 0; i < m->quad_count; i++) S->qvid[i] = QN_NONE, S->qg[i] = INFINITY;
     S->nn = S->hn = S->npc = S->ne = 0;
-    S->cur = S->found = QN_NONE;
+    S->cur = S->found = S->nfree = QN_NONE;
     S->st = QN_OK;
 }
 
@@ -809,8 +820,8 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
     qn_status st = search_init(&S, f->mesh, &f->alloc, f->goal_count);
     /* About four states, pieces and entries per quad on game maps. */
     uint32_t want = f->mesh->quad_count < (1u << 26) ? 4 * f->mesh->quad_count + 64 : (1u << 28);
-    if (st == QN_OK && (!reserve(&S, (void **)&S.nodes, &S.ncap, sizeof(xnode), want) ||
-                        !reserve(&S, (void **)&S.heap, &S.hcap, sizeof(xkey), want / 2) ||
+    if (st == QN_OK && (!reserve(&S, (void **)&S.nodes, &S.ncap, sizeof(xnode), want / 16) ||
+                        !reserve(&S, (void **)&S.heap, &S.hcap, sizeof(xkey), want / 16) ||
                         !reserve(&S, (void **)&S.pieces, &S.pcap, sizeof(piece), want) ||
                         !reserve(&S, (void **)&S.ents, &S.ecap, sizeof(xentry), want)))
         st = QN_E_NOMEM;

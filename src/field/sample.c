@@ -319,14 +319,19 @@ static qn_vec2 round_corner(const qn_field *f, const qn__sroot *r, qn_vec2 p, fl
 
 /* A corner of the unit's quad that the way toward dir passes closer than
 ** the agent's radius: the radius-0 map goes straight past it (or switched
-** roots just before it), but an agent with a body must round it first. Only corners whose own way out runs along dir are
-** considered (their obstacle side is then known relative to dir). Returns
-** the corner root to round (its obstacle side in *side), or NULL. */
-static const qn__sroot *corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
-                                      float reach, float *side) {
+** roots just before it), but an agent with a body must round it first.
+** Two kinds: roots of the quad's entries whose own way out runs along dir
+** (their obstacle side is then known), and the quad's own obstacle corners
+** that the way merely grazes (a shortest path that runs along a wall line
+** touches them without bending). A grazed corner is passed on the side the
+** way passes it now: the radius-0 way never cuts into the obstacle, so that
+** side is the open one. Skips the root being steered at (`root`). Fills
+** *out with the corner to round and returns true, or returns false. */
+static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float reach,
+                          qn_vec2 root, qn__sroot *out) {
     const qn__spm *s = f->spm;
-    float rad = agent_radius(f), best = reach;
-    const qn__sroot *hit = NULL;
+    float rad = agent_radius(f), best = reach, reach_tol = reach_tolerance(f->mesh);
+    bool hit = false;
     for (uint32_t i = s->qstart[q]; i < s->qstart[q + 1]; i++) {
         const qn__sent *e = &s->ents[i];
         if (!(e->root & QN__SPM_ON)) continue;
@@ -339,10 +344,26 @@ static const qn__sroot *corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, 
         /* Passing farther than the radius, on either side, is clear. */
         float lateral = qn__cross(dir, v);
         if (fabsf(lateral) >= rad * 0.999f) continue;
-        if (qn__len(v) <= reach_tolerance(f->mesh)) continue;
+        if (qn__len(v) <= reach_tol) continue;
         best = ahead;
-        hit = c;
-        *side = cs;
+        hit = true;
+        *out = *c;
+        out->side = cs;
+    }
+    const qn__boundary *b = atomic_load(&f->mesh->bnd);
+    uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
+    for (uint32_t j = 0; j < k; j++) {
+        if (!(b->vkind[b->bvid[base + j]] & QN__VK_CORNER)) continue;
+        qn_vec2 c = b->bv[base + j], v = qn__sub(c, p);
+        float ahead = qn__dot(v, dir), lateral = qn__cross(dir, v);
+        if (ahead <= 0.0f || ahead >= best || fabsf(lateral) >= rad * 0.999f) continue;
+        if (lateral == 0.0f || qn__len(v) <= reach_tol) continue;
+        if (fabsf(c.x - root.x) <= reach_tol && fabsf(c.y - root.y) <= reach_tol) continue;
+        best = ahead;
+        hit = true;
+        /* Corner on the right of the way (lateral < 0): keep it there, so
+        ** the obstacle is on the right: side -1. */
+        *out = (qn__sroot){.at = c, .out = dir, .g = 0.0f, .side = lateral < 0.0f ? -1.0f : 1.0f};
     }
     return hit;
 }
@@ -512,9 +533,9 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
         go = to_turn(f, r, p);
     }
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
-    float side = 0.0f;
-    const qn__sroot *c = corner_in_way(f, q, p, d, qn__len(qn__sub(r->at, p)), &side);
-    if (c) d = round_corner(f, c, p, side), go = to_turn(f, c, p);
+    qn__sroot c;
+    if (corner_in_way(f, q, p, d, qn__len(qn__sub(r->at, p)), r->at, &c))
+        d = round_corner(f, &c, p, c.side), go = to_turn(f, &c, p);
     qn_vec2 way = d;
     d = clamp_exit(f, q, p, d, r->at);
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;

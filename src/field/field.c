@@ -17,6 +17,7 @@
 ** portal whose cost changed get their exit recomputed.
 */
 #include "internal.h"
+#include "core/heap.h"
 
 #include <stdlib.h>
 
@@ -34,7 +35,7 @@ typedef struct search {
     qn_vec2 *x;           /* where the best path crosses each portal; NULL: mid points */
     uint32_t *pred;       /* tree parent, or NULL when not kept */
     qn__tree *t;          /* repair only: the tree whose child lists to keep */
-    uint32_t n;
+    qn__heap h; /* the open portals, on g (over heap and pos) */
     /* Repair only: portals whose g changed, to refresh their quads' exits. */
     uint32_t *moved;
     uint32_t nmoved;
@@ -44,52 +45,13 @@ typedef struct search {
 /* The relaxation path is hot: keep it in one function. */
 #define QN__HOT_INLINE QN__ALWAYS_INLINE
 
-/* ---- heap on g ----------------------------------------------------------- */
+/* ---- the queue: portals on g (src/core/heap.h) ------------------------------ */
 
-/* A 4-ary heap: shallower than a binary one, and a node's children share a
-** cache line. */
-static QN__HOT_INLINE void heap_up(search *s, uint32_t i) {
-    uint32_t v = s->heap[i];
-    float gv = s->g[v];
-    while (i > 0) {
-        uint32_t parent = (i - 1) / 4, pv = s->heap[parent];
-        if (s->g[pv] <= gv) break;
-        s->heap[i] = pv;
-        s->pos[pv] = i;
-        i = parent;
-    }
-    s->heap[i] = v;
-    s->pos[v] = i;
-}
-
-static void heap_down(search *s, uint32_t i) {
-    uint32_t v = s->heap[i];
-    float gv = s->g[v];
-    for (;;) {
-        uint32_t first = 4 * i + 1;
-        if (first >= s->n) break;
-        uint32_t last = first + 4 < s->n ? first + 4 : s->n, c = first;
-        float gc = s->g[s->heap[first]];
-        for (uint32_t k = first + 1; k < last; k++) {
-            float gk = s->g[s->heap[k]];
-            if (gk < gc) gc = gk, c = k;
-        }
-        if (gc >= gv) break;
-        s->heap[i] = s->heap[c];
-        s->pos[s->heap[i]] = i;
-        i = c;
-    }
-    s->heap[i] = v;
-    s->pos[v] = i;
-}
+static void queue_init(search *s) { s->h = (qn__heap){s->heap, 0, s->g, s->pos}; }
 
 static uint32_t pop_min(search *s) {
-    uint32_t top = s->heap[0];
+    uint32_t top = qn__heap_pop(&s->h);
     s->pos[top] = QN_NONE;
-    if (--s->n > 0) {
-        s->heap[0] = s->heap[s->n];
-        heap_down(s, 0);
-    }
     return top;
 }
 
@@ -116,11 +78,8 @@ static QN__HOT_INLINE void improve(search *s, uint32_t v, float val, uint8_t via
     s->g[v] = val;
     s->via[v] = (uint8_t)((s->via[v] & ~1u) | via);
     if (s->pred) s->pred[v] = from;
-    if (s->pos[v] == QN_NONE) {
-        s->heap[s->n] = v;
-        s->pos[v] = s->n++;
-    }
-    heap_up(s, s->pos[v]);
+    if (s->pos[v] == QN_NONE) qn__heap_push(&s->h, v);
+    else qn__heap_lowered(&s->h, v);
 }
 
 static uint8_t side_in(const qn_mesh *m, uint32_t v, uint32_t q) {
@@ -192,7 +151,7 @@ static void seed_goal_quad(search *s, const qn_field *f, uint32_t gi) {
 ** shortest (and a goal quad's portals were seeded straight from the goal). */
 static void drain(search *s) {
     const qn_mesh *m = s->m;
-    while (s->n > 0) {
+    while (s->h.n > 0) {
         uint32_t u = pop_min(s);
         float gu = s->g[u];
         for (int side = 0; side < 2; side++)
@@ -267,8 +226,9 @@ static size_t scratch_bytes(uint32_t portals) {
 
 static search search_on_tree(const qn_field *f) {
     qn__tree *t = f->tree;
-    search s = {f->mesh, f->radius, t->g, t->heap, t->pos, t->via,
-                f->midpoint ? NULL : t->x, t->pred, NULL, 0, NULL, 0, NULL};
+    search s = {.m = f->mesh, .radius = f->radius, .g = t->g, .heap = t->heap, .pos = t->pos,
+                .via = t->via, .x = f->midpoint ? NULL : t->x, .pred = t->pred};
+    queue_init(&s);
     return s;
 }
 
@@ -299,11 +259,11 @@ static qn_status build_discrete(qn_field *f, qn_error *err) {
     /* The portal costs stay with the field (the sampler reads them); the
     ** rest is scratch, x first for alignment. */
     qn_vec2 *x = block;
-    search s = {f->mesh, f->radius, f->pg, NULL, NULL, NULL,
-                f->midpoint ? NULL : x, NULL, NULL, 0, NULL, 0, NULL};
+    search s = {.m = f->mesh, .radius = f->radius, .g = f->pg, .x = f->midpoint ? NULL : x};
     s.heap = (uint32_t *)(x + np);
     s.pos = s.heap + np;
     s.via = (uint8_t *)(s.pos + np);
+    queue_init(&s);
     full_search(f, &s);
     qn__free(&f->alloc, block, scratch_bytes(np));
     return QN_OK;

@@ -29,6 +29,7 @@
 ** the side a path turns at a corner.
 */
 #include "internal.h"
+#include "core/heap.h"
 
 #include <stdlib.h>
 
@@ -48,10 +49,6 @@ typedef struct xnode {
     int8_t side; /* on: the obstacle's side at a corner root (see xentry) */
 } xnode;
 
-typedef struct xkey {
-    float f;
-    uint32_t node;
-} xkey;
 
 /* A piece of a portal's envelope: root r at cost g reaches [t0, t1]
 ** (distances along the portal from p0). */
@@ -83,10 +80,12 @@ struct qn__isearch {
     qn_status st;
     /* growing pools */
     xnode *nodes;
-    xkey *heap;
+    uint32_t *heap; /* the open states (src/core/heap.h), ordered by fkey */
+    float *fkey;    /* per node slot: its f */
+    qn__heap q;
     piece *pieces;
     xentry *ents;
-    uint32_t nn, ncap, hn, hcap, npc, pcap, ne, ecap;
+    uint32_t nn, ncap, hcap, kcap, npc, pcap, ne, ecap;
     /* fixed scratch */
     uint32_t *head;             /* per portal: first piece */
     float *rg;                  /* per root: best cost so far (INFINITY: none) */
@@ -140,29 +139,16 @@ static bool reserve(xsearch *S, void **p, uint32_t *cap, size_t sz, uint32_t wan
 }
 
 static void push_key(xsearch *S, float f, uint32_t node) {
-    if (S->hn == S->hcap && !grow(S, (void **)&S->heap, &S->hcap, sizeof(xkey))) return;
-    uint32_t i = S->hn++;
-    while (i > 0 && f < S->heap[(i - 1) / 2].f) {
-        S->heap[i] = S->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    S->heap[i] = (xkey){f, node};
+    while (node >= S->kcap)
+        if (!grow(S, (void **)&S->fkey, &S->kcap, sizeof(float))) return;
+    if (S->q.n == S->hcap && !grow(S, (void **)&S->heap, &S->hcap, sizeof(uint32_t))) return;
+    S->q.a = S->heap;
+    S->q.key = S->fkey;
+    S->fkey[node] = f;
+    qn__heap_push(&S->q, node);
 }
 
-static uint32_t pop_key(xsearch *S) {
-    uint32_t top = S->heap[0].node, i = 0, n = --S->hn;
-    xkey v = S->heap[n];
-    for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= n) break;
-        if (c + 1 < n && S->heap[c + 1].f < S->heap[c].f) c++;
-        if (!(S->heap[c].f < v.f)) break;
-        S->heap[i] = S->heap[c];
-        i = c;
-    }
-    if (n > 0) S->heap[i] = v;
-    return top;
-}
+static uint32_t pop_key(xsearch *S) { return qn__heap_pop(&S->q); }
 
 static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 L, qn_vec2 R) {
     if (!S->f) return; /* a path keeps no map */
@@ -581,7 +567,7 @@ static void mark_walls(xsearch *S) {
 }
 
 static void run(xsearch *S) {
-    while (S->st == QN_OK && S->hn > 0) {
+    while (S->st == QN_OK && S->q.n > 0) {
         uint32_t i = pop_key(S);
         xnode n = S->nodes[i];
         if (n.quad == QN_NONE) { /* a goal state: the shortest path is found */
@@ -847,7 +833,7 @@ static void search_reset(xsearch *S) {
     for (uint32_t i = 0; i < m->portal_count; i++) S->head[i] = QN_NONE;
     for (uint32_t i = 0; i < S->nr; i++) S->rg[i] = INFINITY, S->rpar[i] = QN_NONE;
     for (uint32_t i = 0; i < m->quad_count; i++) S->qvid[i] = QN_NONE, S->qg[i] = INFINITY;
-    S->nn = S->hn = S->npc = S->ne = 0;
+    S->nn = S->q.n = S->npc = S->ne = 0;
     S->cur = S->found = S->nfree = QN_NONE;
     S->st = QN_OK;
 }
@@ -882,7 +868,8 @@ static void search_free(xsearch *S) {
     const qn_mesh *m = S->m;
     qn__free(&S->alloc, S->rpos, fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv));
     qn__free(&S->alloc, S->nodes, (size_t)S->ncap * sizeof(xnode));
-    qn__free(&S->alloc, S->heap, (size_t)S->hcap * sizeof(xkey));
+    qn__free(&S->alloc, S->heap, (size_t)S->hcap * sizeof(uint32_t));
+    qn__free(&S->alloc, S->fkey, (size_t)S->kcap * sizeof(float));
     qn__free(&S->alloc, S->pieces, (size_t)S->pcap * sizeof(piece));
     qn__free(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry));
 }
@@ -893,7 +880,8 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
     /* About four states, pieces and entries per quad on game maps. */
     uint32_t want = f->mesh->quad_count < (1u << 26) ? 4 * f->mesh->quad_count + 64 : (1u << 28);
     if (st == QN_OK && (!reserve(&S, (void **)&S.nodes, &S.ncap, sizeof(xnode), want / 16) ||
-                        !reserve(&S, (void **)&S.heap, &S.hcap, sizeof(xkey), want / 16) ||
+                        !reserve(&S, (void **)&S.heap, &S.hcap, sizeof(uint32_t), want / 16) ||
+                        !reserve(&S, (void **)&S.fkey, &S.kcap, sizeof(float), want / 16) ||
                         !reserve(&S, (void **)&S.pieces, &S.pcap, sizeof(piece), want) ||
                         !reserve(&S, (void **)&S.ents, &S.ecap, sizeof(xentry), want)))
         st = QN_E_NOMEM;
@@ -937,7 +925,8 @@ qn_status qn__isearch_create(const qn_mesh *m, const qn_allocator *a, uint32_t m
     /* Pools for short queries up front; longer ones grow them (and keep
     ** what they grew). */
     if (!grow(S, (void **)&S->nodes, &S->ncap, sizeof(xnode)) ||
-        !grow(S, (void **)&S->heap, &S->hcap, sizeof(xkey)) ||
+        !grow(S, (void **)&S->heap, &S->hcap, sizeof(uint32_t)) ||
+        !grow(S, (void **)&S->fkey, &S->kcap, sizeof(float)) ||
         !grow(S, (void **)&S->pieces, &S->pcap, sizeof(piece))) {
         qn__isearch_destroy(S);
         return QN_E_NOMEM;
@@ -957,7 +946,8 @@ size_t qn__isearch_bytes(const qn__isearch *S) {
     if (!S) return 0;
     const qn_mesh *m = S->m;
     return sizeof *S + fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv) +
-           (size_t)S->ncap * sizeof(xnode) + (size_t)S->hcap * sizeof(xkey) +
+           (size_t)S->ncap * sizeof(xnode) + (size_t)S->hcap * sizeof(uint32_t) +
+           (size_t)S->kcap * sizeof(float) +
            (size_t)S->pcap * sizeof(piece);
 }
 

@@ -179,6 +179,10 @@ typedef struct qn__boundary {
     qn_vec2 *bv;
     uint32_t *bstart, *bportal, *bvid, *psub;
     uint8_t *vkind;
+    /* Per vertex id: the sum of the unit directions of the walls leaving it
+    ** (fully open mesh, radius 0); at an obstacle corner it points into the
+    ** obstacle. */
+    qn_vec2 *vwall;
     void *block;
     size_t bytes;
 } qn__boundary;

@@ -323,9 +323,10 @@ static qn_vec2 round_corner(const qn_field *f, const qn__sroot *r, qn_vec2 p, fl
 ** Two kinds: roots of the quad's entries whose own way out runs along dir
 ** (their obstacle side is then known), and the quad's own obstacle corners
 ** that the way merely grazes (a shortest path that runs along a wall line
-** touches them without bending). A grazed corner is passed on the side the
-** way passes it now: the radius-0 way never cuts into the obstacle, so that
-** side is the open one. Skips the root being steered at (`root`). Fills
+** touches them without bending). A grazed corner is passed with its
+** obstacle (the walls' directions summed at the corner) on the side where
+** it lies; when the obstacle lies straight ahead, on the side the way
+** passes the corner now. Skips the root being steered at (`root`). Fills
 ** *out with the corner to round and returns true, or returns false. */
 static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float reach,
                           qn_vec2 root, qn__sroot *out) {
@@ -353,7 +354,8 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
     for (uint32_t j = 0; j < k; j++) {
-        if (!(b->vkind[b->bvid[base + j]] & QN__VK_CORNER)) continue;
+        uint32_t vid = b->bvid[base + j];
+        if (!(b->vkind[vid] & QN__VK_CORNER)) continue;
         qn_vec2 c = b->bv[base + j], v = qn__sub(c, p);
         float ahead = qn__dot(v, dir), lateral = qn__cross(dir, v);
         if (ahead <= 0.0f || ahead >= best || fabsf(lateral) >= rad * 0.999f) continue;
@@ -361,9 +363,11 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         if (fabsf(c.x - root.x) <= reach_tol && fabsf(c.y - root.y) <= reach_tol) continue;
         best = ahead;
         hit = true;
-        /* Corner on the right of the way (lateral < 0): keep it there, so
-        ** the obstacle is on the right: side -1. */
-        *out = (qn__sroot){.at = c, .out = dir, .g = 0.0f, .side = lateral < 0.0f ? -1.0f : 1.0f};
+        /* The obstacle on the left of the way: side +1. */
+        qn_vec2 w = b->vwall[vid];
+        float ws = qn__cross(dir, w), side = lateral < 0.0f ? -1.0f : 1.0f;
+        if (fabsf(ws) > 0.1f * qn__len(w)) side = ws > 0.0f ? 1.0f : -1.0f;
+        *out = (qn__sroot){.at = c, .out = dir, .g = 0.0f, .side = side};
     }
     return hit;
 }

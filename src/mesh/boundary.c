@@ -113,14 +113,21 @@ static float angle_at(const qn__boundary *b, uint32_t base, uint32_t k, uint32_t
 /* Static corner flags per vertex id, from walls and summed angles. */
 static void mark_corners(const qn_mesh *m, qn__boundary *b, float *open) {
     memset(b->vkind, 0, b->nv);
-    for (uint32_t v = 0; v < b->nv; v++) open[v] = 0.0f;
+    for (uint32_t v = 0; v < b->nv; v++) open[v] = 0.0f, b->vwall[v] = qn__v2(0.0f, 0.0f);
     for (uint32_t q = 0; q < m->quad_count; q++) {
         uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
         for (uint32_t s = 0; s < k; s++) {
             uint32_t v = b->bvid[base + s];
             open[v] += angle_at(b, base, k, s);
-            if (b->bportal[base + s] == QN_NONE)
-                b->vkind[v] |= QN__VK_WALL, b->vkind[b->bvid[base + (s + 1) % k]] |= QN__VK_WALL;
+            if (b->bportal[base + s] == QN_NONE) {
+                uint32_t w = b->bvid[base + (s + 1) % k];
+                qn_vec2 d = qn__sub(b->bv[base + (s + 1) % k], b->bv[base + s]);
+                float l = qn__len(d);
+                d = l > 0.0f ? qn__scale(d, 1.0f / l) : d;
+                b->vkind[v] |= QN__VK_WALL, b->vkind[w] |= QN__VK_WALL;
+                b->vwall[v] = qn__add(b->vwall[v], d);
+                b->vwall[w] = qn__sub(b->vwall[w], d);
+            }
         }
     }
     for (uint32_t v = 0; v < b->nv; v++)
@@ -129,7 +136,7 @@ static void mark_corners(const qn_mesh *m, qn__boundary *b, float *open) {
 
 static size_t boundary_bytes(uint32_t nq, uint32_t np, uint32_t nbmax) {
     return ((size_t)nq + 1 + 2 * (size_t)np) * sizeof(uint32_t) +
-           (size_t)nbmax * (sizeof(qn_vec2) + 2 * sizeof(uint32_t) + 1);
+           (size_t)nbmax * (2 * sizeof(qn_vec2) + 2 * sizeof(uint32_t) + 1);
 }
 
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b) {
@@ -142,6 +149,8 @@ void qn__boundary_free(const qn_allocator *a, qn__boundary *b) {
 static void boundary_layout(qn__boundary *b, uint32_t nq, uint32_t np, uint32_t nbmax) {
     char *p = b->block;
     b->bv = (qn_vec2 *)(void *)p;
+    p += (size_t)nbmax * sizeof(qn_vec2);
+    b->vwall = (qn_vec2 *)(void *)p;
     p += (size_t)nbmax * sizeof(qn_vec2);
     b->bstart = (uint32_t *)(void *)p;
     b->bportal = b->bstart + nq + 1;
@@ -167,6 +176,7 @@ static bool shrink(const qn_mesh *m, qn__boundary *b, uint32_t nbmax) {
     memcpy(b->bvid, t.bvid, (size_t)b->nb * sizeof(uint32_t));
     memcpy(b->psub, t.psub, 2 * (size_t)m->portal_count * sizeof(uint32_t));
     memcpy(b->vkind, t.vkind, b->nv);
+    memcpy(b->vwall, t.vwall, (size_t)b->nv * sizeof(qn_vec2));
     qn__free(&m->alloc, t.block, boundary_bytes(m->quad_count, m->portal_count, nbmax));
     b->bytes = bytes;
     return true;

@@ -87,5 +87,8 @@ void qn_terrain_free(qn_terrain *t) {
 }
 
 float qn_terrain_radius(const qn_terrain *t, float radius) {
-    return t->from_grid && radius > 0.45f ? 0.45f : radius;
+    if (!(t->from_grid && radius > QN_CLI_MAP_RADIUS)) return radius;
+    fprintf(stderr, "quadnav: note: --radius %g is above %g on a map (corridors may be one cell "
+            "wide): using %g\n", (double)radius, (double)QN_CLI_MAP_RADIUS, (double)QN_CLI_MAP_RADIUS);
+    return QN_CLI_MAP_RADIUS;
 }

@@ -112,36 +112,33 @@ static int build(const crowd_args *a, qn_crowd_scene *s) {
                                 a->radius);
 }
 
-static void print_metrics(const crowd_args *a, const qn_crowd_scene *s,
+static int print_metrics(const crowd_args *a, const qn_crowd_scene *s,
                           const qn_crowd_metrics *m) {
     double rate = m->units && m->steps ? (double)m->overlap_pairs / ((double)m->units * m->steps) : 0.0;
     if (a->json) {
-        printf("{\"level\":");
-        if (a->path) qn_json_str(stdout, a->path);
-        else printf("null");
-        printf(",\"scenario\":");
-        qn_json_str(stdout, s->name);
-        printf(",\"units\":%u,\"arrived\":%u,\"stuck\":%u,\"wall_contacts\":%llu,"
-               "\"overlap_pairs\":%llu,\"overlap_rate\":",
-               m->units, m->arrived, m->stuck, (unsigned long long)m->wall_contacts,
-               (unsigned long long)m->overlap_pairs);
-        qn_json_num(stdout, rate);
-        printf(",\"max_overlap\":");
-        qn_json_num(stdout, m->max_overlap);
-        printf(",\"steps\":%u,\"step_budget\":%u,\"dt\":%g,\"radius\":%g,\"step_us_per_1000\":",
-               m->steps, s->budget, (double)s->dt, (double)s->radius);
-        qn_json_num(stdout, m->step_us_per_1000);
-        printf(",\"step_us_mean\":");
-        qn_json_num(stdout, m->step_us_mean);
-        printf(",\"threads\":%u", (unsigned)a->threads);
+        cJSON *o = cJSON_CreateObject();
+        if (a->path) qn_json_put_str(o, "level", a->path);
+        else qn_json_put(o, "level", cJSON_CreateNull());
+        qn_json_put_str(o, "scenario", s->name);
+        qn_json_put_uint(o, "units", m->units);
+        qn_json_put_uint(o, "arrived", m->arrived);
+        qn_json_put_uint(o, "stuck", m->stuck);
+        qn_json_put_uint(o, "wall_contacts", m->wall_contacts);
+        qn_json_put_uint(o, "overlap_pairs", m->overlap_pairs);
+        qn_json_put_num(o, "overlap_rate", rate);
+        qn_json_put_num(o, "max_overlap", m->max_overlap);
+        qn_json_put_uint(o, "steps", m->steps);
+        qn_json_put_uint(o, "step_budget", s->budget);
+        qn_json_put_float(o, "dt", s->dt);
+        qn_json_put_float(o, "radius", s->radius);
+        qn_json_put_num(o, "step_us_per_1000", m->step_us_per_1000);
+        qn_json_put_num(o, "step_us_mean", m->step_us_mean);
+        qn_json_put_uint(o, "threads", a->threads);
         if (s->leader != QN_NONE) {
-            printf(",\"slot_error_mean\":");
-            qn_json_num(stdout, m->slot_error_mean);
-            printf(",\"reform_s_max\":");
-            qn_json_num(stdout, m->reform_s_max);
+            qn_json_put_num(o, "slot_error_mean", m->slot_error_mean);
+            qn_json_put_num(o, "reform_s_max", m->reform_s_max);
         }
-        printf("}\n");
-        return;
+        return qn_json_emit(o);
     }
     printf("scenario          %s%s%s\n", s->name, a->path ? " " : "", a->path ? a->path : "");
     printf("units             %u (radius %g, step %g s)\n", m->units, (double)s->radius,
@@ -157,6 +154,7 @@ static void print_metrics(const crowd_args *a, const qn_crowd_scene *s,
     if (s->leader != QN_NONE)
         printf("slot_error_mean   %.3f radii on open ground\nreform_s_max      %.2f s\n",
                m->slot_error_mean, m->reform_s_max);
+    return fflush(stdout) == 0 ? 0 : qn_cli_error("stdout: write error");
 }
 
 /* ---- render ----------------------------------------------------------------- */
@@ -276,7 +274,7 @@ int qn_tool_crowd(int argc, char **argv) {
     else {
         qn_crowd_metrics m;
         rc = qn_crowd_scene_run(&s, (uint32_t)a.threads, (uint32_t)a.steps, &m, NULL, NULL);
-        if (rc == 0) print_metrics(&a, &s, &m);
+        if (rc == 0) rc = print_metrics(&a, &s, &m);
     }
     qn_crowd_scene_free(&s);
     return rc;

@@ -688,7 +688,12 @@ static int session_setup(const sim_args *a, qn_session *ses, setup *s) {
     if (st != QN_OK)
         return qn_cli_error("goal %g,%g: %s: %s", (double)s->goal.x, (double)s->goal.y,
                             qn_status_name(st), e.message);
-    if (!qn_session_level(ses)) s->radius = fminf(s->radius, 0.45f);
+    if (!qn_session_level(ses) && s->radius > QN_CLI_MAP_RADIUS) {
+        fprintf(stderr, "quadnav: note: --radius %g is above %g on a map (corridors may be one "
+                "cell wide): using %g\n", (double)s->radius, (double)QN_CLI_MAP_RADIUS,
+                (double)QN_CLI_MAP_RADIUS);
+        s->radius = QN_CLI_MAP_RADIUS;
+    }
     return 0;
 }
 

@@ -129,7 +129,7 @@ const qn_grid *qn_session_grid(qn_session *s, qn_error *err) {
 /* The quad instance: the caller's radius, capped on a map, whose corridors
 ** may be one cell wide (as `quadnav compare` does). */
 static qn_status build_quad(qn_session *s, qn_vec2 goal, float radius, qn_error *err) {
-    qn_field_opts fo = {.radius = s->level ? radius : fminf(radius, 0.45f)};
+    qn_field_opts fo = {.radius = s->level ? radius : fminf(radius, QN_CLI_MAP_RADIUS)};
     qn_status st = qn_field_create(qn_session_mesh(s), &goal, 1, &fo, NULL, &s->field, err);
     if (st == QN_OK) qn_sim_world_quad(&s->world, &s->qctx, s->field, goal);
     return st;

@@ -193,6 +193,11 @@ qn_mesh *qn_terrain_mesh_mut(qn_terrain *t);
 /* The quad-mode agent radius for compare and render: maps have corridors
 ** one cell wide, which a radius of 0.5 or more would close, so it is
 ** capped at 0.45. */
+/* The largest agent radius the tools use on a map (a terrain from a grid):
+** corridors may be one cell wide. */
+#define QN_CLI_MAP_RADIUS 0.45f
+/* radius, or QN_CLI_MAP_RADIUS on a map when radius is larger (with a note
+** on stderr saying so). */
 float qn_terrain_radius(const qn_terrain *t, float radius);
 
 /* The default agent radius of every command (--radius): units have bodies,

@@ -344,6 +344,8 @@ struct qn_field {
     qn__tree *tree; /* NULL unless built repairable */
     qn__spm *spm;   /* the exact instance; NULL for a discrete one */
     bool exact_ok;  /* exact unless asked otherwise (on uniform-cost meshes) */
+    bool uniform;   /* all open quads cost the same, as of mesh version ... */
+    uint64_t uniform_version; /* ... uniform_version - 1 (0: not known) */
     uint64_t version; /* mesh version the field reflects */
     size_t bytes;
 };

@@ -232,15 +232,21 @@ static search search_on_tree(const qn_field *f) {
     return s;
 }
 
-/* Do all open quads cost the same? Then an instance can be exact. */
-static bool uniform_costs(const qn_mesh *m) {
+/* Do all open quads cost the same? Then an instance can be exact. One scan
+** per mesh version (create and update both ask). */
+static bool uniform_costs(qn_field *f) {
+    const qn_mesh *m = f->mesh;
+    if (f->uniform_version == m->version + 1) return f->uniform;
     float c = -1.0f;
-    for (uint32_t q = 0; q < m->quad_count; q++) {
+    bool same = true;
+    for (uint32_t q = 0; q < m->quad_count && same; q++) {
         if (m->blocked[q]) continue;
         if (c < 0.0f) c = m->cost[q];
-        else if (m->cost[q] != c) return false;
+        else same = m->cost[q] == c;
     }
-    return true;
+    f->uniform = same;
+    f->uniform_version = m->version + 1;
+    return same;
 }
 
 /* The discrete instance: portal costs, and each quad's cost and exit. An
@@ -271,7 +277,7 @@ static qn_status build_discrete(qn_field *f, qn_error *err) {
 
 static qn_status build(qn_field *f, qn_error *err) {
     qn_status st = build_discrete(f, err);
-    if (st == QN_OK && f->exact_ok && uniform_costs(f->mesh)) return qn__spm_build(f, err);
+    if (st == QN_OK && f->exact_ok && uniform_costs(f)) return qn__spm_build(f, err);
     qn__spm_free(&f->alloc, f->spm, f->mesh->quad_count);
     f->spm = NULL;
     return st;
@@ -436,7 +442,7 @@ qn_status qn_field_update(qn_field *field, qn_error *err) {
     if (field->version == m->version) return QN_OK;
     qn_status st;
     /* An exact instance is rebuilt; so is one that changes kind. */
-    if (field->tree && !field->spm && !(field->exact_ok && uniform_costs(m)) &&
+    if (field->tree && !field->spm && !(field->exact_ok && uniform_costs(field)) &&
         m->version - field->version <= QN__JOURNAL) {
         uint32_t quads[QN__JOURNAL];
         uint32_t nq = pending_quads(field, quads);
@@ -566,7 +572,7 @@ qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t go
     f->goals = qn__alloc(&a, (size_t)goal_count * sizeof(qn__goal));
     if (!f->slots || !f->goals) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     if (st == QN_OK) st = place_goals(f, goals, err);
-    if (st == QN_OK && opts && opts->repairable && !(f->exact_ok && uniform_costs(mesh)))
+    if (st == QN_OK && opts && opts->repairable && !(f->exact_ok && uniform_costs(f)))
         st = tree_alloc(f, err);
     if (st == QN_OK && f->tree) f->pg = f->tree->g;
     else if (st == QN_OK) {

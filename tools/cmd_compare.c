@@ -36,8 +36,12 @@ static const char compare_usage[] =
     "traversable space), stuck units, stretch mean and 95th percentile, and\n"
     "exact stretch mean and 95th percentile: distance walked / the exact\n"
     "any-angle shortest length from start to goal (qn_path_find at radius 0 on\n"
-    "the quads; only when every quad costs the same, else null). A markdown\n"
-    "table, or with --json one object with keys quad, grid8, gridvec.\n"
+    "the quads; only when every quad costs the same, else null). Also, for all\n"
+    "modes, the clearance stretch (mean and p95): the length of qn_path_find's\n"
+    "path at the quad radius, which keeps that clearance from walls and rounds\n"
+    "corners on arcs, over the exact radius-0 length: what a body of that\n"
+    "radius walks at least on such a path. A markdown table, or with --json one\n"
+    "object with keys quad, grid8, gridvec (and clearance_stretch_mean/_p95).\n"
     "  --per-unit   with --json, each mode also lists per_unit: one object per\n"
     "               unit {\"start\":[x,y],\"goal\":[x,y],\"walked\":L,\"arrived\":B}\n"
     "               in map coordinates (a cell's centre is x+0.5, y+0.5), in the\n"
@@ -111,6 +115,7 @@ typedef struct cmp_unit {
     qn_vec2 start, goal;
     double ref;   /* the length stretch is measured against */
     double exact; /* exact any-angle shortest length, NAN when unknown */
+    double clear; /* qn_path_find's length at the agent radius (clearance kept), NAN when unknown */
     uint32_t order;
 } cmp_unit;
 
@@ -479,28 +484,30 @@ static bool uniform_costs(const qn_mesh *m) {
     return n > 0;
 }
 
-/* The exact any-angle shortest length a -> b (radius 0); NAN when there is
-** no path. *buf (capacity *cap) grows as needed; false when out of memory. */
-static bool exact_length(qn_pathfinder *pf, qn_vec2 a, qn_vec2 b, qn_vec2 **buf, uint32_t *cap,
-                         double *len) {
+/* The length of qn_path_find's path a -> b at radius r: at radius 0 the
+** exact any-angle shortest length; NAN when there is no path. *buf
+** (capacity *cap) grows as needed; false when out of memory. */
+static bool path_length(qn_pathfinder *pf, qn_vec2 a, qn_vec2 b, float r, qn_vec2 **buf,
+                        uint32_t *cap, double *len) {
     uint32_t n = 0;
-    qn_status st = qn_path_find(pf, a, b, 0.0f, *buf, *cap, &n, NULL);
+    qn_status st = qn_path_find(pf, a, b, r, *buf, *cap, &n, NULL);
     if (st == QN_E_BUFFER_TOO_SMALL) {
         qn_vec2 *p = realloc(*buf, (size_t)n * sizeof *p);
         if (!p) return false;
         *buf = p;
         *cap = n;
-        st = qn_path_find(pf, a, b, 0.0f, *buf, *cap, &n, NULL);
+        st = qn_path_find(pf, a, b, r, *buf, *cap, &n, NULL);
     }
     if (st == QN_E_NOMEM) return false;
     *len = st == QN_OK ? qn_path_length(*buf, n) : (double)NAN;
     return true;
 }
 
-/* Sets every unit's exact length (all NAN on a mesh of mixed costs). */
-static bool exact_lengths(const qn_mesh *m, cmp_unit *u, uint32_t n) {
+/* Sets every unit's exact length and its length at radius r (all NAN on a
+** mesh of mixed costs). */
+static bool exact_lengths(const qn_mesh *m, cmp_unit *u, uint32_t n, float r) {
     for (uint32_t i = 0; i < n; i++)
-        u[i].exact = (double)NAN;
+        u[i].exact = u[i].clear = (double)NAN;
     if (!uniform_costs(m)) return true;
     qn_pathfinder *pf = NULL;
     qn_error e;
@@ -510,7 +517,8 @@ static bool exact_lengths(const qn_mesh *m, cmp_unit *u, uint32_t n) {
     uint32_t cap = 0;
     bool ok = true;
     for (uint32_t i = 0; ok && i < n; i++)
-        ok = exact_length(pf, u[i].start, u[i].goal, &buf, &cap, &u[i].exact);
+        ok = path_length(pf, u[i].start, u[i].goal, 0.0f, &buf, &cap, &u[i].exact) &&
+             path_length(pf, u[i].start, u[i].goal, r, &buf, &cap, &u[i].clear);
     if (!ok) qn_cli_error("exact lengths: out of memory");
     free(buf);
     qn_pathfinder_destroy(pf);
@@ -530,6 +538,28 @@ static exact_stats exact_stretch(const mode_acc *m, const cmp_unit *u, uint32_t 
     for (uint32_t i = 0; v && i < n; i++) {
         if (!m->rec[i].arrived || !(u[i].exact >= 0.0)) continue;
         v[k] = u[i].exact > 0.0 ? m->rec[i].walked / u[i].exact : 1.0;
+        sum += v[k++];
+    }
+    if (k > 0) {
+        qsort(v, k, sizeof *v, cmp_double);
+        uint32_t p = (uint32_t)ceil(0.95 * k);
+        s.mean = sum / k;
+        s.p95 = v[p > 0 ? p - 1 : 0];
+    }
+    free(v);
+    return s;
+}
+
+/* The stretch a body of the agent's radius cannot avoid: qn_path_find's
+** path at that radius (it keeps the clearance, round corners on arcs) over
+** the exact radius-0 length, over every unit with both lengths. */
+static exact_stats clearance_stretch(const cmp_unit *u, uint32_t n) {
+    exact_stats s = {(double)NAN, (double)NAN};
+    double *v = calloc(n ? n : 1, sizeof *v), sum = 0.0;
+    uint32_t k = 0;
+    for (uint32_t i = 0; v && i < n; i++) {
+        if (!(u[i].exact >= 0.0) || !(u[i].clear >= 0.0)) continue;
+        v[k] = u[i].exact > 0.0 ? u[i].clear / u[i].exact : 1.0;
         sum += v[k++];
     }
     if (k > 0) {
@@ -622,6 +652,9 @@ static int print_json(const run_info *ri, mode_acc *acc) {
     qn_json_push(size, qn_json_uint(qn_grid_height(g)));
     qn_json_put(o, "grid", size);
     qn_json_put_float(o, "cell_size", qn_grid_cell_size(g));
+    exact_stats c = clearance_stretch(ri->u, ri->units);
+    qn_json_put_num(o, "clearance_stretch_mean", c.mean);
+    qn_json_put_num(o, "clearance_stretch_p95", c.p95);
     for (int m = 0; m < MODE_COUNT; m++) {
         mode_summary s = summarise(&acc[m]);
         qn_json_put(o, mode_names[m], json_mode(ri, &acc[m], &s));
@@ -647,6 +680,9 @@ static void print_table(const run_info *ri, mode_acc *acc) {
                (unsigned long long)acc[m].contacts, acc[m].stuck, s.stretch_mean, s.stretch_p95,
                x.mean, x.p95);
     }
+    exact_stats c = clearance_stretch(ri->u, ri->units);
+    printf("\nclearance stretch (qn_path_find at radius %g / exact at radius 0): mean %.4f, "
+           "p95 %.4f\n", (double)ri->radius, c.mean, c.p95);
 }
 
 /* ---- the command ------------------------------------------------------------------------ */
@@ -685,7 +721,7 @@ int qn_tool_compare(int argc, char **argv) {
     }
     ri.u = u;
     if (u && run_all(&t, u, ri.units, &qo, a.step, acc, &ri.goals) &&
-        exact_lengths(t.mesh, u, ri.units)) {
+        exact_lengths(t.mesh, u, ri.units, ri.radius)) {
         rc = 0;
         if (a.json) rc = print_json(&ri, acc);
         else print_table(&ri, acc);

@@ -266,6 +266,10 @@ if rc == 0:
         # Nobody walks shorter than the shortest path.
         check(f"exact stretch {m} >= 1", min(st) >= 1.0 - 1e-4, min(st))
     check("quad exact stretch near 1", j["quad"]["exact_stretch_mean"] < 1.1, j["quad"])
+    # A clearance-keeping path is never shorter than the exact one, and a
+    # radius of 0.1 adds little on this map.
+    cs, cp = j.get("clearance_stretch_mean"), j.get("clearance_stretch_p95")
+    check("clearance stretch in [1, 1.1]", cs is not None and 1.0 - 1e-4 <= cs <= cp < 1.1, (cs, cp))
 
 # Without --per-unit there is no per_unit array; --per-unit needs --json.
 rc, out, err = run(["compare", MAP, "--scen", SCEN, "--units", "5", "--json"])

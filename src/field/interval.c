@@ -703,75 +703,15 @@ static uint32_t join_wedges(xentry *e, uint32_t first, uint32_t n, float tol) {
     return n;
 }
 
-/* Does entry e's wedge (or, for a root on the boundary, the whole quad)
-** hold point c, with the sampler's slack? */
-static bool wedge_holds(const qn__sent *e, qn_vec2 at, qn_vec2 c, float tol) {
-    if (e->root & ON_BIT) return true;
-    qn_vec2 v = qn__sub(c, at);
-    float slack = 1e-5f * (fabsf(v.x) + fabsf(v.y)) + tol;
-    return qn__cross(e->dr, v) >= -slack && qn__cross(v, e->dl) >= -slack;
-}
-
-/* Drops the entries of each quad that can win nowhere in it: when an entry
-** that covers the whole quad gives at most U at its farthest corner, an
-** entry whose root is farther than U - g from every point of the quad is
-** beaten everywhere. Wasted states of the search leave such entries; they
-** cost memory and sampling time. Shrinks the entry array. */
-static void prune_dominated(const xsearch *S, qn__spm *s) {
-    const qn_mesh *m = S->m;
-    uint32_t out = 0;
-    for (uint32_t q = 0; q < m->quad_count; q++) {
-        uint32_t lo = s->qstart[q], hi = s->qstart[q + 1];
-        s->qstart[q] = out;
-        const qn_vec2 *k = &m->corners[4 * (size_t)q];
-        float U = INFINITY;
-        for (uint32_t i = lo; i < hi && hi - lo > 1; i++) {
-            const qn__sroot *r = &s->roots[s->ents[i].root & ~ON_BIT];
-            float far = 0.0f;
-            bool all = true;
-            for (int c = 0; c < 4 && all; c++) {
-                all = wedge_holds(&s->ents[i], r->at, k[c], S->tol);
-                float d = qn__len(qn__sub(k[c], r->at));
-                far = d > far ? d : far;
-            }
-            if (all && far + r->g < U) U = far + r->g;
-        }
-        for (uint32_t i = lo; i < hi; i++) {
-            const qn__sroot *r = &s->roots[s->ents[i].root & ~ON_BIT];
-            if (r->g > U) { /* cheap test first: the root alone costs more */
-                continue;
-            }
-            if (U < INFINITY) {
-                float near = qn__quad_contains(m, q, r->at) ? 0.0f : INFINITY;
-                for (int c = 0; c < 4 && near > 0.0f; c++) {
-                    float d = point_segment_dist(r->at, k[c], k[(c + 1) & 3]);
-                    near = d < near ? d : near;
-                }
-                if (near + r->g > U + S->tol + 1e-6f * U) continue;
-            }
-            s->ents[out++] = s->ents[i];
-        }
-    }
-    s->qstart[m->quad_count] = out;
-    /* Roots were sized for every vertex; keep the ones entries use. */
-    if (s->nroots < s->rcap) {
-        qn__sroot *n = qn__realloc(&S->f->alloc, s->roots, ((size_t)s->rcap + 1) * sizeof(qn__sroot),
-                                   ((size_t)s->nroots + 1) * sizeof(qn__sroot));
-        if (n) {
-            s->bytes -= (size_t)(s->rcap - s->nroots) * sizeof(qn__sroot);
-            s->roots = n;
-            s->rcap = s->nroots;
-        }
-    }
-    if (out < s->nents) {
-        qn__sent *n = qn__realloc(&S->f->alloc, s->ents, ((size_t)s->nents + 1) * sizeof(qn__sent),
-                                  ((size_t)out + 1) * sizeof(qn__sent));
-        if (n) {
-            s->bytes -= (size_t)(s->nents - out) * sizeof(qn__sent);
-            s->ents = n;
-            s->nents = out;
-        }
-    }
+/* Roots were sized for every vertex: keeps the ones entries use. */
+static void shrink_roots(const xsearch *S, qn__spm *s) {
+    if (s->nroots >= s->rcap) return;
+    qn__sroot *n = qn__realloc(&S->f->alloc, s->roots, ((size_t)s->rcap + 1) * sizeof(qn__sroot),
+                               ((size_t)s->nroots + 1) * sizeof(qn__sroot));
+    if (!n) return; /* the larger block stays */
+    s->bytes -= (size_t)(s->rcap - s->nroots) * sizeof(qn__sroot);
+    s->roots = n;
+    s->rcap = s->nroots;
 }
 
 static qn_status finish(xsearch *S, qn__spm **out) {
@@ -816,7 +756,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             }
     }
     qn__free(&S->alloc, rmap, (size_t)S->nr * sizeof(uint32_t));
-    if (st == QN_OK) prune_dominated(S, s);
+    if (st == QN_OK) shrink_roots(S, s);
     if (st != QN_OK) qn__spm_free(&S->f->alloc, s, m->quad_count), s = NULL;
     *out = s;
     return st;

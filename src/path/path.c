@@ -38,6 +38,7 @@
 ** any-angle search's node pool grows, and keeps its size between queries.
 */
 #include "internal.h"
+#include "core/heap.h"
 
 #include <float.h>
 #include <stdlib.h>
@@ -66,7 +67,7 @@ struct qn_pathfinder {
     bool uniform;      /* every open quad costs the same */
     uint64_t hversion; /* mesh version hscale and uniform were taken at */
     uint32_t gen;      /* generation of the current query */
-    uint32_t heap_n;
+    qn__heap open; /* the cost search's open nodes, on f (src/core/heap.h) */
     /* cost search, one slot per portal plus the goal */
     float *g, *f;
     uint32_t *parent, *pos, *stamp, *heap;
@@ -324,49 +325,11 @@ size_t qn_pathfinder_bytes(const qn_pathfinder *pf) {
     return sizeof *pf + pf->block_bytes + qn__isearch_bytes(pf->is);
 }
 
-/* ---- the open list: a 4-ary heap on f, ties to the larger g ---------------- */
-
-static inline bool before(const qn_pathfinder *pf, uint32_t a, uint32_t b) {
-    return pf->f[a] < pf->f[b] || (pf->f[a] == pf->f[b] && pf->g[a] > pf->g[b]);
-}
-
-static void heap_up(qn_pathfinder *pf, uint32_t i) {
-    uint32_t v = pf->heap[i];
-    while (i > 0) {
-        uint32_t parent = (i - 1) / 4, pv = pf->heap[parent];
-        if (!before(pf, v, pv)) break;
-        pf->heap[i] = pv;
-        pf->pos[pv] = i;
-        i = parent;
-    }
-    pf->heap[i] = v;
-    pf->pos[v] = i;
-}
-
-static void heap_down(qn_pathfinder *pf, uint32_t i) {
-    uint32_t v = pf->heap[i], n = pf->heap_n;
-    for (;;) {
-        uint32_t first = 4 * i + 1;
-        if (first >= n) break;
-        uint32_t last = first + 4 < n ? first + 4 : n, c = first;
-        for (uint32_t k = first + 1; k < last; k++)
-            if (before(pf, pf->heap[k], pf->heap[c])) c = k;
-        if (!before(pf, pf->heap[c], v)) break;
-        pf->heap[i] = pf->heap[c];
-        pf->pos[pf->heap[i]] = i;
-        i = c;
-    }
-    pf->heap[i] = v;
-    pf->pos[v] = i;
-}
+/* ---- the open list ----------------------------------------------------------- */
 
 static uint32_t pop_min(qn_pathfinder *pf) {
-    uint32_t top = pf->heap[0];
+    uint32_t top = qn__heap_pop(&pf->open);
     pf->pos[top] = CLOSED;
-    if (--pf->heap_n > 0) {
-        pf->heap[0] = pf->heap[pf->heap_n];
-        heap_down(pf, 0);
-    }
     return top;
 }
 
@@ -394,11 +357,8 @@ static void improve(query *Q, uint32_t v, float gv, uint32_t par, uint8_t via) {
     pf->f[v] = gv + h;
     pf->parent[v] = par;
     pf->via[v] = via;
-    if (pf->pos[v] == QN_NONE) {
-        pf->heap[pf->heap_n] = v;
-        pf->pos[v] = pf->heap_n++;
-    }
-    heap_up(pf, pf->pos[v]);
+    if (pf->pos[v] == QN_NONE) qn__heap_push(&pf->open, v);
+    else qn__heap_lowered(&pf->open, v);
 }
 
 /* From portal u (cost gu), every open portal of quad q = u's side `side`. */
@@ -417,7 +377,7 @@ static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) 
 
 /* Starts a query: every stamp older than the new generation reads as unset. */
 static void new_generation(qn_pathfinder *pf) {
-    pf->heap_n = 0;
+    pf->open = (qn__heap){pf->heap, 0, pf->f, pf->pos};
     if (++pf->gen == 0) { /* wrapped: forget every stamp */
         memset(pf->stamp, 0, ((size_t)pf->np + 1) * sizeof(uint32_t));
         memset(pf->cstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
@@ -437,7 +397,7 @@ static qn_status search(query *Q, float *cost) {
             improve(Q, v, ws * qn__len(qn__sub(m->portals[v].mid, Q->from)), QN_NONE,
                     side_in(m, v, Q->qs));
     }
-    while (pf->heap_n > 0) {
+    while (pf->open.n > 0) {
         uint32_t u = pop_min(pf);
         float gu = pf->g[u];
         if (u == goal) {

@@ -21,7 +21,7 @@ int qn_tool_write_grid_level(FILE *f, const char *name, const qn_grid *g, const 
 /* Resident-set peak of this process so far, in MiB (Linux reports KiB). */
 static double peak_rss_mb(void) {
     struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0) return NAN;
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return (double)NAN;
     return (double)ru.ru_maxrss / 1024.0;
 }
 

@@ -174,6 +174,9 @@ typedef struct qn__portal {
 ** QN__VK_* flags for the fully open mesh at radius 0. */
 #define QN__VK_WALL 1u   /* a wall ends at this point */
 #define QN__VK_CORNER 2u /* ... and the open quads round it fill more than a half turn */
+typedef struct qn__bcorner {
+    qn_vec2 at, wall;
+} qn__bcorner;
 typedef struct qn__boundary {
     uint32_t nb, nv;
     qn_vec2 *bv;
@@ -185,6 +188,12 @@ typedef struct qn__boundary {
     qn_vec2 *vwall;
     void *block;
     size_t bytes;
+    /* Per quad (CSR, cstart has quad_count + 1): the vertices of its cycle
+    ** that are obstacle corners (QN__VK_CORNER), with their vwall, packed
+    ** for the sampler. */
+    uint32_t *cstart;
+    qn__bcorner *corner;
+    size_t cbytes;
 } qn__boundary;
 
 struct qn_mesh {

@@ -352,11 +352,8 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         out->side = cs;
     }
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
-    uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
-    for (uint32_t j = 0; j < k; j++) {
-        uint32_t vid = b->bvid[base + j];
-        if (!(b->vkind[vid] & QN__VK_CORNER)) continue;
-        qn_vec2 c = b->bv[base + j], v = qn__sub(c, p);
+    for (uint32_t j = b->cstart[q]; j < b->cstart[q + 1]; j++) {
+        qn_vec2 c = b->corner[j].at, v = qn__sub(c, p);
         float ahead = qn__dot(v, dir), lateral = qn__cross(dir, v);
         if (ahead <= 0.0f || ahead >= best || fabsf(lateral) >= rad * 0.999f) continue;
         if (lateral == 0.0f || qn__len(v) <= reach_tol) continue;
@@ -364,7 +361,7 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         best = ahead;
         hit = true;
         /* The obstacle on the left of the way: side +1. */
-        qn_vec2 w = b->vwall[vid];
+        qn_vec2 w = b->corner[j].wall;
         float ws = qn__cross(dir, w), side = lateral < 0.0f ? -1.0f : 1.0f;
         if (fabsf(ws) > 0.1f * qn__len(w)) side = ws > 0.0f ? 1.0f : -1.0f;
         *out = (qn__sroot){.at = c, .out = dir, .g = 0.0f, .side = side};

@@ -1,6 +1,6 @@
 /*
 ** boundary.c: each quad's boundary as a cycle of sub-edges, the structure
-** the interval engine (field/spm.c, path/path.c) walks.
+** the interval engine (field/interval.c) walks and the sampler reads.
 **
 ** A quad's cycle starts at each edge's first corner and adds the end points
 ** of the portals along that edge, so sub-edge j runs from cycle vertex j to
@@ -141,6 +141,7 @@ static size_t boundary_bytes(uint32_t nq, uint32_t np, uint32_t nbmax) {
 
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b) {
     if (!b) return;
+    qn__free(a, b->cstart, b->cbytes);
     qn__free(a, b->block, b->bytes);
     qn__free(a, b, sizeof *b);
 }
@@ -179,6 +180,26 @@ static bool shrink(const qn_mesh *m, qn__boundary *b, uint32_t nbmax) {
     memcpy(b->vwall, t.vwall, (size_t)b->nv * sizeof(qn_vec2));
     qn__free(&m->alloc, t.block, boundary_bytes(m->quad_count, m->portal_count, nbmax));
     b->bytes = bytes;
+    return true;
+}
+
+/* Each quad's obstacle corners in one packed list (one block). */
+static bool pack_corners(const qn_mesh *m, qn__boundary *b) {
+    uint32_t nq = m->quad_count, n = 0;
+    for (uint32_t i = 0; i < b->nb; i++) n += (b->vkind[b->bvid[i]] & QN__VK_CORNER) != 0;
+    b->cbytes = ((size_t)nq + 1) * sizeof(uint32_t) + (size_t)n * sizeof(qn__bcorner);
+    b->cstart = qn__alloc(&m->alloc, b->cbytes);
+    if (!b->cstart) return false;
+    b->corner = (qn__bcorner *)(void *)(b->cstart + nq + 1);
+    n = 0;
+    for (uint32_t q = 0; q < nq; q++) {
+        b->cstart[q] = n;
+        for (uint32_t i = b->bstart[q]; i < b->bstart[q + 1]; i++) {
+            uint32_t v = b->bvid[i];
+            if (b->vkind[v] & QN__VK_CORNER) b->corner[n++] = (qn__bcorner){b->bv[i], b->vwall[v]};
+        }
+    }
+    b->cstart[nq] = n;
     return true;
 }
 
@@ -224,6 +245,10 @@ qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err
     mark_corners(m, b, (float *)(void *)keys);
     qn__free(&m->alloc, scratch, kbytes);
     if (!shrink(m, b, nbmax)) {
+        qn__boundary_free(&m->alloc, b);
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
+    }
+    if (!pack_corners(m, b)) {
         qn__boundary_free(&m->alloc, b);
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
     }

@@ -529,6 +529,18 @@ typedef struct exact_stats {
     double mean, p95; /* NAN when no arrived unit has an exact length */
 } exact_stats;
 
+/* Mean and 95th percentile of v[0..k) (sum: their sum); NAN for k = 0.
+** Sorts v. */
+static exact_stats mean_p95(double *v, uint32_t k, double sum) {
+    exact_stats s = {(double)NAN, (double)NAN};
+    if (k == 0) return s;
+    qsort(v, k, sizeof *v, cmp_double);
+    uint32_t p = (uint32_t)ceil(0.95 * k);
+    s.mean = sum / k;
+    s.p95 = v[p > 0 ? p - 1 : 0];
+    return s;
+}
+
 /* Walked / exact length over the mode's arrived units with a known exact
 ** length (1 for a unit starting on its goal), as summarise() does stretch. */
 static exact_stats exact_stretch(const mode_acc *m, const cmp_unit *u, uint32_t n) {
@@ -540,12 +552,7 @@ static exact_stats exact_stretch(const mode_acc *m, const cmp_unit *u, uint32_t 
         v[k] = u[i].exact > 0.0 ? m->rec[i].walked / u[i].exact : 1.0;
         sum += v[k++];
     }
-    if (k > 0) {
-        qsort(v, k, sizeof *v, cmp_double);
-        uint32_t p = (uint32_t)ceil(0.95 * k);
-        s.mean = sum / k;
-        s.p95 = v[p > 0 ? p - 1 : 0];
-    }
+    s = mean_p95(v, k, sum);
     free(v);
     return s;
 }
@@ -562,12 +569,7 @@ static exact_stats clearance_stretch(const cmp_unit *u, uint32_t n) {
         v[k] = u[i].exact > 0.0 ? u[i].clear / u[i].exact : 1.0;
         sum += v[k++];
     }
-    if (k > 0) {
-        qsort(v, k, sizeof *v, cmp_double);
-        uint32_t p = (uint32_t)ceil(0.95 * k);
-        s.mean = sum / k;
-        s.p95 = v[p > 0 ? p - 1 : 0];
-    }
+    s = mean_p95(v, k, sum);
     free(v);
     return s;
 }

@@ -985,6 +985,75 @@ QN_API qn_status qn_grid_field_sample_batch(const qn_grid_field *field, qn_flow_
                                             uint8_t *status, uint32_t *cells, size_t count);
 
 /* ------------------------------------------------------------------ */
+/* Grid tiles: hierarchical grid instances for big maps                */
+/* ------------------------------------------------------------------ */
+
+/* Flow-field tiles. A qn_grid_tiles is built once per grid: square sectors
+** of sector_cells cells, the entrances between neighbouring sectors (runs
+** of cells open on both sides of a border, cut into segments of at most 8
+** cells, each a pair of nodes, one cell either side at its middle), and per
+** sector the cost between each pair of its nodes inside it (grid mode's
+** octile moves and corner rule). A qn_grid_tfield is one destination: a
+** Dijkstra over the nodes from the goal's sector (milliseconds on a
+** 4096x4096 map), then each sector's field (values, 8-direction flow and
+** gradient) is built the first time a unit samples in it, seeded from the
+** cells just across its entrances, and kept. Memory grows with the sectors
+** units visit, not with the map. Paths run through node cells, so they are
+** a few percent longer than a whole-grid field's; units arrive wherever the
+** goal is reachable.
+**
+** Thread-safety: a tile field may be sampled from many threads at once
+** (qn_grid_tfield_sample, _sample_batch, _prepare): a sector built by two
+** threads at the same time is published once (atomic compare-and-swap) and
+** the other copy freed. Creating and destroying, and qn_grid_tiles_update,
+** need exclusive access; fields of tiles that were updated must be made
+** anew (sampling a field whose grid changed since its tiles were built
+** returns QN_E_MISMATCH).
+**
+** qn_grid_tiles_create: sector_cells 4..256, 0 for QN_GRID_TILE_DEFAULT.
+** Codes: QN_E_INVALID_ARG, QN_E_NOMEM. The grid must outlive the tiles. */
+#define QN_GRID_TILE_DEFAULT 32u
+typedef struct qn_grid_tiles qn_grid_tiles;
+typedef struct qn_grid_tfield qn_grid_tfield;
+QN_API qn_status qn_grid_tiles_create(const qn_grid *grid, uint32_t sector_cells,
+                                      const qn_allocator *alloc, qn_grid_tiles **out,
+                                      qn_error *err);
+QN_API void qn_grid_tiles_destroy(qn_grid_tiles *tiles);
+/* Rebuilds the tiles after qn_grid_stamp changed the grid (QN_OK at once
+** when it did not). */
+QN_API qn_status qn_grid_tiles_update(qn_grid_tiles *tiles, qn_error *err);
+QN_API size_t qn_grid_tiles_bytes(const qn_grid_tiles *tiles);
+QN_API uint32_t qn_grid_tiles_sector_count(const qn_grid_tiles *tiles);
+QN_API uint32_t qn_grid_tiles_node_count(const qn_grid_tiles *tiles);
+
+/* A destination: goal_cell is y*width+x. Codes: QN_E_INVALID_ARG (NULL, a
+** cell outside the grid), QN_E_BLOCKED (a wall), QN_E_MISMATCH (the grid
+** changed since the tiles were built), QN_E_NOMEM. */
+QN_API qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
+                                       const qn_allocator *alloc, qn_grid_tfield **out,
+                                       qn_error *err);
+QN_API void qn_grid_tfield_destroy(qn_grid_tfield *field);
+/* Bytes held now: the node costs plus the sectors built so far. */
+QN_API size_t qn_grid_tfield_bytes(const qn_grid_tfield *field);
+/* Builds the sectors of these positions now (outside ones are skipped), so
+** later samples there do no work. QN_E_NOMEM, QN_E_INVALID_ARG. */
+QN_API qn_status qn_grid_tfield_prepare(const qn_grid_tfield *field, const qn_vec2 *positions,
+                                        size_t count);
+/* As qn_grid_field_sample (same statuses and the same guarantees for both
+** kinds), building the sector's field on first use: QN_E_NOMEM when that
+** fails, QN_E_MISMATCH when the grid changed since the tiles were built. */
+QN_API qn_status qn_grid_tfield_sample(const qn_grid_tfield *field, qn_flow_kind kind, qn_vec2 p,
+                                       uint32_t *cell_io, qn_vec2 *dir);
+/* The tile field's value at cell (x, y) (building its sector): the cost to
+** the goal along the field's flow, at least the whole-grid field's value
+** (qn_grid_field_cost); INFINITY when unreachable, -INFINITY for a wall,
+** NAN for a cell outside the grid, NULL, out of memory or a changed grid. */
+QN_API double qn_grid_tfield_cost(const qn_grid_tfield *field, uint32_t x, uint32_t y);
+QN_API qn_status qn_grid_tfield_sample_batch(const qn_grid_tfield *field, qn_flow_kind kind,
+                                             const qn_vec2 *positions, qn_vec2 *dirs,
+                                             uint8_t *status, uint32_t *cells, size_t count);
+
+/* ------------------------------------------------------------------ */
 /* Grids to meshes and back                                            */
 /* ------------------------------------------------------------------ */
 

@@ -1,0 +1,629 @@
+/*
+** grid_tiles.c: hierarchical grid instances (flow-field tiles) for big
+** maps: a destination answers the units that ask without a field over the
+** whole grid.
+**
+** Per grid (qn_grid_tiles): the grid is cut into square sectors of S cells.
+** Along each border between two sectors, a run of rows (or columns) whose
+** cells are open on both sides is an entrance, cut into segments of at most
+** SEG cells; each segment gives a pair of nodes, one cell either side at its
+** middle. Per sector, the cost between each pair of its nodes inside the
+** sector (a Dijkstra over its cells, with grid mode's moves: into a cell of
+** cost c, c for a side step and c * sqrt 2 for a diagonal past two open
+** cells).
+**
+** Per destination (qn_grid_tfield): a Dijkstra over the nodes from the
+** goal's sector gives each node its cost to the goal through node cells.
+** A sector's field is built the first time a unit asks in it: a Dijkstra
+** over its cells seeded from the cells just outside it, across the
+** segments of its nodes, each with the cost of the node across plus the
+** walk along the segment to it (and from the goal when it is inside). Its
+** 8-direction flow, gradient and values are kept and published with an
+** atomic compare-and-swap, so many threads may sample one field: a thread
+** that loses the race frees its copy. Memory grows with the sectors units
+** visit.
+**
+** The one priority queue (core/heap.h) serves all three searches.
+*/
+#include "internal.h"
+#include "core/heap.h"
+
+#include <math.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#define SEG 8u /* cells per node segment along a border */
+#define WALL 255u
+#define SQRT2F 1.41421356f
+
+/* A node: a cell beside a sector border, the segment of the border it
+** stands for, and the node across. */
+typedef struct tnode {
+    uint32_t cell;  /* y * width + x */
+    uint32_t part;  /* the node across the border */
+    uint32_t lo, hi; /* the segment: along-border coordinates, inclusive */
+    uint8_t side;   /* the border of its sector: 0 +x, 1 +y, 2 -x, 3 -y */
+} tnode;
+
+struct qn_grid_tiles {
+    qn_allocator alloc;
+    const qn_grid *grid;
+    uint64_t version;
+    uint32_t w, h, S, sx, sy, nsec, nn;
+    tnode *node;
+    uint32_t *sstart; /* per sector: its nodes are node[sstart[s] .. sstart[s + 1]) */
+    uint32_t *mstart; /* per sector: where its k * k costs start in dm */
+    float *dm;        /* dm[mstart[s] + a * k + b]: node a to node b inside s */
+    size_t bytes;
+};
+
+/* A sector's field: per cell of the sector (row-major, S x S, clipped at
+** the grid's edge) its value, 8-direction flow and gradient. */
+typedef struct tsector {
+    uint32_t x0, y0, lw, lh;
+    float *val;
+    uint8_t *dir;
+    qn_vec2 *vec;
+    size_t bytes;
+} tsector;
+
+struct qn_grid_tfield {
+    qn_allocator alloc;
+    const qn_grid_tiles *t;
+    uint32_t goal;   /* goal cell */
+    float *d;        /* per node: cost to the goal (INFINITY: none) */
+    _Atomic(tsector *) *sec;
+    _Atomic size_t bytes;
+};
+
+/* ---- a Dijkstra over a rectangle of cells ------------------------------------ */
+
+/* The search domain: cells [x0, x1) x [y0, y1) are searched; a seed may
+** also lie one cell outside (the ring), from where values flow in. Local
+** index over the rectangle grown by one cell: (y - y0 + 1) * lw + x - x0 + 1. */
+typedef struct local {
+    const uint8_t *cost;
+    uint32_t w, h;
+    uint32_t x0, y0, x1, y1, lw, lh;
+    float *val;     /* lw * lh, INFINITY: not reached */
+    uint32_t *pos, *heap;
+    qn__heap q;
+} local;
+
+static bool open_cell(const local *L, int64_t x, int64_t y) {
+    return x >= 0 && y >= 0 && x < L->w && y < L->h && L->cost[(size_t)y * L->w + (size_t)x] != WALL;
+}
+
+static uint32_t lidx(const local *L, int64_t x, int64_t y) {
+    return (uint32_t)((y - (int64_t)L->y0 + 1) * L->lw + (x - (int64_t)L->x0 + 1));
+}
+
+static bool local_alloc(const qn_allocator *a, local *L, uint32_t S) {
+    size_t n = (size_t)(S + 2) * (S + 2);
+    L->val = qn__alloc(a, n * sizeof(float));
+    L->pos = qn__alloc(a, n * sizeof(uint32_t));
+    L->heap = qn__alloc(a, n * sizeof(uint32_t));
+    return L->val && L->pos && L->heap;
+}
+
+static void local_free(const qn_allocator *a, local *L, uint32_t S) {
+    size_t n = (size_t)(S + 2) * (S + 2);
+    qn__free(a, L->val, n * sizeof(float));
+    qn__free(a, L->pos, n * sizeof(uint32_t));
+    qn__free(a, L->heap, n * sizeof(uint32_t));
+}
+
+/* Sets the domain (clipped to the grid) and clears the values. */
+static void local_begin(local *L, const qn_grid_tiles *t, uint32_t s) {
+    L->cost = qn_grid_costs(t->grid);
+    L->w = t->w, L->h = t->h;
+    L->x0 = (s % t->sx) * t->S, L->y0 = (s / t->sx) * t->S;
+    L->x1 = L->x0 + t->S < t->w ? L->x0 + t->S : t->w;
+    L->y1 = L->y0 + t->S < t->h ? L->y0 + t->S : t->h;
+    L->lw = L->x1 - L->x0 + 2, L->lh = L->y1 - L->y0 + 2;
+    for (uint32_t i = 0; i < L->lw * L->lh; i++) L->val[i] = INFINITY, L->pos[i] = QN_NONE;
+    L->q = (qn__heap){L->heap, 0, L->val, L->pos};
+}
+
+/* Seeds cell (x, y) (inside, or on the ring) at value v. */
+static void local_seed(local *L, int64_t x, int64_t y, float v) {
+    uint32_t i = lidx(L, x, y);
+    if (!(v < L->val[i])) return;
+    L->val[i] = v;
+    if (L->pos[i] == QN_NONE) qn__heap_push(&L->q, i);
+    else qn__heap_lowered(&L->q, i);
+}
+
+static const int DX[8] = {1, 1, 0, -1, -1, -1, 0, 1}, DY[8] = {0, 1, 1, 1, 0, -1, -1, -1};
+
+/* May a unit step from (x, y) in direction k (0..7, as QN_DIR_*)? Both
+** cells open, and a diagonal passes two open cells. */
+static bool step_ok(const local *L, int64_t x, int64_t y, int k) {
+    if (!open_cell(L, x + DX[k], y + DY[k])) return false;
+    return !(k & 1) || (open_cell(L, x + DX[k], y) && open_cell(L, x, y + DY[k]));
+}
+
+/* Dijkstra toward the seeds: a cell that steps into cell u gets
+** val(u) + length * cost(u). Only cells inside the domain are relaxed. */
+static void local_run(local *L) {
+    while (L->q.n > 0) {
+        uint32_t u = qn__heap_pop(&L->q);
+        L->pos[u] = QN_NONE - 1; /* settled */
+        int64_t ux = (int64_t)(u % L->lw) + L->x0 - 1, uy = (int64_t)(u / L->lw) + L->y0 - 1;
+        float cu = (float)L->cost[(size_t)uy * L->w + (size_t)ux], vu = L->val[u];
+        for (int k = 0; k < 8; k++) {
+            int64_t nx = ux - DX[k], ny = uy - DY[k]; /* n steps along k into u */
+            if (nx < L->x0 || ny < L->y0 || nx >= L->x1 || ny >= L->y1) continue;
+            if (!open_cell(L, nx, ny) || !step_ok(L, nx, ny, k)) continue;
+            uint32_t n = lidx(L, nx, ny);
+            if (L->pos[n] == QN_NONE - 1) continue;
+            float v = vu + ((k & 1) ? SQRT2F : 1.0f) * cu;
+            if (v < L->val[n]) {
+                L->val[n] = v;
+                if (L->pos[n] == QN_NONE) qn__heap_push(&L->q, n);
+                else qn__heap_lowered(&L->q, n);
+            }
+        }
+    }
+}
+
+/* ---- the sector graph -------------------------------------------------------------- */
+
+typedef struct nodes {
+    tnode *a;
+    uint32_t n, cap;
+} nodes;
+
+static bool node_add(const qn_allocator *al, nodes *ns, tnode v) {
+    if (ns->n == ns->cap) {
+        uint32_t cap = ns->cap ? 2 * ns->cap : 1024;
+        tnode *p = qn__realloc(al, ns->a, (size_t)ns->cap * sizeof(tnode), (size_t)cap * sizeof(tnode));
+        if (!p) return false;
+        ns->a = p, ns->cap = cap;
+    }
+    ns->a[ns->n++] = v;
+    return true;
+}
+
+static uint32_t sector_of(const qn_grid_tiles *t, uint32_t cell) {
+    uint32_t x = cell % t->w, y = cell / t->w;
+    return (y / t->S) * t->sx + x / t->S;
+}
+
+/* The entrances across the border between cells (x, y) and (x + dx, y + dy)
+** for the border's run of cells along (ax, ay), count cells long. */
+static bool border_nodes(qn_grid_tiles *t, nodes *ns, uint32_t x, uint32_t y, int dx, int dy,
+                         int ax, int ay, uint32_t count) {
+    const uint8_t *c = qn_grid_costs(t->grid);
+    uint8_t side = dx > 0 ? 0 : 1; /* the near cell's side: +x or +y */
+    uint32_t run = 0;
+    for (uint32_t i = 0; i <= count; i++) {
+        bool ok = false;
+        if (i < count) {
+            uint32_t px = x + (uint32_t)ax * i, py = y + (uint32_t)ay * i;
+            ok = c[py * t->w + px] != WALL && c[(py + (uint32_t)dy) * t->w + px + (uint32_t)dx] != WALL;
+        }
+        if (ok) {
+            run++;
+            continue;
+        }
+        /* The run [i - run, i) ends: segments of at most SEG cells. */
+        for (uint32_t s0 = i - run; s0 < i; s0 += SEG) {
+            uint32_t s1 = s0 + SEG < i ? s0 + SEG : i, m = (s0 + s1 - 1) / 2;
+            uint32_t px = x + (uint32_t)ax * m, py = y + (uint32_t)ay * m;
+            uint32_t along0 = ax ? x + s0 : y + s0, along1 = ax ? x + s1 - 1 : y + s1 - 1;
+            tnode a = {py * t->w + px, ns->n + 1, along0, along1, side};
+            tnode b = {(py + (uint32_t)dy) * t->w + px + (uint32_t)dx, ns->n, along0, along1,
+                       (uint8_t)(side + 2)};
+            if (!node_add(&t->alloc, ns, a) || !node_add(&t->alloc, ns, b)) return false;
+        }
+        run = 0;
+    }
+    return true;
+}
+
+/* Groups the nodes by sector (counting sort; partners renumbered). */
+static bool group_nodes(qn_grid_tiles *t, nodes *ns) {
+    t->nn = ns->n;
+    t->sstart = qn__calloc(&t->alloc, (size_t)t->nsec + 1, sizeof(uint32_t));
+    t->node = qn__alloc(&t->alloc, ((size_t)ns->n + 1) * sizeof(tnode));
+    uint32_t *where = qn__alloc(&t->alloc, ((size_t)ns->n + 1) * sizeof(uint32_t));
+    uint32_t *fill = qn__alloc(&t->alloc, ((size_t)t->nsec + 1) * sizeof(uint32_t));
+    bool ok = t->sstart && t->node && where && fill;
+    if (ok) {
+        for (uint32_t i = 0; i < ns->n; i++) t->sstart[sector_of(t, ns->a[i].cell) + 1]++;
+        for (uint32_t s = 0; s < t->nsec; s++) t->sstart[s + 1] += t->sstart[s];
+        memcpy(fill, t->sstart, ((size_t)t->nsec + 1) * sizeof(uint32_t));
+        for (uint32_t i = 0; i < ns->n; i++) where[i] = fill[sector_of(t, ns->a[i].cell)]++;
+        for (uint32_t i = 0; i < ns->n; i++) {
+            tnode v = ns->a[i];
+            v.part = where[v.part];
+            t->node[where[i]] = v;
+        }
+    }
+    qn__free(&t->alloc, where, ((size_t)ns->n + 1) * sizeof(uint32_t));
+    qn__free(&t->alloc, fill, ((size_t)t->nsec + 1) * sizeof(uint32_t));
+    return ok;
+}
+
+/* Per sector, the cost from each of its nodes to each other inside it. */
+static bool sector_costs(qn_grid_tiles *t) {
+    uint64_t total = 0;
+    t->mstart = qn__alloc(&t->alloc, ((size_t)t->nsec + 1) * sizeof(uint32_t));
+    if (!t->mstart) return false;
+    for (uint32_t s = 0; s < t->nsec; s++) {
+        uint64_t k = t->sstart[s + 1] - t->sstart[s];
+        t->mstart[s] = (uint32_t)total;
+        total += k * k;
+        if (total > UINT32_MAX) return false;
+    }
+    t->mstart[t->nsec] = (uint32_t)total;
+    t->dm = qn__alloc(&t->alloc, ((size_t)total + 1) * sizeof(float));
+    local L;
+    bool ok = t->dm && local_alloc(&t->alloc, &L, t->S);
+    for (uint32_t s = 0; ok && s < t->nsec; s++) {
+        uint32_t a0 = t->sstart[s], k = t->sstart[s + 1] - a0;
+        for (uint32_t b = 0; b < k; b++) {
+            local_begin(&L, t, s);
+            uint32_t cb = t->node[a0 + b].cell;
+            local_seed(&L, cb % t->w, cb / t->w, 0.0f);
+            local_run(&L);
+            for (uint32_t a = 0; a < k; a++) {
+                uint32_t ca = t->node[a0 + a].cell;
+                t->dm[t->mstart[s] + a * k + b] = L.val[lidx(&L, ca % t->w, ca / t->w)];
+            }
+        }
+    }
+    if (L.val || L.pos || L.heap) local_free(&t->alloc, &L, t->S);
+    return ok;
+}
+
+static void tiles_clear(qn_grid_tiles *t) {
+    qn__free(&t->alloc, t->node, ((size_t)t->nn + 1) * sizeof(tnode));
+    qn__free(&t->alloc, t->sstart, ((size_t)t->nsec + 1) * sizeof(uint32_t));
+    if (t->mstart) qn__free(&t->alloc, t->dm, ((size_t)t->mstart[t->nsec] + 1) * sizeof(float));
+    qn__free(&t->alloc, t->mstart, ((size_t)t->nsec + 1) * sizeof(uint32_t));
+    t->node = NULL, t->sstart = t->mstart = NULL, t->dm = NULL, t->nn = 0;
+}
+
+static qn_status tiles_build(qn_grid_tiles *t, qn_error *err) {
+    tiles_clear(t);
+    nodes ns = {0};
+    bool ok = true;
+    for (uint32_t sy = 0; ok && sy < t->sy; sy++)
+        for (uint32_t sx = 0; ok && sx < t->sx; sx++) {
+            uint32_t x0 = sx * t->S, y0 = sy * t->S;
+            uint32_t x1 = x0 + t->S < t->w ? x0 + t->S : t->w, y1 = y0 + t->S < t->h ? y0 + t->S : t->h;
+            if (x1 < t->w) ok = border_nodes(t, &ns, x1 - 1, y0, 1, 0, 0, 1, y1 - y0);
+            if (ok && y1 < t->h) ok = border_nodes(t, &ns, x0, y1 - 1, 0, 1, 1, 0, x1 - x0);
+        }
+    ok = ok && group_nodes(t, &ns) && sector_costs(t);
+    qn__free(&t->alloc, ns.a, (size_t)ns.cap * sizeof(tnode));
+    if (!ok) {
+        tiles_clear(t);
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (grid tiles)");
+    }
+    t->version = qn_grid_version(t->grid);
+    t->bytes = sizeof *t + ((size_t)t->nn + 1) * sizeof(tnode) +
+               2 * ((size_t)t->nsec + 1) * sizeof(uint32_t) +
+               ((size_t)t->mstart[t->nsec] + 1) * sizeof(float);
+    return QN_OK;
+}
+
+qn_status qn_grid_tiles_create(const qn_grid *grid, uint32_t sector_cells,
+                               const qn_allocator *alloc, qn_grid_tiles **out, qn_error *err) {
+    qn__error_clear(err);
+    if (out) *out = NULL;
+    if (!grid || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL grid or out");
+    if (sector_cells == 0) sector_cells = QN_GRID_TILE_DEFAULT;
+    if (sector_cells < 4 || sector_cells > 256)
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE,
+                        "sector size %u cells: must be 4..256 (0: the default, %u)", sector_cells,
+                        (unsigned)QN_GRID_TILE_DEFAULT);
+    qn_allocator a = qn__allocator(alloc);
+    qn_grid_tiles *t = qn__calloc(&a, 1, sizeof *t);
+    if (!t) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (grid tiles)");
+    t->alloc = a;
+    t->grid = grid;
+    t->w = qn_grid_width(grid), t->h = qn_grid_height(grid), t->S = sector_cells;
+    t->sx = (t->w + t->S - 1) / t->S, t->sy = (t->h + t->S - 1) / t->S;
+    t->nsec = t->sx * t->sy;
+    qn_status st = tiles_build(t, err);
+    if (st != QN_OK) {
+        qn__free(&a, t, sizeof *t);
+        return st;
+    }
+    *out = t;
+    return QN_OK;
+}
+
+void qn_grid_tiles_destroy(qn_grid_tiles *tiles) {
+    if (!tiles) return;
+    qn_allocator a = tiles->alloc;
+    tiles_clear(tiles);
+    qn__free(&a, tiles, sizeof *tiles);
+}
+
+qn_status qn_grid_tiles_update(qn_grid_tiles *tiles, qn_error *err) {
+    qn__error_clear(err);
+    if (!tiles) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL tiles");
+    if (tiles->version == qn_grid_version(tiles->grid)) return QN_OK;
+    return tiles_build(tiles, err);
+}
+
+size_t qn_grid_tiles_bytes(const qn_grid_tiles *tiles) { return tiles ? tiles->bytes : 0; }
+uint32_t qn_grid_tiles_sector_count(const qn_grid_tiles *tiles) { return tiles ? tiles->nsec : 0; }
+uint32_t qn_grid_tiles_node_count(const qn_grid_tiles *tiles) { return tiles ? tiles->nn : 0; }
+
+/* ---- a destination ---------------------------------------------------------------- */
+
+qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
+                                const qn_allocator *alloc, qn_grid_tfield **out, qn_error *err) {
+    qn__error_clear(err);
+    if (out) *out = NULL;
+    if (!tiles || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL tiles or out");
+    const qn_grid_tiles *t = tiles;
+    if (t->version != qn_grid_version(t->grid))
+        return qn__fail(err, QN_E_MISMATCH, QN_NONE, "the grid changed: qn_grid_tiles_update first");
+    if (goal_cell >= t->w * t->h)
+        return qn__fail(err, QN_E_INVALID_ARG, goal_cell, "goal cell %u outside the %ux%u grid",
+                        goal_cell, t->w, t->h);
+    if (qn_grid_costs(t->grid)[goal_cell] == WALL)
+        return qn__fail(err, QN_E_BLOCKED, goal_cell, "goal cell (%u, %u) is a wall",
+                        goal_cell % t->w, goal_cell / t->w);
+    qn_allocator a = qn__allocator(alloc);
+    qn_grid_tfield *f = qn__calloc(&a, 1, sizeof *f);
+    uint32_t *pos = qn__alloc(&a, ((size_t)t->nn + 1) * sizeof(uint32_t));
+    uint32_t *heap = qn__alloc(&a, ((size_t)t->nn + 1) * sizeof(uint32_t));
+    local L = {0};
+    bool ok = f && pos && heap && local_alloc(&a, &L, t->S);
+    if (ok) {
+        f->alloc = a, f->t = t, f->goal = goal_cell;
+        f->d = qn__alloc(&a, ((size_t)t->nn + 1) * sizeof(float));
+        f->sec = qn__calloc(&a, t->nsec, sizeof *f->sec);
+        ok = f->d && f->sec;
+    }
+    if (ok) {
+        atomic_init(&f->bytes, sizeof *f + ((size_t)t->nn + 1) * sizeof(float) +
+                                   (size_t)t->nsec * sizeof *f->sec);
+        /* The goal's sector: from the goal to its nodes. */
+        uint32_t gs = sector_of(t, goal_cell);
+        local_begin(&L, t, gs);
+        local_seed(&L, goal_cell % t->w, goal_cell / t->w, 0.0f);
+        local_run(&L);
+        qn__heap q = {heap, 0, f->d, pos};
+        for (uint32_t i = 0; i < t->nn; i++) f->d[i] = INFINITY, pos[i] = QN_NONE;
+        for (uint32_t i = t->sstart[gs]; i < t->sstart[gs + 1]; i++) {
+            uint32_t c = t->node[i].cell;
+            f->d[i] = L.val[lidx(&L, c % t->w, c / t->w)];
+            if (f->d[i] < INFINITY) qn__heap_push(&q, i);
+        }
+        /* Then over the nodes: into node j from the node across (a step
+        ** into j's cell) and from the other nodes of j's sector. */
+        const uint8_t *cost = qn_grid_costs(t->grid);
+        while (q.n > 0) {
+            uint32_t j = qn__heap_pop(&q);
+            pos[j] = QN_NONE - 1;
+            float dj = f->d[j];
+            uint32_t p = t->node[j].part;
+            float vp = dj + (float)cost[t->node[j].cell];
+            uint32_t s = sector_of(t, t->node[j].cell), a0 = t->sstart[s], k = t->sstart[s + 1] - a0;
+            for (uint32_t i = 0; i <= k; i++) {
+                uint32_t n = i < k ? a0 + i : p;
+                float v = i < k ? t->dm[t->mstart[s] + i * k + (j - a0)] + dj : vp;
+                if (pos[n] == QN_NONE - 1 || !(v < f->d[n])) continue;
+                f->d[n] = v;
+                if (pos[n] == QN_NONE) qn__heap_push(&q, n);
+                else qn__heap_lowered(&q, n);
+            }
+        }
+    }
+    if (L.val || L.pos || L.heap) local_free(&a, &L, t->S);
+    qn__free(&a, pos, ((size_t)t->nn + 1) * sizeof(uint32_t));
+    qn__free(&a, heap, ((size_t)t->nn + 1) * sizeof(uint32_t));
+    if (!ok) {
+        qn_grid_tfield_destroy(f);
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (tile field)");
+    }
+    *out = f;
+    return QN_OK;
+}
+
+static void sector_free(const qn_allocator *a, tsector *s) {
+    if (!s) return;
+    size_t n = (size_t)s->lw * s->lh;
+    qn__free(a, s->val, n * sizeof(float));
+    qn__free(a, s->dir, n);
+    qn__free(a, s->vec, n * sizeof(qn_vec2));
+    qn__free(a, s, sizeof *s);
+}
+
+void qn_grid_tfield_destroy(qn_grid_tfield *field) {
+    if (!field) return;
+    qn_allocator a = field->alloc;
+    const qn_grid_tiles *t = field->t;
+    if (field->sec)
+        for (uint32_t s = 0; s < t->nsec; s++) sector_free(&a, atomic_load(&field->sec[s]));
+    qn__free(&a, field->sec, (size_t)t->nsec * sizeof *field->sec);
+    qn__free(&a, field->d, ((size_t)t->nn + 1) * sizeof(float));
+    qn__free(&a, field, sizeof *field);
+}
+
+size_t qn_grid_tfield_bytes(const qn_grid_tfield *field) {
+    return field ? atomic_load(&((qn_grid_tfield *)(uintptr_t)field)->bytes) : 0;
+}
+
+/* Seeds the ring cells across node i's segment (node i in the sector being
+** built, its partner across at cost d): each at d plus the walk along the
+** segment, on the far side, to the partner's cell. */
+static void seed_segment(local *L, const qn_grid_tiles *t, const tnode *ni, float d) {
+    const tnode *np = &t->node[ni->part];
+    int64_t px = np->cell % t->w, py = np->cell / t->w;
+    bool along_y = (ni->side & 1) == 0; /* an x border: the segment runs along y */
+    int64_t m = along_y ? py : px;
+    const uint8_t *cost = qn_grid_costs(t->grid);
+    for (int64_t a = ni->lo; a <= ni->hi; a++) {
+        float walk = 0.0f;
+        int64_t step = a < m ? 1 : -1;
+        for (int64_t b = a; b != m; b += step)
+            walk += (float)cost[(size_t)(along_y ? b + step : py) * t->w + (size_t)(along_y ? px : b + step)];
+        local_seed(L, along_y ? px : a, along_y ? a : py, d + walk);
+    }
+}
+
+/* Builds sector s's field; NULL when out of memory. */
+static tsector *sector_build(const qn_grid_tfield *f, uint32_t s) {
+    const qn_grid_tiles *t = f->t;
+    local L = {0};
+    tsector *sc = qn__calloc(&f->alloc, 1, sizeof *sc);
+    if (!sc || !local_alloc(&f->alloc, &L, t->S)) {
+        qn__free(&f->alloc, sc, sizeof *sc);
+        if (L.val || L.pos || L.heap) local_free(&f->alloc, &L, t->S);
+        return NULL;
+    }
+    local_begin(&L, t, s);
+    sc->x0 = L.x0, sc->y0 = L.y0, sc->lw = L.x1 - L.x0, sc->lh = L.y1 - L.y0;
+    if (sector_of(t, f->goal) == s) local_seed(&L, f->goal % t->w, f->goal / t->w, 0.0f);
+    for (uint32_t i = t->sstart[s]; i < t->sstart[s + 1]; i++) {
+        float d = f->d[t->node[i].part];
+        if (d < INFINITY) seed_segment(&L, t, &t->node[i], d);
+    }
+    local_run(&L);
+    size_t n = (size_t)sc->lw * sc->lh;
+    sc->val = qn__alloc(&f->alloc, n * sizeof(float));
+    sc->dir = qn__alloc(&f->alloc, n);
+    sc->vec = qn__alloc(&f->alloc, n * sizeof(qn_vec2));
+    if (!sc->val || !sc->dir || !sc->vec) {
+        local_free(&f->alloc, &L, t->S);
+        sector_free(&f->alloc, sc);
+        return NULL;
+    }
+    for (uint32_t y = L.y0; y < L.y1; y++)
+        for (uint32_t x = L.x0; x < L.x1; x++) {
+            size_t o = (size_t)(y - L.y0) * sc->lw + (x - L.x0);
+            float v = L.val[lidx(&L, x, y)];
+            sc->val[o] = open_cell(&L, x, y) ? v : -INFINITY;
+            sc->dir[o] = QN_DIR_NONE;
+            sc->vec[o] = qn__v2(0.0f, 0.0f);
+            if (!(v < INFINITY) || v == 0.0f) continue;
+            /* The step with the least move plus value (a diagonal a hair
+            ** dearer, as grid fields prefer straight steps on ties). */
+            float best = INFINITY;
+            for (int k = 0; k < 8; k++) {
+                if (!step_ok(&L, x, y, k)) continue;
+                int64_t nx = (int64_t)x + DX[k], ny = (int64_t)y + DY[k];
+                if (nx < (int64_t)L.x0 - 1 || ny < (int64_t)L.y0 - 1 || nx > L.x1 || ny > L.y1) continue;
+                float vn = L.val[lidx(&L, nx, ny)];
+                float cu = (float)L.cost[(size_t)ny * L.w + (size_t)nx];
+                float tv = vn + ((k & 1) ? SQRT2F * 1.000001f : 1.0f) * cu;
+                if (tv < best) best = tv, sc->dir[o] = (uint8_t)k;
+            }
+            /* The gradient (left minus right, up minus down), where it
+            ** goes downhill. */
+            float c = v, gx, gy;
+            float l = L.val[lidx(&L, x - 1, y)];
+            float r = L.val[lidx(&L, x + 1, y)], u = L.val[lidx(&L, x, y - 1)], dn = L.val[lidx(&L, x, y + 1)];
+            l = l >= 0.0f && l < INFINITY ? l : c, r = r >= 0.0f && r < INFINITY ? r : c;
+            u = u >= 0.0f && u < INFINITY ? u : c, dn = dn >= 0.0f && dn < INFINITY ? dn : c;
+            gx = l - r, gy = u - dn;
+            float len = sqrtf(gx * gx + gy * gy);
+            if (len > 0.0f) sc->vec[o] = qn__v2(gx / len, gy / len);
+        }
+    sc->bytes = sizeof *sc + n * (sizeof(float) + 1 + sizeof(qn_vec2));
+    local_free(&f->alloc, &L, t->S);
+    return sc;
+}
+
+/* Sector s's field, built on first use; NULL when out of memory. */
+static const tsector *sector_get(const qn_grid_tfield *f, uint32_t s) {
+    qn_grid_tfield *mf = (qn_grid_tfield *)(uintptr_t)f; /* the cache is the field's own */
+    tsector *sc = atomic_load_explicit(&mf->sec[s], memory_order_acquire);
+    if (sc) return sc;
+    tsector *mine = sector_build(f, s);
+    if (!mine) return NULL;
+    tsector *none = NULL;
+    if (atomic_compare_exchange_strong_explicit(&mf->sec[s], &none, mine, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        atomic_fetch_add(&mf->bytes, mine->bytes);
+        return mine;
+    }
+    sector_free(&f->alloc, mine); /* another thread's copy won */
+    return none;
+}
+
+qn_status qn_grid_tfield_prepare(const qn_grid_tfield *field, const qn_vec2 *positions,
+                                 size_t count) {
+    if (!field || (count && !positions)) return QN_E_INVALID_ARG;
+    const qn_grid_tiles *t = field->t;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t x, y;
+        if (qn_grid_locate(t->grid, positions[i], &x, &y) != QN_OK) continue;
+        if (!sector_get(field, sector_of(t, y * t->w + x))) return QN_E_NOMEM;
+    }
+    return QN_OK;
+}
+
+qn_status qn_grid_tfield_sample(const qn_grid_tfield *field, qn_flow_kind kind, qn_vec2 p,
+                                uint32_t *cell_io, qn_vec2 *dir) {
+    if (cell_io) *cell_io = QN_NONE;
+    if (dir) *dir = qn__v2(0.0f, 0.0f);
+    if (!field || !dir || !qn__finite2(p) || (kind != QN_FLOW_DIR8 && kind != QN_FLOW_VECTOR))
+        return QN_E_INVALID_ARG;
+    const qn_grid_tiles *t = field->t;
+    if (t->version != qn_grid_version(t->grid)) return QN_E_MISMATCH;
+    uint32_t x, y;
+    if (qn_grid_locate(t->grid, p, &x, &y) != QN_OK) return QN_E_OUTSIDE;
+    uint32_t cell = y * t->w + x;
+    if (cell_io) *cell_io = cell;
+    const tsector *sc = sector_get(field, sector_of(t, cell));
+    if (!sc) return QN_E_NOMEM;
+    size_t o = (size_t)(y - sc->y0) * sc->lw + (x - sc->x0);
+    float v = sc->val[o];
+    if (v < 0.0f) return QN_E_BLOCKED;
+    if (!(v < INFINITY)) return QN_E_UNREACHABLE;
+    if (v == 0.0f) return QN_AT_GOAL;
+    qn_vec2 d8 = qn_dir_vector(sc->dir[o]);
+    *dir = d8;
+    if (kind == QN_FLOW_DIR8) return QN_OK;
+    /* The gradient, unless a safe step along it leaves the sector, enters
+    ** a wall or a cell no lower, or cuts a corner: then the 8-direction flow. */
+    qn_vec2 g = sc->vec[o];
+    if (g.x == 0.0f && g.y == 0.0f) return QN_OK;
+    qn_vec2 q = qn__add(p, qn__scale(g, QN_GRID_SAFE_STEP * qn_grid_cell_size(t->grid)));
+    uint32_t qx, qy;
+    if (qn_grid_locate(t->grid, q, &qx, &qy) != QN_OK) return QN_OK;
+    if (qx != x || qy != y) {
+        if (qx < sc->x0 || qy < sc->y0 || qx >= sc->x0 + sc->lw || qy >= sc->y0 + sc->lh)
+            return QN_OK;
+        float vq = sc->val[(size_t)(qy - sc->y0) * sc->lw + (qx - sc->x0)];
+        if (!(vq >= 0.0f && vq < v)) return QN_OK;
+        if (qx != x && qy != y && (sc->val[(size_t)(y - sc->y0) * sc->lw + (qx - sc->x0)] < 0.0f ||
+                                   sc->val[(size_t)(qy - sc->y0) * sc->lw + (x - sc->x0)] < 0.0f))
+            return QN_OK;
+    }
+    *dir = g;
+    return QN_OK;
+}
+
+double qn_grid_tfield_cost(const qn_grid_tfield *field, uint32_t x, uint32_t y) {
+    if (!field) return (double)NAN;
+    const qn_grid_tiles *t = field->t;
+    if (x >= t->w || y >= t->h || t->version != qn_grid_version(t->grid)) return (double)NAN;
+    const tsector *sc = sector_get(field, sector_of(t, y * t->w + x));
+    if (!sc) return (double)NAN;
+    float v = sc->val[(size_t)(y - sc->y0) * sc->lw + (x - sc->x0)];
+    return v < 0.0f ? -(double)INFINITY : (double)v;
+}
+
+qn_status qn_grid_tfield_sample_batch(const qn_grid_tfield *field, qn_flow_kind kind,
+                                      const qn_vec2 *positions, qn_vec2 *dirs, uint8_t *status,
+                                      uint32_t *cells, size_t count) {
+    if (!field || !positions || !dirs) return QN_E_INVALID_ARG;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t c = QN_NONE;
+        qn_status st = qn_grid_tfield_sample(field, kind, positions[i], &c, &dirs[i]);
+        if (status) status[i] = (uint8_t)st;
+        if (cells) cells[i] = c;
+    }
+    return QN_OK;
+}

@@ -1,0 +1,293 @@
+/* test_grid_tiles.c: hierarchical grid instances (flow-field tiles): units
+** following a tile field reach the goal without entering a wall on the
+** bundled maps and on generated grids, in both flow kinds and at several
+** sector sizes; values are never below the whole-grid field's and close to
+** it; walls stamped in are obeyed once the tiles are updated; threads
+** racing to build the same sectors get the answers one thread gets; bad
+** arguments get their codes. */
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "quadnav.h"
+
+static uint64_t rng_state = 12345;
+static uint32_t rnd(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (uint32_t)rng_state;
+}
+
+static qn_grid *load_map(const char *name) {
+    const char *dir = getenv("QN_DATA_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/maps/%s", dir ? dir : "data", name);
+    qn_grid *g = NULL;
+    qn_error e;
+    if (qn_map_load_file(path, NULL, &g, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
+    return g;
+}
+
+/* A w x h grid with about one cell in `one_in` a wall (some cells dearer). */
+static qn_grid *random_grid(uint32_t w, uint32_t h, uint32_t one_in) {
+    uint8_t *c = malloc((size_t)w * h);
+    assert_non_null(c);
+    for (uint32_t i = 0; i < w * h; i++) {
+        uint32_t r = rnd();
+        c[i] = r % one_in == 0 ? QN_CELL_WALL : (uint8_t)(r % 7 == 0 ? 3 : 1);
+    }
+    qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
+    qn_grid *g = NULL;
+    assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
+    free(c);
+    return g;
+}
+
+static bool wall_at(const qn_grid *g, qn_vec2 p) {
+    uint32_t x, y;
+    return qn_grid_locate(g, p, &x, &y) != QN_OK || qn_grid_cost(g, x, y) == QN_CELL_WALL;
+}
+
+/* A random open cell reachable in the whole-grid field full. */
+static uint32_t reachable_cell(const qn_grid *g, const qn_grid_field *full) {
+    uint32_t w = qn_grid_width(g), h = qn_grid_height(g);
+    for (;;) {
+        uint32_t x = rnd() % w, y = rnd() % h;
+        double v = qn_grid_field_cost(full, x, y);
+        if (qn_grid_cost(g, x, y) != QN_CELL_WALL && v < (double)INFINITY) return y * w + x;
+    }
+}
+
+/* Walks n units from reachable cells along the tile field (steps of 0.2
+** cells): every one arrives, none steps into a wall; returns the mean of
+** walked / the full field's value at the start. */
+static double walk(const qn_grid *g, const qn_grid_tfield *f, const qn_grid_field *full,
+                   qn_flow_kind kind, uint32_t n, const char *what) {
+    uint32_t w = qn_grid_width(g);
+    double ratio = 0.0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t c = reachable_cell(g, full);
+        qn_vec2 p = {(float)(c % w) + 0.5f, (float)(c / w) + 0.5f};
+        double best = qn_grid_field_cost(full, c % w, c / w), walked = 0.0;
+        bool arrived = false;
+        for (uint32_t s = 0; s < 200000 && !arrived; s++) {
+            qn_vec2 d;
+            qn_status st = qn_grid_tfield_sample(f, kind, p, NULL, &d);
+            if (st == QN_AT_GOAL) {
+                arrived = true;
+                break;
+            }
+            if (st != QN_OK) fail_msg("%s: unit %u: %s at %g,%g", what, i, qn_status_name(st), (double)p.x, (double)p.y);
+            qn_vec2 q = {p.x + 0.2f * d.x, p.y + 0.2f * d.y};
+            if (wall_at(g, q)) fail_msg("%s: unit %u steps into a wall at %g,%g", what, i, (double)q.x, (double)q.y);
+            p = q;
+            walked += 0.2;
+        }
+        if (!arrived) fail_msg("%s: unit %u did not arrive", what, i);
+        ratio += best > 0.0 ? walked / best : 1.0;
+    }
+    return ratio / n;
+}
+
+static void check_grid(const qn_grid *g, uint32_t sector, uint32_t units, const char *what) {
+    uint32_t w = qn_grid_width(g), h = qn_grid_height(g);
+    qn_grid_tiles *t = NULL;
+    qn_error e;
+    assert_int_equal(qn_grid_tiles_create(g, sector, NULL, &t, &e), QN_OK);
+    assert_true(qn_grid_tiles_node_count(t) > 0);
+    /* A goal: a random open cell; the whole-grid field for reference. */
+    qn_grid_field *full = NULL;
+    uint32_t goal;
+    do {
+        goal = rnd() % (w * h);
+    } while (qn_grid_costs(g)[goal] == QN_CELL_WALL);
+    assert_int_equal(qn_grid_field_create(g, &goal, 1, NULL, NULL, &full, &e), QN_OK);
+    qn_grid_tfield *f = NULL;
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, &e), QN_OK);
+    size_t before = qn_grid_tfield_bytes(f);
+    /* Values: never below the exact ones, and close to them (paths through
+    ** node cells: a detour of at most a few sectors' sides near the goal,
+    ** a few percent far from it). */
+    double worst = 0.0, slack = 2.0 * (sector ? sector : QN_GRID_TILE_DEFAULT);
+    for (uint32_t i = 0; i < 300; i++) {
+        uint32_t c = reachable_cell(g, full);
+        double exact = qn_grid_field_cost(full, c % w, c / w), tile = qn_grid_tfield_cost(f, c % w, c / w);
+        if (!(tile >= exact * (1.0 - 1e-5) - 1e-3)) fail_msg("%s: cell %u: tile %g < exact %g", what, c, tile, exact);
+        double over = (tile - slack) / exact;
+        if (exact > 0.0 && over > worst) worst = over;
+    }
+    if (!(worst < 1.3)) fail_msg("%s: a tile value %.3f times the exact one (beyond the slack)", what, worst);
+    assert_true(qn_grid_tfield_bytes(f) > before); /* sectors were built */
+    double r8 = walk(g, f, full, QN_FLOW_DIR8, units, what);
+    double rv = walk(g, f, full, QN_FLOW_VECTOR, units, what);
+    if (!(r8 < 1.25 && rv < 1.25)) fail_msg("%s: walked %.3f / %.3f times the shortest", what, r8, rv);
+    qn_grid_tfield_destroy(f);
+    qn_grid_field_destroy(full);
+    qn_grid_tiles_destroy(t);
+}
+
+static void test_maps(void **state) {
+    (void)state;
+    const char *names[] = {"arena.map", "Berlin_0_256.map", "lak303d.map"};
+    for (int i = 0; i < 3; i++) {
+        qn_grid *g = load_map(names[i]);
+        check_grid(g, 0, 40, names[i]);
+        check_grid(g, 16, 20, names[i]);
+        qn_grid_destroy(g);
+    }
+}
+
+static void test_random_grids(void **state) {
+    (void)state;
+    for (int i = 0; i < 12; i++) {
+        uint32_t w = 20 + rnd() % 90, h = 20 + rnd() % 90;
+        qn_grid *g = random_grid(w, h, 3 + rnd() % 6);
+        char what[64];
+        snprintf(what, sizeof what, "random grid %d (%ux%u)", i, w, h);
+        check_grid(g, 4 + rnd() % 30, 15, what);
+        qn_grid_destroy(g);
+    }
+}
+
+/* Walls stamped across the way: after qn_grid_tiles_update a new field
+** routes round them. */
+static void test_stamp_update(void **state) {
+    (void)state;
+    qn_grid *g = random_grid(96, 64, 1000000);
+    qn_grid_tiles *t = NULL;
+    assert_int_equal(qn_grid_tiles_create(g, 16, NULL, &t, NULL), QN_OK);
+    uint32_t goal = 32 * 96 + 90;
+    /* A wall at x = 48 with one gap near the top. */
+    assert_int_equal(qn_grid_stamp(g, 48, 4, 49, 64, QN_CELL_WALL), QN_OK);
+    qn_grid_tfield *f = NULL;
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, NULL), QN_E_MISMATCH);
+    assert_int_equal(qn_grid_tiles_update(t, NULL), QN_OK);
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, NULL), QN_OK);
+    qn_grid_field *full = NULL;
+    assert_int_equal(qn_grid_field_create(g, &goal, 1, NULL, NULL, &full, NULL), QN_OK);
+    walk(g, f, full, QN_FLOW_DIR8, 30, "stamped");
+    /* Sampling a field whose grid changed since is refused. */
+    assert_int_equal(qn_grid_stamp(g, 48, 0, 49, 4, QN_CELL_WALL), QN_OK);
+    qn_vec2 d, p = {5.5f, 5.5f};
+    assert_int_equal(qn_grid_tfield_sample(f, QN_FLOW_DIR8, p, NULL, &d), QN_E_MISMATCH);
+    qn_grid_field_destroy(full);
+    qn_grid_tfield_destroy(f);
+    assert_int_equal(qn_grid_tiles_update(t, NULL), QN_OK);
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, NULL), QN_OK);
+    uint32_t cell;
+    assert_int_equal(qn_grid_tfield_sample(f, QN_FLOW_DIR8, p, &cell, &d), QN_E_UNREACHABLE);
+    assert_int_equal(cell, 5 * 96 + 5);
+    qn_grid_tfield_destroy(f);
+    qn_grid_tiles_destroy(t);
+    qn_grid_destroy(g);
+}
+
+typedef struct race {
+    const qn_grid_tfield *f;
+    const qn_vec2 *p;
+    qn_vec2 *d;
+    uint32_t n;
+} race;
+
+static void *race_run(void *arg) {
+    race *r = arg;
+    qn_grid_tfield_sample_batch(r->f, QN_FLOW_VECTOR, r->p, r->d, NULL, NULL, r->n);
+    return NULL;
+}
+
+/* Four threads sampling one fresh field (so building its sectors at the
+** same time) get what one thread gets. */
+static void test_threads(void **state) {
+    (void)state;
+    qn_grid *g = random_grid(200, 160, 6);
+    qn_grid_tiles *t = NULL;
+    assert_int_equal(qn_grid_tiles_create(g, 0, NULL, &t, NULL), QN_OK);
+    uint32_t goal = 80 * 200 + 100;
+    while (qn_grid_costs(g)[goal] == QN_CELL_WALL) goal++;
+    enum { N = 4000 };
+    qn_vec2 *p = malloc(N * sizeof *p), *one = malloc(N * sizeof *one), *many[4];
+    assert_non_null(p);
+    assert_non_null(one);
+    for (uint32_t i = 0; i < N; i++) p[i] = (qn_vec2){(float)(rnd() % 20000) / 100.0f, (float)(rnd() % 16000) / 100.0f};
+    qn_grid_tfield *f = NULL;
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, NULL), QN_OK);
+    qn_grid_tfield_sample_batch(f, QN_FLOW_VECTOR, p, one, NULL, NULL, N);
+    qn_grid_tfield_destroy(f);
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, NULL), QN_OK);
+    pthread_t id[4];
+    race r[4];
+    for (int k = 0; k < 4; k++) {
+        many[k] = malloc(N * sizeof *many[k]);
+        assert_non_null(many[k]);
+        r[k] = (race){f, p, many[k], N};
+        assert_int_equal(pthread_create(&id[k], NULL, race_run, &r[k]), 0);
+    }
+    for (int k = 0; k < 4; k++) pthread_join(id[k], NULL);
+    for (int k = 0; k < 4; k++) {
+        assert_memory_equal(many[k], one, N * sizeof *one);
+        free(many[k]);
+    }
+    qn_grid_tfield_destroy(f);
+    free(p);
+    free(one);
+    qn_grid_tiles_destroy(t);
+    qn_grid_destroy(g);
+}
+
+static void test_bad_input(void **state) {
+    (void)state;
+    qn_grid *g = random_grid(40, 30, 5);
+    qn_grid_tiles *t = NULL;
+    qn_error e;
+    assert_int_equal(qn_grid_tiles_create(NULL, 0, NULL, &t, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_grid_tiles_create(g, 3, NULL, &t, &e), QN_E_INVALID_ARG);
+    assert_non_null(strstr(e.message, "sector size 3"));
+    assert_int_equal(qn_grid_tiles_create(g, 257, NULL, &t, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_grid_tiles_create(g, 8, NULL, &t, &e), QN_OK);
+    qn_grid_tfield *f = NULL;
+    assert_int_equal(qn_grid_tfield_create(t, 40 * 30, NULL, &f, &e), QN_E_INVALID_ARG);
+    uint32_t wall = 0;
+    while (qn_grid_costs(g)[wall] != QN_CELL_WALL) wall++;
+    assert_int_equal(qn_grid_tfield_create(t, wall, NULL, &f, &e), QN_E_BLOCKED);
+    assert_null(f);
+    uint32_t goal = 0;
+    while (qn_grid_costs(g)[goal] == QN_CELL_WALL) goal++;
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, &e), QN_OK);
+    qn_vec2 d, out = {-1.0f, 5.0f}, nan = {NAN, 1.0f};
+    assert_int_equal(qn_grid_tfield_sample(f, QN_FLOW_DIR8, out, NULL, &d), QN_E_OUTSIDE);
+    assert_int_equal(qn_grid_tfield_sample(f, QN_FLOW_DIR8, nan, NULL, &d), QN_E_INVALID_ARG);
+    assert_int_equal(qn_grid_tfield_sample(f, (qn_flow_kind)7, out, NULL, &d), QN_E_INVALID_ARG);
+    qn_vec2 wp = {(float)(wall % 40) + 0.5f, (float)(wall / 40) + 0.5f};
+    assert_int_equal(qn_grid_tfield_sample(f, QN_FLOW_DIR8, wp, NULL, &d), QN_E_BLOCKED);
+    qn_vec2 gp = {(float)(goal % 40) + 0.5f, (float)(goal / 40) + 0.5f};
+    assert_int_equal(qn_grid_tfield_sample(f, QN_FLOW_DIR8, gp, NULL, &d), QN_AT_GOAL);
+    assert_true(isnan(qn_grid_tfield_cost(f, 40, 0)));
+    assert_true(isnan(qn_grid_tfield_cost(NULL, 0, 0)));
+    assert_int_equal(qn_grid_tfield_prepare(f, NULL, 3), QN_E_INVALID_ARG);
+    assert_int_equal(qn_grid_tfield_prepare(f, &gp, 1), QN_OK);
+    assert_int_equal(qn_grid_tfield_sample_batch(NULL, QN_FLOW_DIR8, &gp, &d, NULL, NULL, 1),
+                     QN_E_INVALID_ARG);
+    qn_grid_tfield_destroy(f);
+    qn_grid_tfield_destroy(NULL);
+    qn_grid_tiles_destroy(t);
+    qn_grid_tiles_destroy(NULL);
+    qn_grid_destroy(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_maps),         cmocka_unit_test(test_random_grids),
+        cmocka_unit_test(test_stamp_update), cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -14,6 +14,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "sim.h"
 #include "tool.h"
 
 int qn_tool_write_grid_level(FILE *f, const char *name, const qn_grid *g, const qn_mesh *m);
@@ -123,16 +124,107 @@ static int part_full(qn_bench_map_ctx *c, qn_bench_report *r) {
     qn_bench_add(r, "grid_field_ms", ms, "ms", "full grid field (8-dir): build");
     qn_bench_add(r, "grid_field_bytes", (double)qn_grid_field_bytes(gf), "B",
                  "full grid field: bytes");
-    qn_grid_field_destroy(gf);
+    c->grid_field = gf;
+    return 0;
+}
+
+/* 10 groups of 100 units, as armies stand: each round a random centre cell
+** reachable from the goal, its units on reachable cells within 10 cells. */
+static void place_units(qn_bench_map_ctx *c) {
+    uint32_t w = qn_grid_width(c->grid), h = qn_grid_height(c->grid);
+    uint64_t rng = 1000;
+    for (uint32_t gi = 0, n = 0; gi < 10; gi++) {
+        uint32_t cx, cy;
+        do {
+            cx = (uint32_t)(qn_rand_next(&rng) % w), cy = (uint32_t)(qn_rand_next(&rng) % h);
+        } while (!(qn_grid_field_cost(c->grid_field, cx, cy) < (double)INFINITY));
+        for (uint32_t k = 0; k < 100;) {
+            int64_t x = (int64_t)cx + (int64_t)(qn_rand_next(&rng) % 21) - 10;
+            int64_t y = (int64_t)cy + (int64_t)(qn_rand_next(&rng) % 21) - 10;
+            if (x < 0 || y < 0 || x >= w || y >= h) continue;
+            if (!(qn_grid_field_cost(c->grid_field, (uint32_t)x, (uint32_t)y) < (double)INFINITY)) continue;
+            c->units[n++] = (qn_vec2){(float)x + 0.5f, (float)y + 0.5f};
+            k++;
+        }
+    }
+}
+
+/* Mean distance walked (vector flow, steps of 0.2 cells) by every tenth
+** unit; arrived counts those that reach the goal. */
+typedef qn_status (*grid_sampler)(const void *field, qn_vec2 p, qn_vec2 *dir);
+static qn_status sample_full(const void *f, qn_vec2 p, qn_vec2 *dir) {
+    return qn_grid_field_sample(f, QN_FLOW_VECTOR, p, NULL, dir);
+}
+static qn_status sample_tiles(const void *f, qn_vec2 p, qn_vec2 *dir) {
+    return qn_grid_tfield_sample(f, QN_FLOW_VECTOR, p, NULL, dir);
+}
+static double walk_units(const qn_bench_map_ctx *c, grid_sampler s, const void *f, uint32_t *arrived) {
+    double sum = 0.0;
+    *arrived = 0;
+    for (uint32_t i = 0; i < 1000; i += 10) {
+        qn_vec2 p = c->units[i], d;
+        double walked = 0.0;
+        for (uint32_t k = 0; k < 400000; k++) {
+            qn_status st = s(f, p, &d);
+            if (st == QN_AT_GOAL) {
+                (*arrived)++;
+                sum += walked;
+                break;
+            }
+            if (st != QN_OK) break;
+            p = (qn_vec2){p.x + 0.2f * d.x, p.y + 0.2f * d.y};
+            walked += 0.2;
+        }
+    }
+    return sum;
+}
+
+/* Grid tiles: the one-time sector graph, then a new destination answering
+** the first samples of 1,000 units, and its memory after them. */
+static int part_grid_tiles(qn_bench_map_ctx *c, qn_bench_report *r) {
+    qn_error e;
+    qn_grid_tiles *t = NULL;
+    double t0 = qn_tool_now();
+    qn_status st = qn_grid_tiles_create(c->grid, 0, NULL, &t, &e);
+    double build = (qn_tool_now() - t0) * 1e3;
+    if (st != QN_OK) return qn_cli_error("bench: grid tiles: %s", e.message);
+    place_units(c);
+    qn_grid_tfield *f = NULL;
+    qn_vec2 dirs[1000];
+    t0 = qn_tool_now();
+    st = qn_grid_tfield_create(t, c->goal_cell, NULL, &f, &e);
+    if (st == QN_OK) st = qn_grid_tfield_sample_batch(f, QN_FLOW_VECTOR, c->units, dirs, NULL, NULL, 1000);
+    double first = (qn_tool_now() - t0) * 1e3;
+    if (st != QN_OK) {
+        qn_grid_tiles_destroy(t);
+        return qn_cli_error("bench: tile field: %s", qn_status_name(st));
+    }
+    qn_bench_add(r, "grid_hier_build_ms", build, "ms", "grid tiles: sector graph (once per grid)");
+    qn_bench_add(r, "grid_hier_first_1000_ms", first, "ms",
+                 "grid tiles: new destination, first samples of 1,000 units (10 groups)");
+    qn_bench_add(r, "grid_hier_instance_bytes", (double)qn_grid_tfield_bytes(f), "B",
+                 "grid tiles: bytes per destination after those samples");
+    qn_bench_add(r, "grid_hier_tiles_bytes", (double)qn_grid_tiles_bytes(t), "B",
+                 "grid tiles: bytes of the sector graph (shared by destinations)");
+    uint32_t at = 0, af = 0;
+    double wt = walk_units(c, sample_tiles, f, &at), wf = walk_units(c, sample_full, c->grid_field, &af);
+    qn_bench_add(r, "grid_hier_arrived_100", at, "", "grid tiles: of 100 units walked, arrived");
+    qn_bench_add(r, "grid_hier_stretch_ratio", at == af && wf > 0.0 ? wt / wf : (double)NAN, "",
+                 "grid tiles: distance walked / with the whole-grid field, same units");
+    qn_grid_tfield_destroy(f);
+    qn_grid_tiles_destroy(t);
     return 0;
 }
 
 int qn_tool_bench_map(qn_bench_report *r, const char *path) {
-    qn_bench_map_ctx c = {.path = path};
+    static qn_bench_map_ctx c;
+    c = (qn_bench_map_ctx){.path = path};
     int rc = part_import(&c, r);
     if (!rc) rc = part_load(&c, r);
     if (!rc) rc = part_full(&c, r);
+    if (!rc) rc = part_grid_tiles(&c, r);
     if (!rc) qn_bench_add(r, "peak_rss_mb", peak_rss_mb(), "MB", "peak resident memory of the run");
+    qn_grid_field_destroy(c.grid_field);
     qn_mesh_destroy(c.mesh);
     qn_grid_destroy(c.grid);
     return rc;

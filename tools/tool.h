@@ -262,6 +262,8 @@ typedef struct qn_bench_map_ctx {
     qn_mesh *mesh;
     uint32_t goal_cell; /* y*width+x */
     qn_vec2 goal;       /* that cell's centre */
+    qn_grid_field *grid_field; /* the whole-grid field for goal_cell */
+    qn_vec2 units[1000];       /* 10 groups of 100, reachable (grid mode) */
 } qn_bench_map_ctx;
 int qn_tool_bench_map(qn_bench_report *r, const char *path);
 

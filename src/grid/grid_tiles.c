@@ -88,6 +88,8 @@ typedef struct local {
     float *val;     /* lw * lh, INFINITY: not reached */
     uint32_t *pos, *heap;
     qn__heap q;
+    uint8_t *want;  /* NULL, or cells to stop after (all settled) */
+    uint32_t wanted;
 } local;
 
 static bool open_cell(const local *L, int64_t x, int64_t y) {
@@ -123,6 +125,7 @@ static void local_begin(local *L, const qn_grid_tiles *t, uint32_t s) {
     L->lw = L->x1 - L->x0 + 2, L->lh = L->y1 - L->y0 + 2;
     for (uint32_t i = 0; i < L->lw * L->lh; i++) L->val[i] = INFINITY, L->pos[i] = QN_NONE;
     L->q = (qn__heap){L->heap, 0, L->val, L->pos};
+    L->want = NULL;
 }
 
 /* Seeds cell (x, y) (inside, or on the ring) at value v. */
@@ -149,6 +152,7 @@ static void local_run(local *L) {
     while (L->q.n > 0) {
         uint32_t u = qn__heap_pop(&L->q);
         L->pos[u] = QN_NONE - 1; /* settled */
+        if (L->want && L->want[u] && --L->wanted == 0) return;
         int64_t ux = (int64_t)(u % L->lw) + L->x0 - 1, uy = (int64_t)(u / L->lw) + L->y0 - 1;
         float cu = (float)L->cost[(size_t)uy * L->w + (size_t)ux], vu = L->val[u];
         for (int k = 0; k < 8; k++) {
@@ -246,7 +250,63 @@ static bool group_nodes(qn_grid_tiles *t, nodes *ns) {
     return ok;
 }
 
-/* Per sector, the cost from each of its nodes to each other inside it. */
+/* Per sector, the cost from each of its nodes to each other inside it:
+** dm[mstart[s] + b * k + a] is node a to node b (a run, so that the search
+** from the goal reads the costs into one node in a row). Sectors are split
+** over jobs, each with its own scratch. */
+typedef struct cost_jobs {
+    qn_grid_tiles *t;
+    uint32_t jobs;
+    _Atomic bool failed;
+} cost_jobs;
+
+static void cost_job(void *data, uint32_t job) {
+    cost_jobs *cj = data;
+    qn_grid_tiles *t = cj->t;
+    local L = {0};
+    if (!local_alloc(&t->alloc, &L, t->S)) {
+        atomic_store(&cj->failed, true);
+        if (L.val || L.pos || L.heap) local_free(&t->alloc, &L, t->S);
+        return;
+    }
+    size_t n = (size_t)(t->S + 2) * (t->S + 2);
+    uint8_t *want = qn__calloc(&t->alloc, n, 1);
+    if (!want) {
+        atomic_store(&cj->failed, true);
+        local_free(&t->alloc, &L, t->S);
+        return;
+    }
+    for (uint32_t s = job; s < t->nsec; s += cj->jobs) {
+        uint32_t a0 = t->sstart[s], k = t->sstart[s + 1] - a0;
+        for (uint32_t b = 0; b < k; b++) {
+            local_begin(&L, t, s);
+            /* Only the node cells' costs are wanted: stop once all are
+            ** settled (a node cell counts once however many nodes share it). */
+            L.want = want, L.wanted = 0;
+            for (uint32_t a = 0; a < k; a++) {
+                uint32_t c = t->node[a0 + a].cell, i = lidx(&L, c % t->w, c / t->w);
+                L.wanted += want[i] == 0;
+                want[i] = 1;
+            }
+            uint32_t cb = t->node[a0 + b].cell;
+            local_seed(&L, cb % t->w, cb / t->w, 0.0f);
+            local_run(&L);
+            for (uint32_t a = 0; a < k; a++) {
+                uint32_t c = t->node[a0 + a].cell;
+                want[lidx(&L, c % t->w, c / t->w)] = 0;
+            }
+            L.want = NULL;
+            float *row = &t->dm[t->mstart[s] + b * k];
+            for (uint32_t a = 0; a < k; a++) {
+                uint32_t ca = t->node[a0 + a].cell;
+                row[a] = L.val[lidx(&L, ca % t->w, ca / t->w)];
+            }
+        }
+    }
+    qn__free(&t->alloc, want, n);
+    local_free(&t->alloc, &L, t->S);
+}
+
 static bool sector_costs(qn_grid_tiles *t) {
     uint64_t total = 0;
     t->mstart = qn__alloc(&t->alloc, ((size_t)t->nsec + 1) * sizeof(uint32_t));
@@ -259,23 +319,10 @@ static bool sector_costs(qn_grid_tiles *t) {
     }
     t->mstart[t->nsec] = (uint32_t)total;
     t->dm = qn__alloc(&t->alloc, ((size_t)total + 1) * sizeof(float));
-    local L;
-    bool ok = t->dm && local_alloc(&t->alloc, &L, t->S);
-    for (uint32_t s = 0; ok && s < t->nsec; s++) {
-        uint32_t a0 = t->sstart[s], k = t->sstart[s + 1] - a0;
-        for (uint32_t b = 0; b < k; b++) {
-            local_begin(&L, t, s);
-            uint32_t cb = t->node[a0 + b].cell;
-            local_seed(&L, cb % t->w, cb / t->w, 0.0f);
-            local_run(&L);
-            for (uint32_t a = 0; a < k; a++) {
-                uint32_t ca = t->node[a0 + a].cell;
-                t->dm[t->mstart[s] + a * k + b] = L.val[lidx(&L, ca % t->w, ca / t->w)];
-            }
-        }
-    }
-    if (L.val || L.pos || L.heap) local_free(&t->alloc, &L, t->S);
-    return ok;
+    if (!t->dm) return false;
+    cost_jobs cj = {t, t->nsec < 8 ? (t->nsec ? t->nsec : 1) : 8, false};
+    qn__run_jobs(NULL, cj.jobs, cost_job, &cj); /* every job runs, on threads or not */
+    return !atomic_load(&cj.failed);
 }
 
 static void tiles_clear(qn_grid_tiles *t) {
@@ -410,7 +457,7 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
             uint32_t s = sector_of(t, t->node[j].cell), a0 = t->sstart[s], k = t->sstart[s + 1] - a0;
             for (uint32_t i = 0; i <= k; i++) {
                 uint32_t n = i < k ? a0 + i : p;
-                float v = i < k ? t->dm[t->mstart[s] + i * k + (j - a0)] + dj : vp;
+                float v = i < k ? t->dm[t->mstart[s] + (j - a0) * k + i] + dj : vp;
                 if (pos[n] == QN_NONE - 1 || !(v < f->d[n])) continue;
                 f->d[n] = v;
                 if (pos[n] == QN_NONE) qn__heap_push(&q, n);

@@ -334,6 +334,52 @@ static void check_crowd(const qn_field *f, qn_vec2 goal, const qn_vec2 *pos) {
     }
 }
 
+/* Grid tiles: threads racing to build the sectors of one fresh tile field
+** (each sector published once by compare-and-swap) answer as one thread. */
+typedef struct tile_job {
+    const qn_grid_tfield *f;
+    const qn_vec2 *pos;
+    qn_vec2 *dirs;
+} tile_job;
+
+static void *tile_main(void *arg) {
+    tile_job *j = arg;
+    qn_grid_tfield_sample_batch(j->f, QN_FLOW_VECTOR, j->pos, j->dirs, NULL, NULL, UNITS);
+    return NULL;
+}
+
+static void check_tiles(const qn_grid *g, const qn_vec2 *pos) {
+    qn_grid_tiles *t = NULL;
+    if (qn_grid_tiles_create(g, 8, NULL, &t, NULL) != QN_OK) {
+        fail("tiles: cannot build");
+        return;
+    }
+    uint32_t goal = 0, n = qn_grid_width(g) * qn_grid_height(g);
+    while (goal < n && qn_grid_costs(g)[goal] == QN_CELL_WALL) goal++;
+    qn_grid_tfield *one = NULL, *f = NULL;
+    if (goal == n || qn_grid_tfield_create(t, goal, NULL, &one, NULL) != QN_OK ||
+        qn_grid_tfield_create(t, goal, NULL, &f, NULL) != QN_OK) {
+        fail("tiles: cannot make the fields");
+    } else {
+        qn_vec2 *ref = must(malloc(UNITS * sizeof *ref), "tile directions");
+        qn_grid_tfield_sample_batch(one, QN_FLOW_VECTOR, pos, ref, NULL, NULL, UNITS);
+        pthread_t ids[THREADS];
+        tile_job jobs[THREADS];
+        for (uint32_t i = 0; i < THREADS; i++)
+            jobs[i] = (tile_job){f, pos, must(malloc(UNITS * sizeof(qn_vec2)), "tile directions")};
+        spawn_all(ids, THREADS, tile_main, jobs, sizeof jobs[0]);
+        join_all(ids, THREADS);
+        for (uint32_t i = 0; i < THREADS; i++) {
+            if (memcmp(jobs[i].dirs, ref, UNITS * sizeof *ref) != 0) fail("tiles: thread %u differs", i);
+            free(jobs[i].dirs);
+        }
+        free(ref);
+    }
+    qn_grid_tfield_destroy(one);
+    qn_grid_tfield_destroy(f);
+    qn_grid_tiles_destroy(t);
+}
+
 int main(void) {
     char path[1024];
     snprintf(path, sizeof path, "%s/levels/town.json", data_dir());
@@ -369,6 +415,7 @@ int main(void) {
     check_paths(m, pos);
     check_sim(f, goal);
     check_crowd(f, goal, pos);
+    check_tiles(g, pos);
 
     free(pos);
     qn_field_destroy(f);

@@ -31,6 +31,9 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
+#ifndef QN_NO_THREADS
+#include <pthread.h>
+#endif
 
 #define SEG 8u /* cells per node segment along a border */
 #define WALL 255u
@@ -67,14 +70,31 @@ typedef struct tsector {
     size_t bytes;
 } tsector;
 
+/* The search over the nodes runs from the goal only as far as sectors are
+** asked for: A* aimed at the sector being built (octile distance to its
+** rectangle, a consistent bound as every move costs at least its length),
+** re-aimed at each new one (the open nodes' keys are redone and the heap
+** rebuilt). A node taken out has its exact cost whatever the aim, so what
+** one sector's build settled stays right for the next. Guarded by `lock`
+** (several threads may build sectors at once); a settled node's cost never
+** changes again, so sector builds read them unlocked. */
 struct qn_grid_tfield {
     qn_allocator alloc;
     const qn_grid_tiles *t;
     uint32_t goal;   /* goal cell */
-    float *d;        /* per node: cost to the goal (INFINITY: none) */
+    float *d;        /* per node: cost to the goal so far (INFINITY: none) */
+    float *key;      /* per open node: d plus the bound to the aimed sector */
+    uint32_t *pos, *heap;
+    qn__heap q;
+    uint32_t aim;    /* the sector the keys are for */
+#ifndef QN_NO_THREADS
+    pthread_mutex_t lock;
+#endif
     _Atomic(tsector *) *sec;
     _Atomic size_t bytes;
 };
+
+#define SETTLED (QN_NONE - 1u)
 
 /* ---- a Dijkstra over a rectangle of cells ------------------------------------ */
 
@@ -404,6 +424,60 @@ uint32_t qn_grid_tiles_node_count(const qn_grid_tiles *tiles) { return tiles ? t
 
 /* ---- a destination ---------------------------------------------------------------- */
 
+/* The bound from node n to sector s: the octile distance from its cell to
+** the sector's rectangle (every move costs at least its length). */
+static float bound_to(const qn_grid_tiles *t, uint32_t n, uint32_t s) {
+    int64_t x = t->node[n].cell % t->w, y = t->node[n].cell / t->w;
+    int64_t x0 = (int64_t)(s % t->sx) * t->S, y0 = (int64_t)(s / t->sx) * t->S;
+    int64_t x1 = x0 + t->S - 1, y1 = y0 + t->S - 1;
+    int64_t dx = x < x0 ? x0 - x : (x > x1 ? x - x1 : 0), dy = y < y0 ? y0 - y : (y > y1 ? y - y1 : 0);
+    int64_t lo = dx < dy ? dx : dy, hi = dx < dy ? dy : dx;
+    return (float)hi + (SQRT2F - 1.0f) * (float)lo;
+}
+
+/* Aims the open nodes at sector s: their keys redone, the heap rebuilt. */
+static void aim_at(qn_grid_tfield *f, uint32_t s) {
+    if (f->aim == s) return;
+    f->aim = s;
+    for (uint32_t i = 0; i < f->q.n; i++) {
+        uint32_t n = f->q.a[i];
+        f->key[n] = f->d[n] + bound_to(f->t, n, s);
+    }
+    for (uint32_t i = f->q.n > 1 ? (f->q.n - 2) / 4 + 1 : 0; i-- > 0;) qn__heap_down(&f->q, i);
+}
+
+/* Settles the nodes across sector s's entrances (their costs are what its
+** field is seeded from), or all that can be reached when fewer. Caller
+** holds the lock. */
+static void settle_for(qn_grid_tfield *f, uint32_t s) {
+    const qn_grid_tiles *t = f->t;
+    const uint8_t *cost = qn_grid_costs(t->grid);
+    aim_at(f, s);
+    for (uint32_t i = t->sstart[s]; i < t->sstart[s + 1]; i++) {
+        uint32_t want = t->node[i].part;
+        while (f->pos[want] != SETTLED && f->q.n > 0) {
+            uint32_t j = qn__heap_pop(&f->q);
+            f->pos[j] = SETTLED;
+            /* Into node j from the node across (a step into j's cell) and
+            ** from the other nodes of j's sector. */
+            float dj = f->d[j];
+            uint32_t p = t->node[j].part;
+            float vp = dj + (float)cost[t->node[j].cell];
+            uint32_t js = sector_of(t, t->node[j].cell), a0 = t->sstart[js], k = t->sstart[js + 1] - a0;
+            const float *row = &t->dm[t->mstart[js] + (j - a0) * k];
+            for (uint32_t m = 0; m <= k; m++) {
+                uint32_t n = m < k ? a0 + m : p;
+                float v = m < k ? row[m] + dj : vp;
+                if (f->pos[n] == SETTLED || !(v < f->d[n])) continue;
+                f->d[n] = v;
+                f->key[n] = v + bound_to(t, n, s);
+                if (f->pos[n] == QN_NONE) qn__heap_push(&f->q, n);
+                else qn__heap_lowered(&f->q, n);
+            }
+        }
+    }
+}
+
 qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
                                 const qn_allocator *alloc, qn_grid_tfield **out, qn_error *err) {
     qn__error_clear(err);
@@ -420,54 +494,43 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
                         goal_cell % t->w, goal_cell / t->w);
     qn_allocator a = qn__allocator(alloc);
     qn_grid_tfield *f = qn__calloc(&a, 1, sizeof *f);
-    uint32_t *pos = qn__alloc(&a, ((size_t)t->nn + 1) * sizeof(uint32_t));
-    uint32_t *heap = qn__alloc(&a, ((size_t)t->nn + 1) * sizeof(uint32_t));
     local L = {0};
-    bool ok = f && pos && heap && local_alloc(&a, &L, t->S);
+    size_t nn = (size_t)t->nn + 1;
+    bool ok = f && local_alloc(&a, &L, t->S);
     if (ok) {
         f->alloc = a, f->t = t, f->goal = goal_cell;
-        f->d = qn__alloc(&a, ((size_t)t->nn + 1) * sizeof(float));
+        f->d = qn__alloc(&a, nn * sizeof(float));
+        f->key = qn__alloc(&a, nn * sizeof(float));
+        f->pos = qn__alloc(&a, nn * sizeof(uint32_t));
+        f->heap = qn__alloc(&a, nn * sizeof(uint32_t));
         f->sec = qn__calloc(&a, t->nsec, sizeof *f->sec);
-        ok = f->d && f->sec;
+        ok = f->d && f->key && f->pos && f->heap && f->sec;
     }
+#ifndef QN_NO_THREADS
+    if (ok && pthread_mutex_init(&f->lock, NULL) != 0) {
+        qn__free(&a, f->sec, (size_t)t->nsec * sizeof *f->sec);
+        f->sec = NULL; /* destroy leaves the lock alone without it */
+        ok = false;
+    }
+#endif
     if (ok) {
-        atomic_init(&f->bytes, sizeof *f + ((size_t)t->nn + 1) * sizeof(float) +
+        atomic_init(&f->bytes, sizeof *f + nn * (2 * sizeof(float) + 2 * sizeof(uint32_t)) +
                                    (size_t)t->nsec * sizeof *f->sec);
-        /* The goal's sector: from the goal to its nodes. */
+        /* The goal's sector: from the goal to its nodes, the search's start. */
         uint32_t gs = sector_of(t, goal_cell);
         local_begin(&L, t, gs);
         local_seed(&L, goal_cell % t->w, goal_cell / t->w, 0.0f);
         local_run(&L);
-        qn__heap q = {heap, 0, f->d, pos};
-        for (uint32_t i = 0; i < t->nn; i++) f->d[i] = INFINITY, pos[i] = QN_NONE;
+        f->q = (qn__heap){f->heap, 0, f->key, f->pos};
+        f->aim = gs;
+        for (uint32_t i = 0; i < t->nn; i++) f->d[i] = INFINITY, f->pos[i] = QN_NONE;
         for (uint32_t i = t->sstart[gs]; i < t->sstart[gs + 1]; i++) {
             uint32_t c = t->node[i].cell;
-            f->d[i] = L.val[lidx(&L, c % t->w, c / t->w)];
-            if (f->d[i] < INFINITY) qn__heap_push(&q, i);
-        }
-        /* Then over the nodes: into node j from the node across (a step
-        ** into j's cell) and from the other nodes of j's sector. */
-        const uint8_t *cost = qn_grid_costs(t->grid);
-        while (q.n > 0) {
-            uint32_t j = qn__heap_pop(&q);
-            pos[j] = QN_NONE - 1;
-            float dj = f->d[j];
-            uint32_t p = t->node[j].part;
-            float vp = dj + (float)cost[t->node[j].cell];
-            uint32_t s = sector_of(t, t->node[j].cell), a0 = t->sstart[s], k = t->sstart[s + 1] - a0;
-            for (uint32_t i = 0; i <= k; i++) {
-                uint32_t n = i < k ? a0 + i : p;
-                float v = i < k ? t->dm[t->mstart[s] + (j - a0) * k + i] + dj : vp;
-                if (pos[n] == QN_NONE - 1 || !(v < f->d[n])) continue;
-                f->d[n] = v;
-                if (pos[n] == QN_NONE) qn__heap_push(&q, n);
-                else qn__heap_lowered(&q, n);
-            }
+            f->d[i] = f->key[i] = L.val[lidx(&L, c % t->w, c / t->w)];
+            if (f->d[i] < INFINITY) qn__heap_push(&f->q, i);
         }
     }
     if (L.val || L.pos || L.heap) local_free(&a, &L, t->S);
-    qn__free(&a, pos, ((size_t)t->nn + 1) * sizeof(uint32_t));
-    qn__free(&a, heap, ((size_t)t->nn + 1) * sizeof(uint32_t));
     if (!ok) {
         qn_grid_tfield_destroy(f);
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (tile field)");
@@ -489,10 +552,18 @@ void qn_grid_tfield_destroy(qn_grid_tfield *field) {
     if (!field) return;
     qn_allocator a = field->alloc;
     const qn_grid_tiles *t = field->t;
-    if (field->sec)
+    size_t nn = t ? (size_t)t->nn + 1 : 0;
+    if (field->sec) {
         for (uint32_t s = 0; s < t->nsec; s++) sector_free(&a, atomic_load(&field->sec[s]));
+#ifndef QN_NO_THREADS
+        pthread_mutex_destroy(&field->lock);
+#endif
+    }
     qn__free(&a, field->sec, (size_t)t->nsec * sizeof *field->sec);
-    qn__free(&a, field->d, ((size_t)t->nn + 1) * sizeof(float));
+    qn__free(&a, field->d, nn * sizeof(float));
+    qn__free(&a, field->key, nn * sizeof(float));
+    qn__free(&a, field->pos, nn * sizeof(uint32_t));
+    qn__free(&a, field->heap, nn * sizeof(uint32_t));
     qn__free(&a, field, sizeof *field);
 }
 
@@ -581,11 +652,24 @@ static tsector *sector_build(const qn_grid_tfield *f, uint32_t s) {
     return sc;
 }
 
+/* The node search as far as sector s needs, under the lock. */
+static void settle_locked(const qn_grid_tfield *f, uint32_t s) {
+    qn_grid_tfield *mf = (qn_grid_tfield *)(uintptr_t)f; /* its search state is its own */
+#ifndef QN_NO_THREADS
+    pthread_mutex_lock(&mf->lock);
+#endif
+    settle_for(mf, s);
+#ifndef QN_NO_THREADS
+    pthread_mutex_unlock(&mf->lock);
+#endif
+}
+
 /* Sector s's field, built on first use; NULL when out of memory. */
 static const tsector *sector_get(const qn_grid_tfield *f, uint32_t s) {
     qn_grid_tfield *mf = (qn_grid_tfield *)(uintptr_t)f; /* the cache is the field's own */
     tsector *sc = atomic_load_explicit(&mf->sec[s], memory_order_acquire);
     if (sc) return sc;
+    settle_locked(f, s);
     tsector *mine = sector_build(f, s);
     if (!mine) return NULL;
     tsector *none = NULL;
@@ -597,6 +681,7 @@ static const tsector *sector_get(const qn_grid_tfield *f, uint32_t s) {
     sector_free(&f->alloc, mine); /* another thread's copy won */
     return none;
 }
+
 
 qn_status qn_grid_tfield_prepare(const qn_grid_tfield *field, const qn_vec2 *positions,
                                  size_t count) {

@@ -108,24 +108,25 @@ typedef struct local {
     float *val;     /* lw * lh, INFINITY: not reached */
     uint32_t *pos, *heap;
     qn__heap q;
+    uint8_t *open;  /* lw * lh: the cell is in the grid and not a wall */
     uint8_t *want;  /* NULL, or cells to stop after (all settled) */
     uint32_t wanted;
 } local;
 
-static bool open_cell(const local *L, int64_t x, int64_t y) {
-    return x >= 0 && y >= 0 && x < L->w && y < L->h && L->cost[(size_t)y * L->w + (size_t)x] != WALL;
-}
-
 static uint32_t lidx(const local *L, int64_t x, int64_t y) {
     return (uint32_t)((y - (int64_t)L->y0 + 1) * L->lw + (x - (int64_t)L->x0 + 1));
 }
+
+/* Is (x, y), inside the domain or on its ring, an open cell of the grid? */
+static bool open_cell(const local *L, int64_t x, int64_t y) { return L->open[lidx(L, x, y)] != 0; }
 
 static bool local_alloc(const qn_allocator *a, local *L, uint32_t S) {
     size_t n = (size_t)(S + 2) * (S + 2);
     L->val = qn__alloc(a, n * sizeof(float));
     L->pos = qn__alloc(a, n * sizeof(uint32_t));
     L->heap = qn__alloc(a, n * sizeof(uint32_t));
-    return L->val && L->pos && L->heap;
+    L->open = qn__alloc(a, n);
+    return L->val && L->pos && L->heap && L->open;
 }
 
 static void local_free(const qn_allocator *a, local *L, uint32_t S) {
@@ -133,9 +134,18 @@ static void local_free(const qn_allocator *a, local *L, uint32_t S) {
     qn__free(a, L->val, n * sizeof(float));
     qn__free(a, L->pos, n * sizeof(uint32_t));
     qn__free(a, L->heap, n * sizeof(uint32_t));
+    qn__free(a, L->open, n);
 }
 
-/* Sets the domain (clipped to the grid) and clears the values. */
+/* Clears the values for a new search over the same domain. */
+static void local_reset(local *L) {
+    for (uint32_t i = 0; i < L->lw * L->lh; i++) L->val[i] = INFINITY, L->pos[i] = QN_NONE;
+    L->q = (qn__heap){L->heap, 0, L->val, L->pos};
+    L->want = NULL;
+}
+
+/* Sets the domain (clipped to the grid) and its open cells, and clears the
+** values. */
 static void local_begin(local *L, const qn_grid_tiles *t, uint32_t s) {
     L->cost = qn_grid_costs(t->grid);
     L->w = t->w, L->h = t->h;
@@ -143,9 +153,15 @@ static void local_begin(local *L, const qn_grid_tiles *t, uint32_t s) {
     L->x1 = L->x0 + t->S < t->w ? L->x0 + t->S : t->w;
     L->y1 = L->y0 + t->S < t->h ? L->y0 + t->S : t->h;
     L->lw = L->x1 - L->x0 + 2, L->lh = L->y1 - L->y0 + 2;
-    for (uint32_t i = 0; i < L->lw * L->lh; i++) L->val[i] = INFINITY, L->pos[i] = QN_NONE;
-    L->q = (qn__heap){L->heap, 0, L->val, L->pos};
-    L->want = NULL;
+    for (uint32_t ly = 0; ly < L->lh; ly++) {
+        int64_t y = (int64_t)L->y0 - 1 + ly;
+        for (uint32_t lx = 0; lx < L->lw; lx++) {
+            int64_t x = (int64_t)L->x0 - 1 + lx;
+            L->open[ly * L->lw + lx] = x >= 0 && y >= 0 && x < L->w && y < L->h &&
+                                       L->cost[(size_t)y * L->w + (size_t)x] != WALL;
+        }
+    }
+    local_reset(L);
 }
 
 /* Seeds cell (x, y) (inside, or on the ring) at value v. */
@@ -286,7 +302,7 @@ static void cost_job(void *data, uint32_t job) {
     local L = {0};
     if (!local_alloc(&t->alloc, &L, t->S)) {
         atomic_store(&cj->failed, true);
-        if (L.val || L.pos || L.heap) local_free(&t->alloc, &L, t->S);
+        if (L.val || L.pos || L.heap || L.open) local_free(&t->alloc, &L, t->S);
         return;
     }
     size_t n = (size_t)(t->S + 2) * (t->S + 2);
@@ -298,8 +314,9 @@ static void cost_job(void *data, uint32_t job) {
     }
     for (uint32_t s = job; s < t->nsec; s += cj->jobs) {
         uint32_t a0 = t->sstart[s], k = t->sstart[s + 1] - a0;
+        if (k) local_begin(&L, t, s);
         for (uint32_t b = 0; b < k; b++) {
-            local_begin(&L, t, s);
+            local_reset(&L);
             /* Only the node cells' costs are wanted: stop once all are
             ** settled (a node cell counts once however many nodes share it). */
             L.want = want, L.wanted = 0;
@@ -530,7 +547,7 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
             if (f->d[i] < INFINITY) qn__heap_push(&f->q, i);
         }
     }
-    if (L.val || L.pos || L.heap) local_free(&a, &L, t->S);
+    if (L.val || L.pos || L.heap || L.open) local_free(&a, &L, t->S);
     if (!ok) {
         qn_grid_tfield_destroy(f);
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (tile field)");
@@ -596,7 +613,7 @@ static tsector *sector_build(const qn_grid_tfield *f, uint32_t s) {
     tsector *sc = qn__calloc(&f->alloc, 1, sizeof *sc);
     if (!sc || !local_alloc(&f->alloc, &L, t->S)) {
         qn__free(&f->alloc, sc, sizeof *sc);
-        if (L.val || L.pos || L.heap) local_free(&f->alloc, &L, t->S);
+        if (L.val || L.pos || L.heap || L.open) local_free(&f->alloc, &L, t->S);
         return NULL;
     }
     local_begin(&L, t, s);

@@ -704,10 +704,31 @@ qn_status qn_grid_tfield_prepare(const qn_grid_tfield *field, const qn_vec2 *pos
                                  size_t count) {
     if (!field || (count && !positions)) return QN_E_INVALID_ARG;
     const qn_grid_tiles *t = field->t;
-    for (size_t i = 0; i < count; i++) {
-        uint32_t x, y;
-        if (qn_grid_locate(t->grid, positions[i], &x, &y) != QN_OK) continue;
-        if (!sector_get(field, sector_of(t, y * t->w + x))) return QN_E_NOMEM;
+    /* A batch's new sectors nearest the goal first: the search toward a
+    ** far one then passes through nodes a near one settled. */
+    uint32_t sec[256];
+    float dist[256];
+    int64_t gx = field->goal % t->w, gy = field->goal / t->w;
+    for (size_t done = 0; done < count;) {
+        size_t part = count - done < 4096 ? count - done : 4096;
+        uint32_t ns = 0;
+        for (size_t i = done; i < done + part && ns < 256; i++) {
+            uint32_t x, y;
+            if (qn_grid_locate(t->grid, positions[i], &x, &y) != QN_OK) continue;
+            uint32_t s = sector_of(t, y * t->w + x);
+            if (atomic_load_explicit(&field->sec[s], memory_order_acquire)) continue;
+            bool seen = false;
+            for (uint32_t k = ns; k-- > 0 && !seen;) seen = sec[k] == s;
+            if (seen) continue;
+            int64_t dx = (int64_t)x - gx, dy = (int64_t)y - gy;
+            float d = (float)(dx * dx + dy * dy);
+            uint32_t k = ns++;
+            for (; k > 0 && dist[k - 1] > d; k--) sec[k] = sec[k - 1], dist[k] = dist[k - 1];
+            sec[k] = s, dist[k] = d;
+        }
+        for (uint32_t i = 0; i < ns; i++)
+            if (!sector_get(field, sec[i])) return QN_E_NOMEM;
+        if (ns < 256) done += part;
     }
     return QN_OK;
 }
@@ -768,6 +789,9 @@ qn_status qn_grid_tfield_sample_batch(const qn_grid_tfield *field, qn_flow_kind 
                                       const qn_vec2 *positions, qn_vec2 *dirs, uint8_t *status,
                                       uint32_t *cells, size_t count) {
     if (!field || !positions || !dirs) return QN_E_INVALID_ARG;
+    /* The batch's new sectors first, nearest the goal first; a sector that
+    ** cannot be built then reports QN_E_NOMEM below. */
+    (void)qn_grid_tfield_prepare(field, positions, count);
     for (size_t i = 0; i < count; i++) {
         uint32_t c = QN_NONE;
         qn_status st = qn_grid_tfield_sample(field, kind, positions[i], &c, &dirs[i]);

@@ -1036,7 +1036,8 @@ QN_API void qn_grid_tfield_destroy(qn_grid_tfield *field);
 /* Bytes held now: the node costs plus the sectors built so far. */
 QN_API size_t qn_grid_tfield_bytes(const qn_grid_tfield *field);
 /* Builds the sectors of these positions now (outside ones are skipped), so
-** later samples there do no work. QN_E_NOMEM, QN_E_INVALID_ARG. */
+** later samples there do no work. QN_E_NOMEM, QN_E_INVALID_ARG,
+** QN_E_MISMATCH (the grid changed since the tiles were built). */
 QN_API qn_status qn_grid_tfield_prepare(const qn_grid_tfield *field, const qn_vec2 *positions,
                                         size_t count);
 /* As qn_grid_field_sample (same statuses and the same guarantees for both

@@ -179,6 +179,8 @@ static void test_stamp_update(void **state) {
     assert_int_equal(qn_grid_stamp(g, 48, 0, 49, 4, QN_CELL_WALL), QN_OK);
     qn_vec2 d, p = {5.5f, 5.5f};
     assert_int_equal(qn_grid_tfield_sample(f, QN_FLOW_DIR8, p, NULL, &d), QN_E_MISMATCH);
+    assert_int_equal(qn_grid_tfield_prepare(f, &p, 1), QN_E_MISMATCH);
+    assert_true(isnan(qn_grid_tfield_cost(f, 5, 5)));
     qn_grid_field_destroy(full);
     qn_grid_tfield_destroy(f);
     assert_int_equal(qn_grid_tiles_update(t, NULL), QN_OK);

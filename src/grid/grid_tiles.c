@@ -704,6 +704,7 @@ qn_status qn_grid_tfield_prepare(const qn_grid_tfield *field, const qn_vec2 *pos
                                  size_t count) {
     if (!field || (count && !positions)) return QN_E_INVALID_ARG;
     const qn_grid_tiles *t = field->t;
+    if (t->version != qn_grid_version(t->grid)) return QN_E_MISMATCH;
     /* A batch's new sectors nearest the goal first: the search toward a
     ** far one then passes through nodes a near one settled. */
     uint32_t sec[256];

@@ -413,6 +413,22 @@ bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data
 ** walls, other costs and cuts is then a rectangle. QN_OK or QN_E_NOMEM. */
 qn_status qn__grid_cuts(const qn_grid *g, const qn_allocator *a, uint8_t *cut, qn_error *err);
 
+/* A portal candidate: quads a < b, their edges (0..3, edge i from corner i
+** to i + 1), and the shared segment p0 -> p1 along a's edge. */
+typedef struct qn__cand {
+    uint32_t a, b;
+    uint8_t ea, eb;
+    qn_vec2 p0, p1;
+} qn__cand;
+
+/* qn_mesh_create for a caller that knows the adjacency: cands (sorted by
+** (a, b), one per pair) are taken as the portals, and no edge pairing or
+** overlap search runs; quad shapes are still checked. For quads that
+** cannot overlap (a partition of grid cells into rectangles). No links.
+** (mesh.c) */
+qn_status qn__mesh_create_paired(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
+                                 const qn_allocator *alloc, qn_mesh **out, qn_error *err);
+
 /* Decompositions of qn__mesh_from_grid_with. */
 typedef enum qn__decomp {
     QN__DECOMP_FEWEST, /* along qn__grid_cuts: the fewest rectangles (the default) */
@@ -423,8 +439,10 @@ typedef enum qn__decomp {
 qn_status qn__grid_rect_count(const qn_grid *grid, qn__decomp how, const qn_allocator *alloc,
                               uint32_t *count, qn_error *err);
 
-/* qn_mesh_from_grid with a chosen decomposition (the tools compare them). */
-qn_status qn__mesh_from_grid_with(const qn_grid *grid, qn__decomp how, const qn_allocator *alloc,
-                                  qn_mesh **out, qn_error *err);
+/* qn_mesh_from_grid with a chosen decomposition (the tools compare them);
+** pair_by_cells: the portals from the cells (as qn_mesh_from_grid does),
+** else from qn_mesh_create's general edge pairing (tests compare them). */
+qn_status qn__mesh_from_grid_with(const qn_grid *grid, qn__decomp how, bool pair_by_cells,
+                                  const qn_allocator *alloc, qn_mesh **out, qn_error *err);
 
 #endif /* QN_INTERNAL_H */

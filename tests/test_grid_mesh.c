@@ -231,9 +231,30 @@ static void check_round_trip(const qn_grid *g, const qn_mesh *m) {
 }
 
 /* All the checks on one grid; returns the quad count. */
+/* The portals qn_mesh_from_grid finds from the cells are exactly those the
+** general edge pairing of qn_mesh_create finds for the same rectangles. */
+static void check_same_as_general(const qn_grid *g, const qn_mesh *m) {
+    qn_mesh *gm = NULL;
+    assert_int_equal(qn__mesh_from_grid_with(g, QN__DECOMP_FEWEST, false, NULL, &gm, NULL), QN_OK);
+    assert_int_equal(qn_mesh_quad_count(gm), qn_mesh_quad_count(m));
+    assert_int_equal(qn_mesh_portal_count(gm), qn_mesh_portal_count(m));
+    for (uint32_t i = 0; i < qn_mesh_portal_count(m); i++) {
+        qn_portal a, b;
+        assert_int_equal(qn_mesh_portal(m, i, &a), QN_OK);
+        assert_int_equal(qn_mesh_portal(gm, i, &b), QN_OK);
+        assert_memory_equal(&a, &b, sizeof a);
+        /* The quads' edges they lie on too (the boundary cycles use them). */
+        assert_int_equal(m->portals[i].edge[0], gm->portals[i].edge[0]);
+        assert_int_equal(m->portals[i].edge[1], gm->portals[i].edge[1]);
+    }
+    assert_int_equal(qn_mesh_island_count(gm), qn_mesh_island_count(m));
+    qn_mesh_destroy(gm);
+}
+
 static uint32_t check_grid(const qn_grid *g) {
     qn_mesh *m = mesh_of(g);
     uint32_t *own = owners(g, m);
+    check_same_as_general(g, m);
     check_adjacency(g, m, own);
     check_round_trip(g, m);
     /* Listed in row-major order of their top-left cells. */
@@ -441,7 +462,7 @@ static void test_fewest_on_maps(void **state) {
         found++;
         uint32_t rows = rect_count(g, QN__DECOMP_ROWS), fewest = rect_count(g, QN__DECOMP_FEWEST);
         qn_mesh *m = NULL;
-        assert_int_equal(qn__mesh_from_grid_with(g, QN__DECOMP_ROWS, NULL, &m, NULL), QN_OK);
+        assert_int_equal(qn__mesh_from_grid_with(g, QN__DECOMP_ROWS, true, NULL, &m, NULL), QN_OK);
         assert_int_equal(qn_mesh_quad_count(m), rows);
         qn_mesh_destroy(m);
         printf("%-18s rows %5u, fewest %5u\n", maps[i], rows, fewest);

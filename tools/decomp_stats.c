@@ -67,7 +67,7 @@ static bool measure(const char *path, const qn_grid *g, qn__decomp how, decomp_r
     for (int i = 0; i < 3; i++) {
         qn_mesh *m = NULL;
         double t0 = qn_tool_now();
-        st = qn__mesh_from_grid_with(g, how, NULL, &m, &e);
+        st = qn__mesh_from_grid_with(g, how, true, NULL, &m, &e);
         double ms = (qn_tool_now() - t0) * 1e3;
         if (st != QN_OK) return failed(path, st, &e);
         if (ms < r->mesh_ms) r->mesh_ms = ms;

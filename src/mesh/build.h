@@ -7,14 +7,6 @@
 
 #include "internal.h"
 
-/* A portal candidate found while pairing edges, before it gets its index:
-** quads a < b, their edges, and the shared segment along a's edge. */
-typedef struct qn__cand {
-    uint32_t a, b;
-    uint8_t ea, eb;
-    qn_vec2 p0, p1;
-} qn__cand;
-
 typedef struct qn__builder {
     const qn_mesh_desc *desc;
     qn_mesh *m;

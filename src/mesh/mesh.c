@@ -532,18 +532,36 @@ static qn_status build_all(qn__builder *bd) {
     if (st == QN_OK) st = check_vertices(bd->desc, bd->err);
     if (st == QN_OK) st = build_quads(bd);
     if (st == QN_OK) st = build_grid(m, bd->err);
-    if (st == QN_OK) st = qn__mesh_pairs(bd);
+    if (st == QN_OK && !bd->cands) st = qn__mesh_pairs(bd); /* else given (paired) */
     if (st == QN_OK && bd->desc->has_links) st = apply_links(bd);
     if (st == QN_OK) st = qn__mesh_portals(bd);
     if (st == QN_OK) qn__mesh_islands(m);
     return st;
 }
 
+static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
+                        const qn_allocator *alloc, qn_mesh **out, qn_error *err);
+
 qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *alloc, qn_mesh **out,
                          qn_error *err) {
+    return create(desc, NULL, 0, alloc, out, err);
+}
+
+qn_status qn__mesh_create_paired(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
+                                 const qn_allocator *alloc, qn_mesh **out, qn_error *err) {
+    if (!cands && ncand) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL candidates");
+    static qn__cand none;
+    return create(desc, cands ? cands : &none, ncand, alloc, out, err);
+}
+
+/* cands NULL: pair edges; else the given portal candidates (not freed). */
+static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
+                        const qn_allocator *alloc, qn_mesh **out, qn_error *err) {
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!desc || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL argument");
+    if (cands && desc->has_links)
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "links with given portals");
     qn_status st = check_counts(desc, err);
     if (st != QN_OK) return st;
     qn_allocator a = qn__allocator(alloc);
@@ -552,10 +570,10 @@ qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *alloc, qn
     m->alloc = a;
     m->quad_count = desc->quad_count;
     qn__builder bd = {desc, m, err, qn__alloc(&a, (size_t)desc->quad_count * sizeof(float)),
-                      NULL, 0, 0};
+                      cands, ncand, 0};
     st = bd.tol ? build_all(&bd) : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh)");
     qn__free(&a, bd.tol, (size_t)desc->quad_count * sizeof(float));
-    qn__free(&a, bd.cands, bd.capcand * sizeof(qn__cand));
+    if (!cands) qn__free(&a, bd.cands, bd.capcand * sizeof(qn__cand));
     if (st != QN_OK) {
         if (err) err->code = st;
         qn_mesh_destroy(m);

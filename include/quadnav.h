@@ -1068,7 +1068,10 @@ QN_API qn_status qn_grid_tfield_sample_batch(const qn_grid_tfield *field, qn_flo
 ** about 10 ms for a 512x512 map (a greedy row-major cut takes 1-2 ms and
 ** gives up to 19 % more quads). Every passable cell lies
 ** in exactly one quad and no wall cell in any; adjacency (T-junctions
-** included) is computed as for any mesh. Quad corners are in the grid's world
+** included) is read from the cells (which rectangle holds each), giving the
+** portals qn_mesh_create would find for the same quads without its edge
+** pairing and overlap search (a 4096x4096 map: about 2.5 s in all, and a
+** transient 4 bytes per cell). Quad corners are in the grid's world
 ** coordinates: cell (x, y) covers [ox + x*cs, ox + (x+1)*cs) x [oy + y*cs, ...).
 ** Quads are listed in row-major order of their top-left cell. Codes:
 ** QN_E_INVALID_ARG (NULL argument, or no passable cell), QN_E_NOMEM,

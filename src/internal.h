@@ -251,6 +251,13 @@ qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err
 const qn__boundary *qn__mesh_boundary(const qn_mesh *m, qn_error *err);
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b);
 
+/* Walks segment a-b through the quads, crossing only portals open for
+** radius (mesh_query.c): QN_OK when it stays inside; QN_E_OUTSIDE when a is
+** in no quad; QN_E_BLOCKED when a is only in blocked quads or the segment
+** leaves through a wall or a closed portal (*hit, if not NULL: where). */
+qn_status qn__segment_walk(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float radius, uint32_t hint,
+                           qn_vec2 *hit);
+
 /* (Re)computes the islands from the blocked flags and portals (mesh.c). */
 void qn__mesh_islands(qn_mesh *m);
 

@@ -202,72 +202,93 @@ qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_blocked, uin
 
 /* ---- segment inside ---------------------------------------------------- */
 
-/* Where the segment a + t*d (t in [t0, 1]) leaves quad q: the smallest t at
-** which it crosses an edge outward, and that edge. */
-static float exit_param(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 d, int *edge) {
+/* Where the segment a + t*d leaves quad q: the smallest t at which it goes
+** out through an edge (with the mesh tolerance). FLT_MAX when never. */
+static float exit_param(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 d) {
     const qn__planes *pl = &m->planes[q];
     float best = FLT_MAX;
-    *edge = -1;
     for (int i = 0; i < 4; i++) {
         float nd = pl->nx[i] * d.x + pl->ny[i] * d.y;
         if (nd >= 0.0f) continue; /* moving inward or along the edge */
         float t = (pl->c[i] - m->eps - (pl->nx[i] * a.x + pl->ny[i] * a.y)) / nd;
-        if (t < best) {
-            best = t;
-            *edge = i;
-        }
+        if (t < best) best = t;
     }
     return best;
 }
 
-/* The portal of quad q nearest to x (within the tolerance) that leads into
-** an unblocked quad other than `from`; QN_NONE if none. Nearest, not first:
-** at a T-junction two portals meet, and x lies on one of them. */
-static uint32_t portal_at(const qn_mesh *m, uint32_t q, qn_vec2 x, uint32_t from) {
-    float tol = 4.0f * m->eps, best = tol * tol;
-    uint32_t pick = QN_NONE;
+/* Of the open quads holding a (hint first), the one the segment leaves
+** last: where many quads meet at a point the walk starts in the right one. */
+static uint32_t start_quad(const qn_mesh *m, qn_vec2 a, qn_vec2 d, uint32_t hint) {
+    uint32_t best = QN_NONE;
+    float best_t = -FLT_MAX;
+    size_t cell = bucket_of(m, a, NULL, NULL);
+    for (uint32_t i = m->cell_start[cell]; i <= m->cell_start[cell + 1]; i++) {
+        uint32_t q = i < m->cell_start[cell + 1] ? m->cell_list[i] : hint;
+        if (q >= m->quad_count || m->blocked[q] || !qn__quad_contains(m, q, a)) continue;
+        float t = exit_param(m, q, a, d);
+        if (t > best_t) best_t = t, best = q;
+    }
+    return best;
+}
+
+/* The quad beyond q at exit point x (segment parameter t) through a portal
+** open for the radius that takes the segment furthest; QN_NONE when none
+** takes it beyond t. Choosing by how far the segment goes, not by the
+** nearest portal, keeps a walk through a point where many quads meet from
+** wandering into one the segment does not cross. */
+static uint32_t next_quad(const qn_mesh *m, uint32_t q, qn_vec2 x, float t, qn_vec2 a, qn_vec2 d,
+                          float radius) {
+    float tol = 4.0f * m->eps, best_t = t;
+    uint32_t best = QN_NONE;
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
         uint32_t e = m->qp_list[k];
-        const qn__portal *p = &m->portals[e];
-        uint32_t other = qn__portal_other(m, e, q);
-        if (other == from || m->blocked[other] || !qn__quad_contains(m, other, x)) continue;
-        qn_vec2 diff = qn__sub(x, closest_on_segment(x, p->p0, p->p1));
-        float d2 = qn__dot(diff, diff);
-        if (d2 <= best) best = d2, pick = e;
+        if (!qn__portal_open(m, e, radius)) continue;
+        qn_vec2 c = qn__sub(x, closest_on_segment(x, m->portals[e].p0, m->portals[e].p1));
+        if (qn__dot(c, c) > tol * tol) continue;
+        uint32_t o = qn__portal_other(m, e, q);
+        if (!qn__quad_contains(m, o, x)) continue; /* the walk must go on from x */
+        float to = exit_param(m, o, a, d);
+        if (to > best_t) best_t = to, best = o;
     }
-    return pick;
+    return best;
+}
+
+qn_status qn__segment_walk(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float radius, uint32_t hint,
+                           qn_vec2 *hit) {
+    if (hit) *hit = a;
+    uint32_t any = qn__locate(m, a, hint);
+    if (any == QN_NONE) return QN_E_OUTSIDE;
+    qn_vec2 d = qn__sub(b, a);
+    uint32_t q = start_quad(m, a, d, hint);
+    if (q == QN_NONE) return QN_E_BLOCKED; /* only blocked quads hold a */
+    /* t only grows, so the walk ends; the bound guards degenerate geometry. */
+    for (uint32_t steps = 0; steps <= 2 * m->quad_count + 2; steps++) {
+        float t = exit_param(m, q, a, d);
+        if (t >= 1.0f) {
+            /* Rounding can put b a hair outside the quad the exit test
+            ** keeps it in (b on the edge of the tolerant region): then the
+            ** walk goes on from b itself. */
+            if (qn__quad_contains(m, q, b)) return QN_OK;
+            t = 1.0f;
+        }
+        qn_vec2 x = t >= 1.0f ? b : qn__add(a, qn__scale(d, t < 0.0f ? 0.0f : t));
+        q = next_quad(m, q, x, t, a, d, radius);
+        if (q == QN_NONE) {
+            if (hit) *hit = x;
+            return QN_E_BLOCKED;
+        }
+    }
+    return QN_E_BLOCKED;
 }
 
 qn_status qn_mesh_segment_inside(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b, uint32_t hint,
                                  qn_vec2 *hit) {
+    if (hit) *hit = a;
     if (!mesh || !qn__finite2(a) || !qn__finite2(b)) return QN_E_INVALID_ARG;
-    const qn_mesh *m = mesh;
-    uint32_t q = qn__locate(m, a, hint);
-    if (hit) *hit = a;
+    uint32_t q = qn__locate(mesh, a, hint);
     if (q == QN_NONE) return QN_E_OUTSIDE;
-    if (m->blocked[q]) return QN_E_BLOCKED;
-    qn_vec2 d = qn__sub(b, a);
-    uint32_t from = QN_NONE;
-    float t_in = 0.0f; /* where the walk entered the current quad */
-    /* Each step enters a new quad; a convex quad is left once, so the walk
-    ** ends within quad_count steps unless the geometry is degenerate. */
-    for (uint32_t steps = 0; steps <= m->quad_count + 1; steps++) {
-        int edge;
-        float t = exit_param(m, q, a, d, &edge);
-        if (t >= 1.0f) return QN_OK;
-        t = t < t_in ? t_in : t; /* never step back along the segment */
-        t_in = t;
-        qn_vec2 x = qn__add(a, qn__scale(d, t));
-        uint32_t e = portal_at(m, q, x, from);
-        if (e == QN_NONE) {
-            if (hit) *hit = x;
-            return QN_E_BLOCKED;
-        }
-        from = q;
-        q = qn__portal_other(m, e, q);
-    }
-    if (hit) *hit = a;
-    return QN_E_BLOCKED;
+    if (mesh->blocked[q]) return QN_E_BLOCKED; /* where a is located, as documented */
+    return qn__segment_walk(mesh, a, b, 0.0f, q, hit);
 }
 
 /* ---- dynamic changes ----------------------------------------------------- */

@@ -1032,20 +1032,6 @@ double qn_path_length(const qn_vec2 *pts, uint32_t n) {
 
 /* ---- line of sight: the walk through quads --------------------------------------- */
 
-/* Where the segment a + t*d leaves quad q: the smallest t at which it goes
-** out through an edge (with the mesh tolerance). FLT_MAX when never. */
-static float exit_param(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 d) {
-    const qn__planes *pl = &m->planes[q];
-    float best = FLT_MAX;
-    for (int i = 0; i < 4; i++) {
-        float nd = pl->nx[i] * d.x + pl->ny[i] * d.y;
-        if (nd >= 0.0f) continue;
-        float t = (pl->c[i] - m->eps - (pl->nx[i] * a.x + pl->ny[i] * a.y)) / nd;
-        if (t < best) best = t;
-    }
-    return best;
-}
-
 static qn_vec2 closest_on_segment(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
     qn_vec2 ab = qn__sub(b, a);
     float l2 = qn__dot(ab, ab);
@@ -1054,59 +1040,6 @@ static qn_vec2 closest_on_segment(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
     return qn__add(a, qn__scale(ab, t));
 }
 
-
-/* The quad to start the walk in: of the unblocked quads holding a (the hint
-** among them), the one the segment stays in longest, so a start on a shared
-** edge or corner goes the way the segment points. A blocked quad holding a
-** when no unblocked one does; QN_NONE when a is outside. */
-static uint32_t start_quad(const qn_mesh *m, qn_vec2 a, qn_vec2 d, uint32_t hint) {
-    uint32_t any = qn__locate(m, a, hint);
-    if (any == QN_NONE) return QN_NONE;
-    uint32_t best = QN_NONE, cx, cy;
-    float best_t = -FLT_MAX;
-    size_t cell = bucket_index(m, a.x, a.y, &cx, &cy);
-    for (uint32_t i = m->cell_start[cell]; i <= m->cell_start[cell + 1]; i++) {
-        uint32_t q = i < m->cell_start[cell + 1] ? m->cell_list[i] : hint;
-        if (q >= m->quad_count || m->blocked[q] || !qn__quad_contains(m, q, a)) continue;
-        float t = exit_param(m, q, a, d);
-        if (t > best_t) best_t = t, best = q;
-    }
-    return best == QN_NONE ? any : best;
-}
-
-/* The quad beyond q at exit point x (segment parameter t) through a portal
-** open for the radius, chosen to carry the segment furthest. QN_NONE when
-** no such quad takes it beyond t. */
-static uint32_t next_quad(const qn_mesh *m, uint32_t q, qn_vec2 x, float t, qn_vec2 a, qn_vec2 d,
-                          float radius) {
-    float tol = 4.0f * m->eps, best_t = t;
-    uint32_t best = QN_NONE;
-    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
-        uint32_t e = m->qp_list[k];
-        if (!qn__portal_open(m, e, radius)) continue;
-        qn_vec2 c = qn__sub(x, closest_on_segment(x, m->portals[e].p0, m->portals[e].p1));
-        if (qn__dot(c, c) > tol * tol) continue;
-        uint32_t o = qn__portal_other(m, e, q);
-        if (!qn__quad_contains(m, o, x)) continue; /* the walk must go on from x */
-        float to = exit_param(m, o, a, d);
-        if (to > best_t) best_t = to, best = o;
-    }
-    return best;
-}
-
-/* Does a-b stay in unblocked quads, crossing open portals? t only grows,
-** so the walk ends; the step bound guards against degenerate geometry. */
-static bool walk_inside(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 b, float radius) {
-    qn_vec2 d = qn__sub(b, a);
-    for (uint32_t steps = 0; steps <= 2 * m->quad_count + 2; steps++) {
-        float t = exit_param(m, q, a, d);
-        if (t >= 1.0f) return true;
-        qn_vec2 x = qn__add(a, qn__scale(d, t < 0.0f ? 0.0f : t));
-        q = next_quad(m, q, x, t, a, d, radius);
-        if (q == QN_NONE) return false;
-    }
-    return false;
-}
 
 /* ---- line of sight: clearance from walls ----------------------------------------------- */
 
@@ -1220,9 +1153,9 @@ qn_status qn_mesh_line_of_sight(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b, float
     if (!mesh || !visible || !qn__finite2(a) || !qn__finite2(b) || !isfinite(radius) ||
         radius < 0.0f)
         return QN_E_INVALID_ARG;
-    uint32_t q = start_quad(mesh, a, qn__sub(b, a), hint);
-    if (q == QN_NONE) return QN_E_OUTSIDE;
-    if (mesh->blocked[q] || !walk_inside(mesh, q, a, b, radius)) return QN_OK;
+    qn_status st = qn__segment_walk(mesh, a, b, radius, hint, NULL);
+    if (st == QN_E_OUTSIDE) return st;
+    if (st != QN_OK) return QN_OK; /* not visible */
     *visible = radius <= 0.0f || clear_of_walls(mesh, a, b, radius);
     return QN_OK;
 }

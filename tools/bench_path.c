@@ -78,9 +78,10 @@ static int cmp_d(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
-/* ms for every unit's own path (waypoints into one reused buffer). */
+/* ms for every unit's own path (waypoints into one reused buffer); with
+** want_cost, the cost search runs too. */
 static double time_paths(qn_pathfinder *pf, const qn_vec2 *starts, uint32_t n, qn_vec2 goal,
-                         uint32_t *failed, double *length) {
+                         bool want_cost, uint32_t *failed, double *length) {
     static qn_vec2 pts[1 << 16];
     *failed = 0;
     *length = 0.0;
@@ -88,7 +89,9 @@ static double time_paths(qn_pathfinder *pf, const qn_vec2 *starts, uint32_t n, q
     for (uint32_t i = 0; i < n; i++) {
         uint32_t count;
         float cost;
-        if (qn_path_find(pf, starts[i], goal, 0.0f, pts, 1u << 16, &count, &cost) != QN_OK) (*failed)++;
+        if (qn_path_find(pf, starts[i], goal, 0.0f, pts, 1u << 16, &count, want_cost ? &cost : NULL) !=
+            QN_OK)
+            (*failed)++;
         else *length += qn_path_length(pts, count);
     }
     return (qn_tool_now() - t0) * 1e3;
@@ -107,13 +110,15 @@ static double time_shared(const qn_mesh *m, const qn_vec2 *starts, uint32_t n, q
 }
 
 static void report(qn_bench_report *r, const char *name, const qn_mesh *m, uint32_t units,
-                   double paths_ms, double shared_ms, uint32_t failed, double mean_len,
-                   size_t pf_bytes) {
+                   double paths_ms, double exact_ms, double shared_ms, uint32_t failed,
+                   double mean_len, size_t pf_bytes) {
     char label[160];
     double scale = 1000.0 / units; /* quick runs time fewer units */
     snprintf(label, sizeof label, "A* + funnel, 1000 units, one goal, %s (%u quads%s)", name,
              qn_mesh_quad_count(m), units == 1000 ? "" : ", scaled");
     qn_bench_add(r, "path_astar_funnel_ms_1000", paths_ms * scale, "ms", label);
+    qn_bench_add(r, "path_exact_ms_1000", exact_ms * scale, "ms",
+                 "  the same exact paths without the cost search (cost NULL)");
     qn_bench_add(r, "path_shared_instance_ms_1000", shared_ms * scale, "ms",
                  "  baseline: one shared instance + sampling every unit once");
     qn_bench_add(r, "path_ratio_to_shared", paths_ms / shared_ms, "x", "  own paths / shared");
@@ -134,15 +139,17 @@ int qn_tool_bench_path(qn_bench_report *r, int quick) {
     if (starts && dirs && qn_mesh_from_grid(g, NULL, &m, NULL) == QN_OK &&
         qn_pathfinder_create(m, NULL, &pf, NULL) == QN_OK) {
         uint32_t units = place_units(m, g, &goal, starts, want), failed = 0;
-        double paths[3], shared[3], len = 0.0;
+        double paths[3], exact[3], shared[3], len = 0.0;
         for (uint32_t i = 0; i < reps && units > 0; i++) {
-            paths[i] = time_paths(pf, starts, units, goal, &failed, &len);
+            paths[i] = time_paths(pf, starts, units, goal, true, &failed, &len);
+            exact[i] = time_paths(pf, starts, units, goal, false, &failed, &len);
             shared[i] = time_shared(m, starts, units, goal, dirs);
         }
         qsort(paths, reps, sizeof *paths, cmp_d);
         qsort(shared, reps, sizeof *shared, cmp_d);
+        qsort(exact, reps, sizeof *exact, cmp_d);
         if (units > 0) {
-            report(r, name, m, units, paths[reps / 2], shared[reps / 2], failed,
+            report(r, name, m, units, paths[reps / 2], exact[reps / 2], shared[reps / 2], failed,
                    len / (units - failed ? units - failed : 1), qn_pathfinder_bytes(pf));
             rc = 0;
         }

@@ -112,7 +112,7 @@ static void check_grid(const qn_grid *g, uint32_t sector, uint32_t units, const 
     } while (qn_grid_costs(g)[goal] == QN_CELL_WALL);
     assert_int_equal(qn_grid_field_create(g, &goal, 1, NULL, NULL, &full, &e), QN_OK);
     qn_grid_tfield *f = NULL;
-    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, &e), QN_OK);
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, NULL, &f, &e), QN_OK);
     size_t before = qn_grid_tfield_bytes(f);
     /* Values: never below the exact ones, and close to them (paths through
     ** node cells: a detour of at most a few sectors' sides near the goal,
@@ -130,6 +130,17 @@ static void check_grid(const qn_grid *g, uint32_t sector, uint32_t units, const 
     double r8 = walk(g, f, full, QN_FLOW_DIR8, units, what);
     double rv = walk(g, f, full, QN_FLOW_VECTOR, units, what);
     if (!(r8 < 1.25 && rv < 1.25)) fail_msg("%s: walked %.3f / %.3f times the shortest", what, r8, rv);
+    qn_grid_tfield_destroy(f);
+    /* A weighted search: units still arrive, values still never below the
+    ** exact ones. */
+    qn_grid_tfield_opts o = {.search_weight = 1.5f};
+    assert_int_equal(qn_grid_tfield_create(t, goal, &o, NULL, &f, &e), QN_OK);
+    for (uint32_t i = 0; i < 100; i++) {
+        uint32_t c = reachable_cell(g, full);
+        double exact = qn_grid_field_cost(full, c % w, c / w), tile = qn_grid_tfield_cost(f, c % w, c / w);
+        if (!(tile >= exact * (1.0 - 1e-5) - 1e-3)) fail_msg("%s: weighted: tile %g < exact %g", what, tile, exact);
+    }
+    walk(g, f, full, QN_FLOW_VECTOR, units / 2 + 1, what);
     qn_grid_tfield_destroy(f);
     qn_grid_field_destroy(full);
     qn_grid_tiles_destroy(t);
@@ -169,9 +180,9 @@ static void test_stamp_update(void **state) {
     /* A wall at x = 48 with one gap near the top. */
     assert_int_equal(qn_grid_stamp(g, 48, 4, 49, 64, QN_CELL_WALL), QN_OK);
     qn_grid_tfield *f = NULL;
-    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, NULL), QN_E_MISMATCH);
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, NULL, &f, NULL), QN_E_MISMATCH);
     assert_int_equal(qn_grid_tiles_update(t, NULL), QN_OK);
-    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, NULL), QN_OK);
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, NULL, &f, NULL), QN_OK);
     qn_grid_field *full = NULL;
     assert_int_equal(qn_grid_field_create(g, &goal, 1, NULL, NULL, &full, NULL), QN_OK);
     walk(g, f, full, QN_FLOW_DIR8, 30, "stamped");
@@ -184,7 +195,7 @@ static void test_stamp_update(void **state) {
     qn_grid_field_destroy(full);
     qn_grid_tfield_destroy(f);
     assert_int_equal(qn_grid_tiles_update(t, NULL), QN_OK);
-    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, NULL), QN_OK);
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, NULL, &f, NULL), QN_OK);
     uint32_t cell;
     assert_int_equal(qn_grid_tfield_sample(f, QN_FLOW_DIR8, p, &cell, &d), QN_E_UNREACHABLE);
     assert_int_equal(cell, 5 * 96 + 5);
@@ -221,10 +232,10 @@ static void test_threads(void **state) {
     assert_non_null(one);
     for (uint32_t i = 0; i < N; i++) p[i] = (qn_vec2){(float)(rnd() % 20000) / 100.0f, (float)(rnd() % 16000) / 100.0f};
     qn_grid_tfield *f = NULL;
-    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, NULL), QN_OK);
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, NULL, &f, NULL), QN_OK);
     qn_grid_tfield_sample_batch(f, QN_FLOW_VECTOR, p, one, NULL, NULL, N);
     qn_grid_tfield_destroy(f);
-    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, NULL), QN_OK);
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, NULL, &f, NULL), QN_OK);
     pthread_t id[4];
     race r[4];
     for (int k = 0; k < 4; k++) {
@@ -256,14 +267,18 @@ static void test_bad_input(void **state) {
     assert_int_equal(qn_grid_tiles_create(g, 257, NULL, &t, &e), QN_E_INVALID_ARG);
     assert_int_equal(qn_grid_tiles_create(g, 8, NULL, &t, &e), QN_OK);
     qn_grid_tfield *f = NULL;
-    assert_int_equal(qn_grid_tfield_create(t, 40 * 30, NULL, &f, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_grid_tfield_create(t, 40 * 30, NULL, NULL, &f, &e), QN_E_INVALID_ARG);
+    qn_grid_tfield_opts heavy = {.search_weight = 5.0f}, light = {.search_weight = 0.5f};
+    assert_int_equal(qn_grid_tfield_create(t, 0, &heavy, NULL, &f, &e), QN_E_INVALID_ARG);
+    assert_non_null(strstr(e.message, "search weight"));
+    assert_int_equal(qn_grid_tfield_create(t, 0, &light, NULL, &f, &e), QN_E_INVALID_ARG);
     uint32_t wall = 0;
     while (qn_grid_costs(g)[wall] != QN_CELL_WALL) wall++;
-    assert_int_equal(qn_grid_tfield_create(t, wall, NULL, &f, &e), QN_E_BLOCKED);
+    assert_int_equal(qn_grid_tfield_create(t, wall, NULL, NULL, &f, &e), QN_E_BLOCKED);
     assert_null(f);
     uint32_t goal = 0;
     while (qn_grid_costs(g)[goal] == QN_CELL_WALL) goal++;
-    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, &f, &e), QN_OK);
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, NULL, &f, &e), QN_OK);
     qn_vec2 d, out = {-1.0f, 5.0f}, nan = {NAN, 1.0f};
     assert_int_equal(qn_grid_tfield_sample(f, QN_FLOW_DIR8, out, NULL, &d), QN_E_OUTSIDE);
     assert_int_equal(qn_grid_tfield_sample(f, QN_FLOW_DIR8, nan, NULL, &d), QN_E_INVALID_ARG);

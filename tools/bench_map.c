@@ -192,7 +192,7 @@ static int part_grid_tiles(qn_bench_map_ctx *c, qn_bench_report *r) {
     qn_grid_tfield *f = NULL;
     qn_vec2 dirs[1000];
     t0 = qn_tool_now();
-    st = qn_grid_tfield_create(t, c->goal_cell, NULL, &f, &e);
+    st = qn_grid_tfield_create(t, c->goal_cell, NULL, NULL, &f, &e);
     if (st == QN_OK) st = qn_grid_tfield_sample_batch(f, QN_FLOW_VECTOR, c->units, dirs, NULL, NULL, 1000);
     double first = (qn_tool_now() - t0) * 1e3;
     if (st != QN_OK) {
@@ -212,8 +212,22 @@ static int part_grid_tiles(qn_bench_map_ctx *c, qn_bench_report *r) {
     qn_bench_add(r, "grid_hier_stretch_ratio", at == af && wf > 0.0 ? wt / wf : (double)NAN, "",
                  "grid tiles: distance walked / with the whole-grid field, same units");
     qn_grid_tfield_destroy(f);
+    /* The same with the node search's bound weighted by 1.2. */
+    qn_grid_tfield_opts o = {.search_weight = 1.2f};
+    t0 = qn_tool_now();
+    st = qn_grid_tfield_create(t, c->goal_cell, &o, NULL, &f, &e);
+    if (st == QN_OK) st = qn_grid_tfield_sample_batch(f, QN_FLOW_VECTOR, c->units, dirs, NULL, NULL, 1000);
+    first = (qn_tool_now() - t0) * 1e3;
+    if (st == QN_OK) {
+        qn_bench_add(r, "grid_hier_first_1000_ms_w12", first, "ms",
+                     "grid tiles, search weight 1.2: first samples of the same units");
+        wt = walk_units(c, sample_tiles, f, &at);
+        qn_bench_add(r, "grid_hier_stretch_ratio_w12", at == af && wf > 0.0 ? wt / wf : (double)NAN,
+                     "", "grid tiles, search weight 1.2: distance walked / whole-grid field's");
+    }
+    qn_grid_tfield_destroy(f);
     qn_grid_tiles_destroy(t);
-    return 0;
+    return st == QN_OK ? 0 : qn_cli_error("bench: tile field (weighted): %s", qn_status_name(st));
 }
 
 int qn_tool_bench_map(qn_bench_report *r, const char *path) {

@@ -87,6 +87,7 @@ struct qn_grid_tfield {
     uint32_t *pos, *heap;
     qn__heap q;
     uint32_t aim;    /* the sector the keys are for */
+    float weight;    /* the bound's weight (1: exact costs; see qn_grid_tfield_opts) */
 #ifndef QN_NO_THREADS
     pthread_mutex_t lock;
 #endif
@@ -443,13 +444,14 @@ uint32_t qn_grid_tiles_node_count(const qn_grid_tiles *tiles) { return tiles ? t
 
 /* The bound from node n to sector s: the octile distance from its cell to
 ** the sector's rectangle (every move costs at least its length). */
-static float bound_to(const qn_grid_tiles *t, uint32_t n, uint32_t s) {
+static float bound_to(const qn_grid_tfield *f, uint32_t n, uint32_t s) {
+    const qn_grid_tiles *t = f->t;
     int64_t x = t->node[n].cell % t->w, y = t->node[n].cell / t->w;
     int64_t x0 = (int64_t)(s % t->sx) * t->S, y0 = (int64_t)(s / t->sx) * t->S;
     int64_t x1 = x0 + t->S - 1, y1 = y0 + t->S - 1;
     int64_t dx = x < x0 ? x0 - x : (x > x1 ? x - x1 : 0), dy = y < y0 ? y0 - y : (y > y1 ? y - y1 : 0);
     int64_t lo = dx < dy ? dx : dy, hi = dx < dy ? dy : dx;
-    return (float)hi + (SQRT2F - 1.0f) * (float)lo;
+    return f->weight * ((float)hi + (SQRT2F - 1.0f) * (float)lo);
 }
 
 /* Aims the open nodes at sector s: their keys redone, the heap rebuilt. */
@@ -458,7 +460,7 @@ static void aim_at(qn_grid_tfield *f, uint32_t s) {
     f->aim = s;
     for (uint32_t i = 0; i < f->q.n; i++) {
         uint32_t n = f->q.a[i];
-        f->key[n] = f->d[n] + bound_to(f->t, n, s);
+        f->key[n] = f->d[n] + bound_to(f, n, s);
     }
     for (uint32_t i = f->q.n > 1 ? (f->q.n - 2) / 4 + 1 : 0; i-- > 0;) qn__heap_down(&f->q, i);
 }
@@ -487,7 +489,7 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
                 float v = m < k ? row[m] + dj : vp;
                 if (f->pos[n] == SETTLED || !(v < f->d[n])) continue;
                 f->d[n] = v;
-                f->key[n] = v + bound_to(t, n, s);
+                f->key[n] = v + bound_to(f, n, s);
                 if (f->pos[n] == QN_NONE) qn__heap_push(&f->q, n);
                 else qn__heap_lowered(&f->q, n);
             }
@@ -496,10 +498,15 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
 }
 
 qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
-                                const qn_allocator *alloc, qn_grid_tfield **out, qn_error *err) {
+                                const qn_grid_tfield_opts *opts, const qn_allocator *alloc,
+                                qn_grid_tfield **out, qn_error *err) {
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!tiles || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL tiles or out");
+    float weight = opts && opts->search_weight != 0.0f ? opts->search_weight : 1.0f;
+    if (!(weight >= 1.0f && weight <= 4.0f))
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "search weight %g: must be 1..4 (0: 1)",
+                        (double)weight);
     const qn_grid_tiles *t = tiles;
     if (t->version != qn_grid_version(t->grid))
         return qn__fail(err, QN_E_MISMATCH, QN_NONE, "the grid changed: qn_grid_tiles_update first");
@@ -515,7 +522,7 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
     size_t nn = (size_t)t->nn + 1;
     bool ok = f && local_alloc(&a, &L, t->S);
     if (ok) {
-        f->alloc = a, f->t = t, f->goal = goal_cell;
+        f->alloc = a, f->t = t, f->goal = goal_cell, f->weight = weight;
         f->d = qn__alloc(&a, nn * sizeof(float));
         f->key = qn__alloc(&a, nn * sizeof(float));
         f->pos = qn__alloc(&a, nn * sizeof(uint32_t));

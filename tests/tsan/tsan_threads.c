@@ -357,8 +357,8 @@ static void check_tiles(const qn_grid *g, const qn_vec2 *pos) {
     uint32_t goal = 0, n = qn_grid_width(g) * qn_grid_height(g);
     while (goal < n && qn_grid_costs(g)[goal] == QN_CELL_WALL) goal++;
     qn_grid_tfield *one = NULL, *f = NULL;
-    if (goal == n || qn_grid_tfield_create(t, goal, NULL, &one, NULL) != QN_OK ||
-        qn_grid_tfield_create(t, goal, NULL, &f, NULL) != QN_OK) {
+    if (goal == n || qn_grid_tfield_create(t, goal, NULL, NULL, &one, NULL) != QN_OK ||
+        qn_grid_tfield_create(t, goal, NULL, NULL, &f, NULL) != QN_OK) {
         fail("tiles: cannot make the fields");
     } else {
         qn_vec2 *ref = must(malloc(UNITS * sizeof *ref), "tile directions");

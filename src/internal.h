@@ -389,6 +389,41 @@ size_t qn__isearch_bytes(const qn__isearch *S);
 qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to, uint32_t qt,
                            float radius, float *length);
 uint32_t qn__isearch_chain(const qn__isearch *S, uint32_t *portals, uint32_t *quads, uint32_t cap);
+/* Landmark lower bounds for the next queries (path/landmark.c): per_vertex
+** holds k distances per boundary vertex of the mesh (qn__boundary order;
+** NAN: unknown), lo and hi bound each landmark's distance to the target,
+** and slack is taken off every bound (float rounding). per_vertex NULL
+** turns them off. Kept by pointer until the next call. */
+#define QN__MAX_LANDMARKS 16u
+void qn__isearch_bounds(qn__isearch *S, const float *per_vertex, uint32_t k, const float *lo,
+                        const float *hi, float slack);
+/* States the last qn__isearch_path generated. */
+uint32_t qn__isearch_states(const qn__isearch *S);
+
+/* Landmarks (path/landmark.c): k points spread over the largest island,
+** each with its exact distance to every boundary vertex (NAN where
+** unknown), from exact instances built at them (uniform-cost meshes only:
+** QN_E_INVALID_ARG otherwise). qn__landmarks_current says whether they
+** still bound the mesh's distances from below (no quad blocked at build is
+** open now). qn__landmarks_at bounds each landmark's distance to point p
+** in quad q from the quad's corners. */
+typedef struct qn__landmarks {
+    qn_allocator alloc;
+    const qn__boundary *b;
+    uint32_t k, nq;
+    float *d;         /* b->nb * k */
+    uint8_t *blocked; /* per quad, as at build */
+    uint64_t version; /* mesh version last found current */
+    float dmax, slack;
+    qn_vec2 at[QN__MAX_LANDMARKS]; /* where they are */
+} qn__landmarks;
+qn_status qn__landmarks_build(const qn_mesh *m, const qn_allocator *a, uint32_t k,
+                              qn__landmarks **out);
+void qn__landmarks_destroy(qn__landmarks *L);
+bool qn__landmarks_current(qn__landmarks *L, const qn_mesh *m);
+void qn__landmarks_at(const qn__landmarks *L, const qn_mesh *m, uint32_t q, qn_vec2 p, float *lo,
+                      float *hi);
+size_t qn__landmarks_bytes(const qn__landmarks *L);
 
 /* Builds (or rebuilds) f's exact instance (interval.c); frees one (quads: the mesh's quad count). */
 qn_status qn__spm_build(qn_field *f, qn_error *err);

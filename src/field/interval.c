@@ -104,6 +104,11 @@ struct qn__isearch {
     uint32_t ngoal;   /* seed points (goal points, or a path's start) */
     uint64_t wver;    /* mesh version and radius the walls were marked for */
     float wrad;
+    /* paths: landmark lower bounds (qn__isearch_bounds), or nlm 0 */
+    const float *lmv; /* per boundary vertex, nlm distances (NAN: unknown) */
+    float lmlo[QN__MAX_LANDMARKS], lmhi[QN__MAX_LANDMARKS]; /* ... of the target */
+    float lmslack;
+    uint32_t nlm;
 };
 typedef struct qn__isearch xsearch;
 
@@ -353,6 +358,42 @@ static float through_interval(qn_vec2 r, qn_vec2 L, qn_vec2 R, qn_vec2 t, bool o
     return qn__len(qn__sub(t, r));
 }
 
+/* A lower bound from the landmarks on the distance from the interval R-L of
+** sub-edge `sub` of quad q to the target (path/landmark.c): for each
+** landmark, the gap between its distances to the interval and to the
+** target, the former bounded along the sub-edge from its values at the
+** ends (it changes by at most the length moved). 0 without landmarks. */
+static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 L, qn_vec2 R) {
+    const qn__boundary *b = S->b;
+    uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
+    uint32_t i0 = base + sub, i1 = base + (sub + 1 == k ? 0 : sub + 1);
+    qn_vec2 a = b->bv[i0], ab = qn__sub(b->bv[i1], a);
+    float len = qn__len(ab);
+    if (!(len > 0.0f)) return 0.0f;
+    qn_vec2 u = qn__scale(ab, 1.0f / len);
+    float sa = qn__dot(qn__sub(R, a), u), sb = qn__dot(qn__sub(L, a), u);
+    if (sa > sb) {
+        float x = sa;
+        sa = sb;
+        sb = x;
+    }
+    const float *d0 = S->lmv + (size_t)i0 * S->nlm, *d1 = S->lmv + (size_t)i1 * S->nlm;
+    float best = 0.0f;
+    for (uint32_t j = 0; j < S->nlm; j++) {
+        if (!(d0[j] < INFINITY && d1[j] < INFINITY)) continue; /* NAN: unknown */
+        /* Along the sub-edge the distance lies between max(d0 - s, d1 -
+        ** (len - s)), least where the two meet, and min(d0 + s, d1 + len -
+        ** s), greatest where they meet (s clamped to the interval). */
+        float sl = 0.5f * (d0[j] - d1[j] + len), sh = len - sl;
+        sl = sl < sa ? sa : (sl > sb ? sb : sl);
+        sh = sh < sa ? sa : (sh > sb ? sb : sh);
+        float lo = fmaxf(d0[j] - sl, d1[j] - (len - sl)), hi = fminf(d0[j] + sh, d1[j] + len - sh);
+        float h = fmaxf(S->lmlo[j] - hi, lo - S->lmhi[j]);
+        if (h > best) best = h;
+    }
+    return best > S->lmslack ? best - S->lmslack : 0.0f;
+}
+
 static void push_node(xsearch *S, xnode *n) {
     if (S->nn >= S->nmax) {
         S->st = QN_E_LIMIT;
@@ -364,7 +405,14 @@ static void push_node(xsearch *S, xnode *n) {
     /* Toward a target, order by the least length through the interval to
     ** it (consistent, so the first goal state taken is a shortest path). */
     n->parent = S->cur;
-    if (S->target) n->f = n->quad == QN_NONE ? n->g : n->g + through_interval(n->r, n->L, n->R, S->to, n->on);
+    if (S->target && n->quad == QN_NONE) n->f = n->g;
+    else if (S->target) {
+        n->f = n->g + through_interval(n->r, n->L, n->R, S->to, n->on);
+        if (S->nlm) {
+            float lb = n->g + point_segment_dist(n->r, n->R, n->L) + landmark_bound(S, n->quad, n->sub, n->L, n->R);
+            if (lb > n->f) n->f = lb;
+        }
+    }
     /* One-to-all keeps no parents: a popped state's slot is reused, so the
     ** pool holds the open states (the wavefront), not every state ever. */
     uint32_t i = S->nfree != QN_NONE ? S->nfree : S->nn++;
@@ -891,6 +939,14 @@ size_t qn__isearch_bytes(const qn__isearch *S) {
            (size_t)S->pcap * sizeof(piece);
 }
 
+void qn__isearch_bounds(qn__isearch *S, const float *per_vertex, uint32_t k, const float *lo,
+                        const float *hi, float slack) {
+    S->nlm = per_vertex && lo && hi ? (k < QN__MAX_LANDMARKS ? k : QN__MAX_LANDMARKS) : 0;
+    S->lmv = per_vertex;
+    S->lmslack = slack;
+    for (uint32_t j = 0; j < S->nlm; j++) S->lmlo[j] = lo[j], S->lmhi[j] = hi[j];
+}
+
 qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to, uint32_t qt,
                            float radius, float *length) {
     search_reset(S);
@@ -924,3 +980,5 @@ uint32_t qn__isearch_chain(const qn__isearch *S, uint32_t *portals, uint32_t *qu
     }
     return n;
 }
+
+uint32_t qn__isearch_states(const qn__isearch *S) { return S ? S->nn : 0; }

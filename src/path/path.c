@@ -101,7 +101,19 @@ struct qn_pathfinder {
     ** portals (and the quads they enter) of its answer */
     qn__isearch *is;
     uint32_t *chain_p, *chain_q;
+    /* landmark lower bounds (landmark.c), built once the queries have done
+    ** about as much search as building them takes; lwork counts that
+    ** search (states), lfail notes a build that could not be made */
+    qn__landmarks *lm;
+    uint64_t lwork;
+    bool lfail;
+    float tlo[QN__MAX_LANDMARKS], thi[QN__MAX_LANDMARKS]; /* ... at the goal */
+    bool lon; /* the current query uses them */
 };
+
+/* Landmarks per pathfinder: more cut the search further, each costs one
+** exact instance to build and 4 bytes per boundary vertex. */
+#define LANDMARKS 8u
 
 /* ---- create / destroy ---------------------------------------------------- */
 
@@ -267,6 +279,7 @@ void qn_pathfinder_destroy(qn_pathfinder *pf) {
     qn_allocator a = pf->alloc;
     qn__free(&a, pf->block, pf->block_bytes);
     qn__isearch_destroy(pf->is);
+    qn__landmarks_destroy(pf->lm);
     qn__free(&a, pf, sizeof *pf);
 }
 
@@ -322,7 +335,7 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
 
 size_t qn_pathfinder_bytes(const qn_pathfinder *pf) {
     if (!pf) return 0;
-    return sizeof *pf + pf->block_bytes + qn__isearch_bytes(pf->is);
+    return sizeof *pf + pf->block_bytes + qn__isearch_bytes(pf->is) + qn__landmarks_bytes(pf->lm);
 }
 
 /* ---- the open list ----------------------------------------------------------- */
@@ -343,6 +356,28 @@ typedef struct query {
     float radius;
 } query;
 
+/* A lower bound on the length of a path from portal v's mid point to the
+** goal: the straight distance, or the landmarks' bound when larger (the
+** portal is a sub-edge of its quads, and its mid point lies within half
+** its width of either end). */
+static float portal_bound(const qn_pathfinder *pf, const query *Q, uint32_t v) {
+    const qn__portal *p = &Q->m->portals[v];
+    float h = qn__len(qn__sub(p->mid, Q->to));
+    if (!pf->lon) return h;
+    const qn__landmarks *L = pf->lm;
+    uint32_t q = p->q[0], i0 = pf->bstart[q] + pf->psub[2 * v];
+    uint32_t i1 = i0 + 1 == pf->bstart[q + 1] ? pf->bstart[q] : i0 + 1;
+    const float *d0 = L->d + (size_t)i0 * L->k, *d1 = L->d + (size_t)i1 * L->k;
+    float half = 0.5f * qn__len(qn__sub(pf->bv[i1], pf->bv[i0])), best = 0.0f;
+    for (uint32_t j = 0; j < L->k; j++) {
+        if (!(d0[j] < INFINITY && d1[j] < INFINITY)) continue;
+        float lo = fmaxf(d0[j], d1[j]) - half, hi = fminf(d0[j], d1[j]) + half;
+        best = fmaxf(best, fmaxf(pf->tlo[j] - hi, lo - pf->thi[j]));
+    }
+    best -= L->slack;
+    return best > h ? best : h;
+}
+
 /* Lowers node v's cost to gv (reached from `par` through v's side `via`). */
 static void improve(query *Q, uint32_t v, float gv, uint32_t par, uint8_t via) {
     qn_pathfinder *pf = Q->pf;
@@ -351,13 +386,15 @@ static void improve(query *Q, uint32_t v, float gv, uint32_t par, uint8_t via) {
         pf->pos[v] = QN_NONE;
         pf->g[v] = INFINITY;
     }
-    if (pf->pos[v] == CLOSED || gv >= pf->g[v]) return;
-    float h = v < pf->np ? pf->hscale * qn__len(qn__sub(Q->m->portals[v].mid, Q->to)) : 0.0f;
+    /* A closed node reopens when reached more cheaply: the landmarks'
+    ** bound is admissible but not consistent. */
+    if (gv >= pf->g[v]) return;
+    float h = v < pf->np ? pf->hscale * portal_bound(pf, Q, v) : 0.0f;
     pf->g[v] = gv;
     pf->f[v] = gv + h;
     pf->parent[v] = par;
     pf->via[v] = via;
-    if (pf->pos[v] == QN_NONE) qn__heap_push(&pf->open, v);
+    if (pf->pos[v] == QN_NONE || pf->pos[v] == CLOSED) qn__heap_push(&pf->open, v);
     else qn__heap_lowered(&pf->open, v);
 }
 
@@ -460,7 +497,10 @@ static void corridor_step(qn_pathfinder *pf, uint32_t c, uint32_t q, uint32_t *n
 static qn_status any_angle(query *Q, uint32_t *count) {
     qn_pathfinder *pf = Q->pf;
     float len;
+    if (pf->lon) qn__isearch_bounds(pf->is, pf->lm->d, pf->lm->k, pf->tlo, pf->thi, pf->lm->slack);
+    else qn__isearch_bounds(pf->is, NULL, 0, NULL, NULL, 0.0f);
     qn_status st = qn__isearch_path(pf->is, Q->from, Q->qs, Q->to, Q->qg, Q->radius, &len);
+    pf->lwork += qn__isearch_states(pf->is);
     if (st != QN_OK) return st;
     uint32_t len_chain = qn__isearch_chain(pf->is, pf->chain_p, pf->chain_q, pf->np + 1);
     if (len_chain == UINT32_MAX) return QN_E_LIMIT;
@@ -991,6 +1031,28 @@ static qn_status find_corridor(query *Q, float *cost, uint32_t *n) {
     return QN_OK;
 }
 
+/* Turns the landmark bounds on for this query when they are built and
+** still hold; builds them once the queries have searched about as many
+** states as the build will (a full search per landmark, a few states per
+** quad each), and never again after a failed build. */
+static void use_landmarks(query *Q) {
+    qn_pathfinder *pf = Q->pf;
+    const qn_mesh *m = Q->m;
+    pf->lon = false;
+    if (pf->lm && !qn__landmarks_current(pf->lm, m)) {
+        qn__landmarks_destroy(pf->lm);
+        pf->lm = NULL;
+        pf->lwork = 0;
+    }
+    if (!pf->lm && !pf->lfail && pf->uniform &&
+        pf->lwork >= 2 * (uint64_t)(LANDMARKS + 1) * (m->quad_count + m->portal_count)) {
+        if (qn__landmarks_build(m, &pf->alloc, LANDMARKS, &pf->lm) != QN_OK) pf->lfail = true;
+    }
+    if (!pf->lm) return;
+    qn__landmarks_at(pf->lm, m, Q->qg, Q->to, pf->tlo, pf->thi);
+    pf->lon = true;
+}
+
 qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius,
                        qn_vec2 *waypoints, uint32_t cap, uint32_t *count, float *cost) {
     if (count) *count = 0;
@@ -1007,6 +1069,7 @@ qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius
     if (pf->hversion != m->version) scan_costs(pf);
     corner_cache_for(pf, radius);
     new_generation(pf);
+    use_landmarks(&Q);
     uint32_t n = 0;
     float c = m->cost[Q.qs] * qn__len(qn__sub(to, from));
     if (Q.qs != Q.qg) {

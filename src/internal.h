@@ -391,12 +391,13 @@ qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to
 uint32_t qn__isearch_chain(const qn__isearch *S, uint32_t *portals, uint32_t *quads, uint32_t cap);
 /* Landmark lower bounds for the next queries (path/landmark.c): per_vertex
 ** holds k distances per boundary vertex of the mesh (qn__boundary order;
-** NAN: unknown), lo and hi bound each landmark's distance to the target,
-** and slack is taken off every bound (float rounding). per_vertex NULL
-** turns them off. Kept by pointer until the next call. */
+** NAN: unknown); the nsel landmarks sel[] are used, lo[j] and hi[j]
+** bounding landmark sel[j]'s distance to the target; slack is taken off
+** every bound (float rounding). per_vertex NULL turns them off. Kept by
+** pointer until the next call. */
 #define QN__MAX_LANDMARKS 16u
-void qn__isearch_bounds(qn__isearch *S, const float *per_vertex, uint32_t k, const float *lo,
-                        const float *hi, float slack);
+void qn__isearch_bounds(qn__isearch *S, const float *per_vertex, uint32_t k, const uint32_t *sel,
+                        uint32_t nsel, const float *lo, const float *hi, float slack);
 /* States the last qn__isearch_path generated. */
 uint32_t qn__isearch_states(const qn__isearch *S);
 

@@ -105,10 +105,14 @@ struct qn__isearch {
     uint64_t wver;    /* mesh version and radius the walls were marked for */
     float wrad;
     /* paths: landmark lower bounds (qn__isearch_bounds), or nlm 0 */
-    const float *lmv; /* per boundary vertex, nlm distances (NAN: unknown) */
-    float lmlo[QN__MAX_LANDMARKS], lmhi[QN__MAX_LANDMARKS]; /* ... of the target */
+    const float *lmv; /* per boundary vertex, lmk distances (NAN: unknown) */
+    uint32_t lmk, nlm, lmsel[QN__MAX_LANDMARKS]; /* the nlm of them in use */
+    float lmlo[QN__MAX_LANDMARKS], lmhi[QN__MAX_LANDMARKS]; /* ... at the target */
     float lmslack;
-    uint32_t nlm;
+    /* paths: the roots and quads the last query recorded (rg, qvid), so the
+    ** next resets only those; full_reset when it stopped part way */
+    uint32_t *rtouch, *qtouch, nrt, nqt;
+    bool full_reset;
 };
 typedef struct qn__isearch xsearch;
 
@@ -319,6 +323,7 @@ static bool is_corner(const xsearch *S, uint32_t vid) {
 
 /* Records root rid at cost g, reached from root `par`. */
 static void root_record(xsearch *S, uint32_t rid, float g, uint32_t par, qn_vec2 at) {
+    if (S->rtouch && S->rg[rid] == INFINITY) S->rtouch[S->nrt++] = rid;
     if (g < S->rg[rid]) {
         S->rg[rid] = g;
         S->rpar[rid] = par;
@@ -358,6 +363,11 @@ static float through_interval(qn_vec2 r, qn_vec2 L, qn_vec2 R, qn_vec2 t, bool o
     return qn__len(qn__sub(t, r));
 }
 
+/* fmaxf/fminf without their NAN rules, which keep compilers from inlining
+** them (no NAN reaches these). */
+static inline float max_f(float a, float b) { return a > b ? a : b; }
+static inline float min_f(float a, float b) { return a < b ? a : b; }
+
 /* A lower bound from the landmarks on the distance from the interval R-L of
 ** sub-edge `sub` of quad q to the target (path/landmark.c): for each
 ** landmark, the gap between its distances to the interval and to the
@@ -377,19 +387,19 @@ static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 
         sa = sb;
         sb = x;
     }
-    const float *d0 = S->lmv + (size_t)i0 * S->nlm, *d1 = S->lmv + (size_t)i1 * S->nlm;
+    const float *v0 = S->lmv + (size_t)i0 * S->lmk, *v1 = S->lmv + (size_t)i1 * S->lmk;
     float best = 0.0f;
     for (uint32_t j = 0; j < S->nlm; j++) {
-        if (!(d0[j] < INFINITY && d1[j] < INFINITY)) continue; /* NAN: unknown */
+        float d0 = v0[S->lmsel[j]], d1 = v1[S->lmsel[j]];
+        if (!(d0 < INFINITY && d1 < INFINITY)) continue; /* NAN: unknown */
         /* Along the sub-edge the distance lies between max(d0 - s, d1 -
         ** (len - s)), least where the two meet, and min(d0 + s, d1 + len -
         ** s), greatest where they meet (s clamped to the interval). */
-        float sl = 0.5f * (d0[j] - d1[j] + len), sh = len - sl;
+        float sl = 0.5f * (d0 - d1 + len), sh = len - sl;
         sl = sl < sa ? sa : (sl > sb ? sb : sl);
         sh = sh < sa ? sa : (sh > sb ? sb : sh);
-        float lo = fmaxf(d0[j] - sl, d1[j] - (len - sl)), hi = fminf(d0[j] + sh, d1[j] + len - sh);
-        float h = fmaxf(S->lmlo[j] - hi, lo - S->lmhi[j]);
-        if (h > best) best = h;
+        float lo = max_f(d0 - sl, d1 - (len - sl)), hi = min_f(d0 + sh, d1 + len - sh);
+        best = max_f(best, max_f(S->lmlo[j] - hi, lo - S->lmhi[j]));
     }
     return best > S->lmslack ? best - S->lmslack : 0.0f;
 }
@@ -442,6 +452,16 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
     }
 }
 
+/* Is quad q a dead end for a path entering it through portal e: no other
+** portal open? (Polyanya's dead-end pruning: only a path ending in q goes
+** in.) */
+static bool dead_end(const xsearch *S, uint32_t q, uint32_t e) {
+    const qn_mesh *m = S->m;
+    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++)
+        if (m->qp_list[k] != e && qn__portal_open(m, m->qp_list[k], S->radius)) return false;
+    return true;
+}
+
 /* A state for root rt seeing [t0, t1] of sub-edge se of quad `from`. A root
 ** in line with the interval sees all of the next quad; beyond the interval
 ** on its line, the path grazes the boundary and the nearer end (a corner)
@@ -453,6 +473,7 @@ static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_e
     float len = qn__len(qn__sub(x1, x0));
     if (!(len > S->tol)) return;
     uint32_t nq = qn__portal_other(S->m, se->e, from);
+    if (S->target && nq != S->qt && dead_end(S, nq, se->e)) return;
     bool on = fabsf(qn__cross(qn__sub(x1, x0), qn__sub(rt, x0))) <= S->tol * len;
     int side = 0;
     if (on && point_segment_dist(rt, x0, x1) > S->tol) {
@@ -471,6 +492,7 @@ static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_e
     }
     if (on) {
         if (S->qvid[nq] == rid && g >= S->qg[nq]) return;
+        if (S->qtouch && S->qvid[nq] == QN_NONE) S->qtouch[S->nqt++] = nq;
         S->qvid[nq] = rid;
         S->qg[nq] = g;
     }
@@ -910,6 +932,12 @@ qn_status qn__isearch_create(const qn_mesh *m, const qn_allocator *a, uint32_t m
     }
     S->target = true;
     S->nmax = max_states;
+    S->rtouch = qn__alloc(a, (size_t)S->nr * sizeof(uint32_t));
+    S->qtouch = qn__alloc(a, ((size_t)m->quad_count + 1) * sizeof(uint32_t));
+    if (!S->rtouch || !S->qtouch) {
+        qn__isearch_destroy(S);
+        return QN_E_NOMEM;
+    }
     /* Pools for short queries up front; longer ones grow them (and keep
     ** what they grew). */
     if (!grow(S, (void **)&S->nodes, &S->ncap, sizeof(xnode)) ||
@@ -926,6 +954,8 @@ qn_status qn__isearch_create(const qn_mesh *m, const qn_allocator *a, uint32_t m
 void qn__isearch_destroy(qn__isearch *S) {
     if (!S) return;
     qn_allocator a = S->alloc;
+    qn__free(&a, S->rtouch, (size_t)S->nr * sizeof(uint32_t));
+    qn__free(&a, S->qtouch, ((size_t)S->m->quad_count + 1) * sizeof(uint32_t));
     search_free(S);
     qn__free(&a, S, sizeof *S);
 }
@@ -936,20 +966,44 @@ size_t qn__isearch_bytes(const qn__isearch *S) {
     return sizeof *S + fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv) +
            (size_t)S->ncap * sizeof(xnode) + (size_t)S->hcap * sizeof(uint32_t) +
            (size_t)S->kcap * sizeof(float) +
-           (size_t)S->pcap * sizeof(piece);
+           (size_t)S->pcap * sizeof(piece) +
+           ((size_t)S->nr + S->m->quad_count + 1) * sizeof(uint32_t);
 }
 
-void qn__isearch_bounds(qn__isearch *S, const float *per_vertex, uint32_t k, const float *lo,
-                        const float *hi, float slack) {
-    S->nlm = per_vertex && lo && hi ? (k < QN__MAX_LANDMARKS ? k : QN__MAX_LANDMARKS) : 0;
+void qn__isearch_bounds(qn__isearch *S, const float *per_vertex, uint32_t k, const uint32_t *sel,
+                        uint32_t nsel, const float *lo, const float *hi, float slack) {
+    S->nlm = per_vertex ? (nsel < QN__MAX_LANDMARKS ? nsel : QN__MAX_LANDMARKS) : 0;
     S->lmv = per_vertex;
+    S->lmk = k;
     S->lmslack = slack;
-    for (uint32_t j = 0; j < S->nlm; j++) S->lmlo[j] = lo[j], S->lmhi[j] = hi[j];
+    for (uint32_t j = 0; j < S->nlm; j++) S->lmsel[j] = sel[j], S->lmlo[j] = lo[j], S->lmhi[j] = hi[j];
+}
+
+/* Undoes what the last query recorded: the portals its states crossed
+** (every piece made a state), and the roots and quads it noted. After a
+** query stopped part way (out of memory, the state bound), everything. */
+static void path_reset(xsearch *S) {
+    const qn__boundary *b = S->b;
+    if (S->full_reset) {
+        search_reset(S);
+        S->full_reset = false;
+    } else {
+        for (uint32_t i = 0; i < S->nn; i++) {
+            const xnode *n = &S->nodes[i];
+            if (n->quad != QN_NONE) S->head[b->bportal[b->bstart[n->quad] + n->sub]] = QN_NONE;
+        }
+        for (uint32_t i = 0; i < S->nrt; i++) S->rg[S->rtouch[i]] = INFINITY, S->rpar[S->rtouch[i]] = QN_NONE;
+        for (uint32_t i = 0; i < S->nqt; i++) S->qvid[S->qtouch[i]] = QN_NONE, S->qg[S->qtouch[i]] = INFINITY;
+        S->nn = S->q.n = S->npc = S->ne = 0;
+        S->cur = S->found = S->nfree = QN_NONE;
+        S->st = QN_OK;
+    }
+    S->nrt = S->nqt = 0;
 }
 
 qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to, uint32_t qt,
                            float radius, float *length) {
-    search_reset(S);
+    path_reset(S);
     S->radius = radius;
     S->to = to;
     S->qt = qt;
@@ -960,6 +1014,7 @@ qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to
     }
     seed_point(S, 0, from, qs);
     run(S);
+    S->full_reset = S->st != QN_OK;
     if (S->st != QN_OK) return S->st;
     if (S->found == QN_NONE) return QN_E_UNREACHABLE;
     *length = S->nodes[S->found].g;

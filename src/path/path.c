@@ -107,13 +107,18 @@ struct qn_pathfinder {
     qn__landmarks *lm;
     uint64_t lwork;
     bool lfail;
-    float tlo[QN__MAX_LANDMARKS], thi[QN__MAX_LANDMARKS]; /* ... at the goal */
-    bool lon; /* the current query uses them */
+    /* the current query's: whether it uses them, which (the ones bounding
+    ** the start's distance best), and their distances to the goal */
+    bool lon;
+    uint32_t nsel, sel[QN__MAX_LANDMARKS];
+    float tlo[QN__MAX_LANDMARKS], thi[QN__MAX_LANDMARKS];
 };
 
 /* Landmarks per pathfinder: more cut the search further, each costs one
 ** exact instance to build and 4 bytes per boundary vertex. */
 #define LANDMARKS 8u
+/* ... of which a query uses the few that bound its start best. */
+#define ACTIVE_LANDMARKS 4u
 
 /* ---- create / destroy ---------------------------------------------------- */
 
@@ -367,12 +372,14 @@ static float portal_bound(const qn_pathfinder *pf, const query *Q, uint32_t v) {
     const qn__landmarks *L = pf->lm;
     uint32_t q = p->q[0], i0 = pf->bstart[q] + pf->psub[2 * v];
     uint32_t i1 = i0 + 1 == pf->bstart[q + 1] ? pf->bstart[q] : i0 + 1;
-    const float *d0 = L->d + (size_t)i0 * L->k, *d1 = L->d + (size_t)i1 * L->k;
+    const float *v0 = L->d + (size_t)i0 * L->k, *v1 = L->d + (size_t)i1 * L->k;
     float half = 0.5f * qn__len(qn__sub(pf->bv[i1], pf->bv[i0])), best = 0.0f;
-    for (uint32_t j = 0; j < L->k; j++) {
-        if (!(d0[j] < INFINITY && d1[j] < INFINITY)) continue;
-        float lo = fmaxf(d0[j], d1[j]) - half, hi = fminf(d0[j], d1[j]) + half;
-        best = fmaxf(best, fmaxf(pf->tlo[j] - hi, lo - pf->thi[j]));
+    for (uint32_t j = 0; j < pf->nsel; j++) {
+        float d0 = v0[pf->sel[j]], d1 = v1[pf->sel[j]];
+        if (!(d0 < INFINITY && d1 < INFINITY)) continue;
+        float lo = (d0 > d1 ? d0 : d1) - half, hi = (d0 < d1 ? d0 : d1) + half;
+        float hj = pf->tlo[j] - hi > lo - pf->thi[j] ? pf->tlo[j] - hi : lo - pf->thi[j];
+        best = hj > best ? hj : best;
     }
     best -= L->slack;
     return best > h ? best : h;
@@ -497,8 +504,10 @@ static void corridor_step(qn_pathfinder *pf, uint32_t c, uint32_t q, uint32_t *n
 static qn_status any_angle(query *Q, uint32_t *count) {
     qn_pathfinder *pf = Q->pf;
     float len;
-    if (pf->lon) qn__isearch_bounds(pf->is, pf->lm->d, pf->lm->k, pf->tlo, pf->thi, pf->lm->slack);
-    else qn__isearch_bounds(pf->is, NULL, 0, NULL, NULL, 0.0f);
+    if (pf->lon)
+        qn__isearch_bounds(pf->is, pf->lm->d, pf->lm->k, pf->sel, pf->nsel, pf->tlo, pf->thi,
+                           pf->lm->slack);
+    else qn__isearch_bounds(pf->is, NULL, 0, NULL, 0, NULL, NULL, 0.0f);
     qn_status st = qn__isearch_path(pf->is, Q->from, Q->qs, Q->to, Q->qg, Q->radius, &len);
     pf->lwork += qn__isearch_states(pf->is);
     if (st != QN_OK) return st;
@@ -768,15 +777,20 @@ static void corners_of(near_corner *nc, uint32_t q) {
     }
 }
 
+/* fminf/fmaxf without their NAN rules, which keep compilers from inlining
+** them in this hot test (corners and stretches are finite). */
+static inline float min_f(float a, float b) { return a < b ? a : b; }
+static inline float max_f(float a, float b) { return a > b ? a : b; }
+
 /* Do the boxes of quad q and of segment a-b grown by pad overlap? */
 static bool near_box(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 b, float pad) {
     const qn_vec2 *k = &m->corners[4 * (size_t)q];
-    float x0 = fminf(fminf(k[0].x, k[1].x), fminf(k[2].x, k[3].x));
-    float x1 = fmaxf(fmaxf(k[0].x, k[1].x), fmaxf(k[2].x, k[3].x));
-    float y0 = fminf(fminf(k[0].y, k[1].y), fminf(k[2].y, k[3].y));
-    float y1 = fmaxf(fmaxf(k[0].y, k[1].y), fmaxf(k[2].y, k[3].y));
-    return !(fminf(a.x, b.x) - pad > x1 || fmaxf(a.x, b.x) + pad < x0 ||
-             fminf(a.y, b.y) - pad > y1 || fmaxf(a.y, b.y) + pad < y0);
+    float x0 = min_f(min_f(k[0].x, k[1].x), min_f(k[2].x, k[3].x));
+    float x1 = max_f(max_f(k[0].x, k[1].x), max_f(k[2].x, k[3].x));
+    float y0 = min_f(min_f(k[0].y, k[1].y), min_f(k[2].y, k[3].y));
+    float y1 = max_f(max_f(k[0].y, k[1].y), max_f(k[2].y, k[3].y));
+    return !(min_f(a.x, b.x) - pad > x1 || max_f(a.x, b.x) + pad < x0 ||
+             min_f(a.y, b.y) - pad > y1 || max_f(a.y, b.y) + pad < y0);
 }
 
 /* Calls visit for every unblocked quad listed in the mesh buckets within pad
@@ -1031,6 +1045,26 @@ static qn_status find_corridor(query *Q, float *cost, uint32_t *n) {
     return QN_OK;
 }
 
+/* The landmarks that bound the distance from start to goal best (ALT's
+** active landmarks: the rest would seldom bound better along the way). */
+static void pick_landmarks(qn_pathfinder *pf, const query *Q) {
+    const qn__landmarks *L = pf->lm;
+    float slo[QN__MAX_LANDMARKS], shi[QN__MAX_LANDMARKS], tlo[QN__MAX_LANDMARKS],
+        thi[QN__MAX_LANDMARKS], score[QN__MAX_LANDMARKS];
+    qn__landmarks_at(L, Q->m, Q->qs, Q->from, slo, shi);
+    qn__landmarks_at(L, Q->m, Q->qg, Q->to, tlo, thi);
+    pf->nsel = 0;
+    for (uint32_t j = 0; j < L->k; j++) {
+        score[j] = fmaxf(tlo[j] - shi[j], slo[j] - thi[j]);
+        if (!(score[j] > 0.0f)) continue; /* no bound (or unknown) */
+        uint32_t i = pf->nsel < ACTIVE_LANDMARKS ? pf->nsel++ : ACTIVE_LANDMARKS;
+        for (; i > 0 && score[pf->sel[i - 1]] < score[j]; i--)
+            if (i < ACTIVE_LANDMARKS) pf->sel[i] = pf->sel[i - 1];
+        if (i < ACTIVE_LANDMARKS) pf->sel[i] = j;
+    }
+    for (uint32_t j = 0; j < pf->nsel; j++) pf->tlo[j] = tlo[pf->sel[j]], pf->thi[j] = thi[pf->sel[j]];
+}
+
 /* Turns the landmark bounds on for this query when they are built and
 ** still hold; builds them once the queries have searched about as many
 ** states as the build will (a full search per landmark, a few states per
@@ -1049,8 +1083,8 @@ static void use_landmarks(query *Q) {
         if (qn__landmarks_build(m, &pf->alloc, LANDMARKS, &pf->lm) != QN_OK) pf->lfail = true;
     }
     if (!pf->lm) return;
-    qn__landmarks_at(pf->lm, m, Q->qg, Q->to, pf->tlo, pf->thi);
-    pf->lon = true;
+    pick_landmarks(pf, Q);
+    pf->lon = pf->nsel > 0;
 }
 
 qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius,

@@ -425,6 +425,8 @@ bool qn__landmarks_current(qn__landmarks *L, const qn_mesh *m);
 void qn__landmarks_at(const qn__landmarks *L, const qn_mesh *m, uint32_t q, qn_vec2 p, float *lo,
                       float *hi);
 size_t qn__landmarks_bytes(const qn__landmarks *L);
+/* Has the pathfinder built its landmarks? (for the tests) */
+bool qn__pathfinder_has_landmarks(const qn_pathfinder *pf);
 
 /* Builds (or rebuilds) f's exact instance (interval.c); frees one (quads: the mesh's quad count). */
 qn_status qn__spm_build(qn_field *f, qn_error *err);

@@ -14,6 +14,7 @@
 
 #include <cmocka.h>
 
+#include "internal.h"
 #include "quadnav.h"
 #include "sim.h"
 #include "testmesh.h"
@@ -428,6 +429,75 @@ static void test_sample_ahead(void **state) {
     qn_mesh_destroy(m);
 }
 
+/* One query of one pathfinder against a fresh pathfinder: the same status,
+** length (1e-4 relative) and cost; the length checked against the oracle
+** when one is given. Returns the length (or -1 when unreachable). */
+static double same_as_fresh(qn_pathfinder *pf, const qn_mesh *m, qn_vec2 p, qn_vec2 goal,
+                            const oracle *o, uint32_t q) {
+    static qn_vec2 a[MAXPTS], b[MAXPTS];
+    qn_pathfinder *fresh = NULL;
+    assert_int_equal(qn_pathfinder_create(m, NULL, &fresh, NULL), QN_OK);
+    uint32_t na = 0, nb = 0;
+    float ca = 0.0f, cb = 0.0f;
+    qn_status sa = qn_path_find(pf, p, goal, 0.0f, a, MAXPTS, &na, &ca);
+    qn_status sb = qn_path_find(fresh, p, goal, 0.0f, b, MAXPTS, &nb, &cb);
+    qn_pathfinder_destroy(fresh);
+    assert_int_equal(sa, sb);
+    if (sa == QN_E_UNREACHABLE) return -1.0;
+    assert_int_equal(sa, QN_OK);
+    double la = qn_path_length(a, na), lb = qn_path_length(b, nb);
+    if (fabs(la - lb) > 1e-4 * fmax(1.0, lb) || fabsf(ca - cb) > 1e-4f * fmaxf(1.0f, cb))
+        fail_msg("p (%g,%g): reused pathfinder %g (cost %g), fresh %g (cost %g)", (double)p.x,
+                 (double)p.y, la, (double)ca, lb, (double)cb);
+    if (o) {
+        double want = oracle_cost(o, p, q);
+        if (!close_to(la, want)) fail_msg("p (%g,%g): path %g, visibility graph %g", (double)p.x, (double)p.y, la, want);
+    }
+    return la;
+}
+
+/* Many queries on one pathfinder answer as fresh pathfinders do, and as the
+** oracle: its per-query reset and the landmark bounds it builds once it has
+** searched enough change no answer, nor do blocking
+** and unblocking quads between queries (an unblocked quad drops them). */
+static void test_many_queries_one_pathfinder(void **state) {
+    (void)state;
+    static tm_mesh t;
+    static oracle o;
+    int used = 0, checked = 0;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        uint64_t s = seed * 31337;
+        scene sc = scene_make(&t, &s, 12, 9, 4, 24, 5);
+        oracle_build(&o, &t, sc.goal, sc.gq);
+        /* Until the landmarks are built, then as many again. */
+        for (int k = 0, until = 3000; k < until; k++) {
+            uint32_t q = tm_rand(&s) % t.n;
+            if (t.blocked[q]) continue;
+            same_as_fresh(sc.pf, sc.m, random_point_in(&t, q, &s), sc.goal, &o, q);
+            checked++;
+            if (until == 3000 && qn__pathfinder_has_landmarks(sc.pf)) until = 2 * k + 100;
+        }
+        used += qn__pathfinder_has_landmarks(sc.pf);
+        /* Block an open quad other than the goal's, query, unblock, query. */
+        uint32_t b = QN_NONE;
+        for (uint32_t i = 0; i < t.n && b == QN_NONE; i++)
+            if (!t.blocked[(sc.gq + 1 + i) % t.n] && (sc.gq + 1 + i) % t.n != sc.gq) b = (sc.gq + 1 + i) % t.n;
+        for (int round = 0; round < 2 && b != QN_NONE; round++) {
+            assert_int_equal(qn_mesh_set_quad_blocked(sc.m, b, round == 0), QN_OK);
+            for (int k = 0; k < 60; k++) {
+                uint32_t q = tm_rand(&s) % t.n;
+                if (t.blocked[q] || (round == 0 && q == b)) continue;
+                same_as_fresh(sc.pf, sc.m, random_point_in(&t, q, &s), sc.goal, round ? &o : NULL, q);
+                checked++;
+            }
+        }
+        scene_free(&sc);
+    }
+    assert_true(checked > 1500);
+    assert_true(used >= 4); /* the landmarks were built (a goal on a small island may never need them) */
+    print_message("one pathfinder, many queries: %d agree\n", checked);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_visibility_graph),
@@ -436,6 +506,7 @@ int main(void) {
         cmocka_unit_test(test_walk_map),
         cmocka_unit_test(test_update_equals_rebuild),
         cmocka_unit_test(test_sample_ahead),
+        cmocka_unit_test(test_many_queries_one_pathfinder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -338,6 +338,8 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
     return QN_OK;
 }
 
+bool qn__pathfinder_has_landmarks(const qn_pathfinder *pf) { return pf && pf->lm; }
+
 size_t qn_pathfinder_bytes(const qn_pathfinder *pf) {
     if (!pf) return 0;
     return sizeof *pf + pf->block_bytes + qn__isearch_bytes(pf->is) + qn__landmarks_bytes(pf->lm);

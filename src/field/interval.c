@@ -368,19 +368,24 @@ static float through_interval(qn_vec2 r, qn_vec2 L, qn_vec2 R, qn_vec2 t, bool o
 static inline float max_f(float a, float b) { return a > b ? a : b; }
 static inline float min_f(float a, float b) { return a < b ? a : b; }
 
-/* A lower bound from the landmarks on the distance from the interval R-L of
-** sub-edge `sub` of quad q to the target (path/landmark.c): for each
-** landmark, the gap between its distances to the interval and to the
-** target, the former bounded along the sub-edge from its values at the
-** ends (it changes by at most the length moved). 0 without landmarks. */
-static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 L, qn_vec2 R) {
+/* A lower bound from the landmarks (path/landmark.c) on the length of a
+** path from root r through the interval R-L of sub-edge `sub` of quad q to
+** the target; 0 without landmarks. For each landmark the target's distance
+** differs from x's by at most d(x, target), and along the sub-edge x's
+** distance from the landmark lies between max(d0 - s, d1 - (len - s)) and
+** min(d0 + s, d1 + len - s) (it changes by at most the length moved). Each
+** side of the bound is then piecewise linear in s with slopes -1 then +1,
+** and |r - x| changes more slowly, so |r - x| plus it is least at the bend
+** (clamped to the interval): one point per side and landmark. */
+static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 L, qn_vec2 R,
+                            qn_vec2 r) {
     const qn__boundary *b = S->b;
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
     uint32_t i0 = base + sub, i1 = base + (sub + 1 == k ? 0 : sub + 1);
     qn_vec2 a = b->bv[i0], ab = qn__sub(b->bv[i1], a);
     float len = qn__len(ab);
     if (!(len > 0.0f)) return 0.0f;
-    qn_vec2 u = qn__scale(ab, 1.0f / len);
+    qn_vec2 u = qn__scale(ab, 1.0f / len), ra = qn__sub(a, r);
     float sa = qn__dot(qn__sub(R, a), u), sb = qn__dot(qn__sub(L, a), u);
     if (sa > sb) {
         float x = sa;
@@ -388,18 +393,19 @@ static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 
         sb = x;
     }
     const float *v0 = S->lmv + (size_t)i0 * S->lmk, *v1 = S->lmv + (size_t)i1 * S->lmk;
-    float best = 0.0f;
+    float best = 0.0f, far = qn__len(ra) + len;
     for (uint32_t j = 0; j < S->nlm; j++) {
         float d0 = v0[S->lmsel[j]], d1 = v1[S->lmsel[j]];
         if (!(d0 < INFINITY && d1 < INFINITY)) continue; /* NAN: unknown */
-        /* Along the sub-edge the distance lies between max(d0 - s, d1 -
-        ** (len - s)), least where the two meet, and min(d0 + s, d1 + len -
-        ** s), greatest where they meet (s clamped to the interval). */
         float sl = 0.5f * (d0 - d1 + len), sh = len - sl;
         sl = sl < sa ? sa : (sl > sb ? sb : sl);
         sh = sh < sa ? sa : (sh > sb ? sb : sh);
-        float lo = max_f(d0 - sl, d1 - (len - sl)), hi = min_f(d0 + sh, d1 + len - sh);
-        best = max_f(best, max_f(S->lmlo[j] - hi, lo - S->lmhi[j]));
+        float lo = max_f(d0 - sl, d1 - (len - sl)) - S->lmhi[j];
+        float hi = S->lmlo[j] - min_f(d0 + sh, d1 + len - sh);
+        /* |r - x| <= |r - a| + len: a side that cannot beat best even so
+        ** needs no square root. */
+        if (lo > 0.0f && lo + far > best) best = max_f(best, lo + qn__len(qn__add(ra, qn__scale(u, sl))));
+        if (hi > 0.0f && hi + far > best) best = max_f(best, hi + qn__len(qn__add(ra, qn__scale(u, sh))));
     }
     return best > S->lmslack ? best - S->lmslack : 0.0f;
 }
@@ -419,7 +425,7 @@ static void push_node(xsearch *S, xnode *n) {
     else if (S->target) {
         n->f = n->g + through_interval(n->r, n->L, n->R, S->to, n->on);
         if (S->nlm) {
-            float lb = n->g + point_segment_dist(n->r, n->R, n->L) + landmark_bound(S, n->quad, n->sub, n->L, n->R);
+            float lb = n->g + landmark_bound(S, n->quad, n->sub, n->L, n->R, n->r);
             if (lb > n->f) n->f = lb;
         }
     }

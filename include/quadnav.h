@@ -621,8 +621,18 @@ QN_API qn_status qn_field_sample_batch(const qn_field *field, const qn_vec2 *pos
 ** scratch a query needs (a few hundred bytes per portal, allocated at
 ** create; qn_pathfinder_bytes), so repeated queries do not allocate: only
 ** the any-angle search's node pool grows, when a query needs more than any
-** before it, and keeps its size. Not thread-safe itself: use one per thread;
-** any number may share one mesh, which must outlive them. */
+** before it, and keeps its size. Each query resets only what the one before
+** it touched.
+** Landmarks: on a uniform-cost mesh, once its queries have searched about
+** as much as it takes (a few dozen long queries on a game map), a
+** pathfinder places 8 landmarks far apart and builds an exact instance at
+** each (during that query: 8 one-to-all searches, then freed), keeping
+** their distances to every quad corner (32 bytes per boundary vertex).
+** Their triangle-inequality bounds let later queries search a fraction of
+** the quads, with the same answers. Unblocking a quad that was blocked
+** when they were built drops them (they are built again later); blocking
+** quads keeps them. Not thread-safe itself: use one per thread; any number
+** may share one mesh, which must outlive them. */
 typedef struct qn_pathfinder qn_pathfinder;
 
 /* Codes: QN_OK, QN_E_INVALID_ARG (NULL mesh or out), QN_E_NOMEM, QN_E_LIMIT

@@ -69,7 +69,7 @@ struct qn_pathfinder {
     uint32_t gen;      /* generation of the current query */
     qn__heap open; /* the cost search's open nodes, on f (src/core/heap.h) */
     /* cost search, one slot per portal plus the goal */
-    float *g, *f;
+    float *g, *f, *h; /* h: the node's bound to the goal, taken once a query */
     uint32_t *parent, *pos, *stamp, *heap;
     uint8_t *via;       /* side of the portal's quad it was reached through */
     uint32_t *corridor; /* portal | SIDE_BIT when entered from its q[1] */
@@ -133,6 +133,7 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
     TAKE(verts, 2 * (uint64_t)pf->np + 4);
     TAKE(bv, nbmax);
     TAKE(g, nodes);
+    TAKE(h, nodes);
     TAKE(f, nodes);
     TAKE(chain_p, (uint64_t)pf->np + 1);
     TAKE(chain_q, (uint64_t)pf->np + 1);
@@ -394,13 +395,13 @@ static void improve(query *Q, uint32_t v, float gv, uint32_t par, uint8_t via) {
         pf->stamp[v] = pf->gen;
         pf->pos[v] = QN_NONE;
         pf->g[v] = INFINITY;
+        pf->h[v] = v < pf->np ? pf->hscale * portal_bound(pf, Q, v) : 0.0f;
     }
     /* A closed node reopens when reached more cheaply: the landmarks'
     ** bound is admissible but not consistent. */
     if (gv >= pf->g[v]) return;
-    float h = v < pf->np ? pf->hscale * portal_bound(pf, Q, v) : 0.0f;
     pf->g[v] = gv;
-    pf->f[v] = gv + h;
+    pf->f[v] = gv + pf->h[v];
     pf->parent[v] = par;
     pf->via[v] = via;
     if (pf->pos[v] == QN_NONE || pf->pos[v] == CLOSED) qn__heap_push(&pf->open, v);

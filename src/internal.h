@@ -406,13 +406,17 @@ uint32_t qn__isearch_states(const qn__isearch *S);
 ** unknown), from exact instances built at them (uniform-cost meshes only:
 ** QN_E_INVALID_ARG otherwise). qn__landmarks_current says whether they
 ** still bound the mesh's distances from below (no quad blocked at build is
-** open now). qn__landmarks_at bounds each landmark's distance to point p
+** open now; for pd, the quads' costs as at build too). qn__landmarks_at bounds each landmark's distance to point p
 ** in quad q from the quad's corners. */
 typedef struct qn__landmarks {
     qn_allocator alloc;
     const qn__boundary *b;
     uint32_t k, nq;
     float *d;         /* b->nb * k */
+    float *pd;        /* np * k: costs to each portal over the mid-point graph */
+    uint32_t np;
+    float pslack;     /* ... taken off their bounds */
+    float cost0;      /* every open quad's cost at build (they hold while it stays) */
     uint8_t *blocked; /* per quad, as at build */
     uint64_t version; /* mesh version last found current */
     float dmax, slack;
@@ -425,6 +429,10 @@ bool qn__landmarks_current(qn__landmarks *L, const qn_mesh *m);
 void qn__landmarks_at(const qn__landmarks *L, const qn_mesh *m, uint32_t q, qn_vec2 p, float *lo,
                       float *hi);
 size_t qn__landmarks_bytes(const qn__landmarks *L);
+/* Each landmark's cost over the mid-point graph (path.c's cost search) to
+** point p in quad q, through q's portals; INFINITY where none leads. */
+void qn__landmarks_goal_costs(const qn__landmarks *L, const qn_mesh *m, uint32_t q, qn_vec2 p,
+                              float *out);
 /* Has the pathfinder built its landmarks? (for the tests) */
 bool qn__pathfinder_has_landmarks(const qn_pathfinder *pf);
 

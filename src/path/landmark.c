@@ -14,6 +14,12 @@
 ** moved, so its values at a segment's ends bound it along the segment; a
 ** point in a convex quad is bounded the same way from the quad's corners.
 **
+** The cost search of a path (path.c) measures another metric: the graph
+** over portal mid points. For it each landmark also keeps its cost to every
+** portal in that graph (a discrete instance with mid-point costs), and the
+** same triangle inequality bounds a portal's cost to the goal: tight, and
+** consistent, where the straight distance can be far off.
+**
 ** Validity. The distances are taken on the mesh as it is when the
 ** landmarks are built (radius 0). Blocking a quad or closing portals for a
 ** radius only lengthens shortest paths, and a bound from shorter distances
@@ -40,12 +46,25 @@ static void read_quad(const qn__landmarks *L, const qn_field *f, uint32_t q, uin
     }
 }
 
+/* Landmark j's costs to every portal over the mid-point graph. */
+static qn_status read_portals(qn__landmarks *L, const qn_mesh *m, const qn_allocator *a, qn_vec2 at,
+                              uint32_t j) {
+    qn_field_opts o = {.midpoint_costs = true, .discrete = true};
+    qn_field *f = NULL;
+    qn_status st = qn_field_create(m, &at, 1, &o, a, &f, NULL);
+    if (st != QN_OK) return st;
+    for (uint32_t e = 0; e < m->portal_count; e++) L->pd[(size_t)e * L->k + j] = f->pg[e];
+    qn_field_destroy(f);
+    return QN_OK;
+}
+
 /* Builds the exact instance at `at` and reads landmark j's distances; the
 ** boundary vertex farthest from every landmark so far in *far. */
 static qn_status add_landmark(qn__landmarks *L, const qn_mesh *m, const qn_allocator *a,
                               qn_vec2 at, uint32_t j, uint32_t *far) {
     qn_field *f = NULL;
-    qn_status st = qn_field_create(m, &at, 1, NULL, a, &f, NULL);
+    qn_status st = read_portals(L, m, a, at, j);
+    if (st == QN_OK) st = qn_field_create(m, &at, 1, NULL, a, &f, NULL);
     if (st != QN_OK) return st;
     if (!f->spm) {
         qn_field_destroy(f);
@@ -98,6 +117,7 @@ void qn__landmarks_destroy(qn__landmarks *L) {
     if (!L) return;
     qn_allocator a = L->alloc;
     qn__free(&a, L->d, (size_t)L->b->nb * L->k * sizeof(float));
+    qn__free(&a, L->pd, (size_t)L->np * L->k * sizeof(float));
     qn__free(&a, L->blocked, L->nq);
     qn__free(&a, L, sizeof *L);
 }
@@ -115,13 +135,16 @@ qn_status qn__landmarks_build(const qn_mesh *m, const qn_allocator *a, uint32_t 
     L->b = b;
     L->k = k < QN__MAX_LANDMARKS ? k : QN__MAX_LANDMARKS;
     L->nq = m->quad_count;
+    L->np = m->portal_count;
     L->d = qn__alloc(a, (size_t)b->nb * L->k * sizeof(float));
+    L->pd = qn__alloc(a, (size_t)L->np * L->k * sizeof(float));
     L->blocked = qn__alloc(a, L->nq);
-    if (!L->d || !L->blocked) {
+    if (!L->d || !L->pd || !L->blocked) {
         qn__landmarks_destroy(L);
         return QN_E_NOMEM;
     }
     memcpy(L->blocked, m->blocked, L->nq);
+    L->cost0 = m->cost[q0];
     L->version = m->version;
     /* Farthest-point placement: the first from the middle of the largest
     ** island, each next at the vertex farthest from those placed. */
@@ -139,6 +162,10 @@ qn_status qn__landmarks_build(const qn_mesh *m, const qn_allocator *a, uint32_t 
     /* Float sums along a path and the reading at a vertex: a bound is
     ** lowered by this much so that it never exceeds the true distance. */
     L->slack = 1e-4f * L->dmax + 16.0f * m->eps;
+    float pmax = 0.0f;
+    for (size_t i = 0; i < (size_t)L->np * L->k; i++)
+        if (L->pd[i] < INFINITY && L->pd[i] > pmax) pmax = L->pd[i];
+    L->pslack = 1e-4f * pmax;
     *out = L;
     return QN_OK;
 }
@@ -168,6 +195,18 @@ void qn__landmarks_at(const qn__landmarks *L, const qn_mesh *m, uint32_t q, qn_v
     }
 }
 
+void qn__landmarks_goal_costs(const qn__landmarks *L, const qn_mesh *m, uint32_t q, qn_vec2 p,
+                              float *out) {
+    for (uint32_t j = 0; j < L->k; j++) out[j] = INFINITY;
+    for (uint32_t i = m->qp_start[q]; i < m->qp_start[q + 1]; i++) {
+        uint32_t e = m->qp_list[i];
+        float c = m->cost[q] * qn__len(qn__sub(m->portals[e].mid, p));
+        const float *d = L->pd + (size_t)e * L->k;
+        for (uint32_t j = 0; j < L->k; j++)
+            if (d[j] + c < out[j]) out[j] = d[j] + c;
+    }
+}
+
 size_t qn__landmarks_bytes(const qn__landmarks *L) {
-    return L ? sizeof *L + (size_t)L->b->nb * L->k * sizeof(float) + L->nq : 0;
+    return L ? sizeof *L + ((size_t)L->b->nb + L->np) * L->k * sizeof(float) + L->nq : 0;
 }

@@ -112,6 +112,8 @@ struct qn_pathfinder {
     bool lon;
     uint32_t nsel, sel[QN__MAX_LANDMARKS];
     float tlo[QN__MAX_LANDMARKS], thi[QN__MAX_LANDMARKS];
+    bool pon; /* ... and the mid-point graph costs to the goal, tc */
+    float tc[QN__MAX_LANDMARKS];
 };
 
 /* Landmarks per pathfinder: more cut the search further, each costs one
@@ -388,6 +390,23 @@ static float portal_bound(const qn_pathfinder *pf, const query *Q, uint32_t v) {
     return best > h ? best : h;
 }
 
+/* A lower bound on portal v's cost to the goal: the straight one times the
+** lowest quad cost, or the landmarks' over the mid-point graph. */
+static float cost_bound(const qn_pathfinder *pf, const query *Q, uint32_t v) {
+    float h = pf->hscale * portal_bound(pf, Q, v);
+    if (!pf->pon) return h;
+    const qn__landmarks *L = pf->lm;
+    const float *d = L->pd + (size_t)v * L->k;
+    float best = 0.0f;
+    for (uint32_t j = 0; j < L->k; j++) {
+        if (!(d[j] < INFINITY && pf->tc[j] < INFINITY)) continue;
+        float x = d[j] > pf->tc[j] ? d[j] - pf->tc[j] : pf->tc[j] - d[j];
+        best = x > best ? x : best;
+    }
+    best -= L->pslack;
+    return best > h ? best : h;
+}
+
 /* Lowers node v's cost to gv (reached from `par` through v's side `via`). */
 static void improve(query *Q, uint32_t v, float gv, uint32_t par, uint8_t via) {
     qn_pathfinder *pf = Q->pf;
@@ -395,7 +414,7 @@ static void improve(query *Q, uint32_t v, float gv, uint32_t par, uint8_t via) {
         pf->stamp[v] = pf->gen;
         pf->pos[v] = QN_NONE;
         pf->g[v] = INFINITY;
-        pf->h[v] = v < pf->np ? pf->hscale * portal_bound(pf, Q, v) : 0.0f;
+        pf->h[v] = v < pf->np ? cost_bound(pf, Q, v) : 0.0f;
     }
     /* A closed node reopens when reached more cheaply: the landmarks'
     ** bound is admissible but not consistent. */
@@ -1075,7 +1094,7 @@ static void pick_landmarks(qn_pathfinder *pf, const query *Q) {
 static void use_landmarks(query *Q) {
     qn_pathfinder *pf = Q->pf;
     const qn_mesh *m = Q->m;
-    pf->lon = false;
+    pf->lon = pf->pon = false;
     if (pf->lm && !qn__landmarks_current(pf->lm, m)) {
         qn__landmarks_destroy(pf->lm);
         pf->lm = NULL;
@@ -1085,9 +1104,15 @@ static void use_landmarks(query *Q) {
         pf->lwork >= 2 * (uint64_t)(LANDMARKS + 1) * (m->quad_count + m->portal_count)) {
         if (qn__landmarks_build(m, &pf->alloc, LANDMARKS, &pf->lm) != QN_OK) pf->lfail = true;
     }
+    pf->pon = false;
     if (!pf->lm) return;
     pick_landmarks(pf, Q);
     pf->lon = pf->nsel > 0;
+    /* The mid-point graph's costs hold while the quads cost as at build. */
+    if (pf->uniform && pf->hscale == pf->lm->cost0) {
+        qn__landmarks_goal_costs(pf->lm, m, Q->qg, Q->to, pf->tc);
+        pf->pon = true;
+    }
 }
 
 qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius,

@@ -49,6 +49,9 @@ struct qn_hier {
     uint32_t *sq_start, *sq_list; /* per sector: its quads, increasing */
     uint32_t *qcomp;              /* per quad: its part within the sector; QN_NONE blocked */
     uint32_t *bp_start, *bp_list; /* per sector: border portals to higher sectors */
+    uint32_t *pidx;      /* per portal: its number among its sector's inner ones */
+    uint32_t max_inner;  /* most inner portals of a sector */
+    uint32_t max_nodes;  /* most nodes of a sector */
     /* the nodes and, per sector, its nodes (CSR) and distance matrix */
     hnode *nodes;
     uint32_t nnode, ncap;
@@ -245,35 +248,42 @@ static bool all_nodes(qn_hier *h) {
             nd->slot[h->sn_list[k] & 1] = k - h->sn_start[s];
         }
     for (uint32_t k = 0; k < n2; k++) h->sn_list[k] /= 2, h->qn_list[k] /= 2;
-    for (uint32_t k = 0; k < n2; k++) (void)k;
+    h->max_nodes = 0;
+    for (uint32_t s = 0; s < h->nsec; s++)
+        if (h->sn_start[s + 1] - h->sn_start[s] > h->max_nodes) h->max_nodes = h->sn_start[s + 1] - h->sn_start[s];
     return true;
 }
 
 /* ---- the local Dijkstra ------------------------------------------------------- */
 
-/* Scratch for Dijkstras inside one sector: per portal a cost, a crossing
-** point and a heap position; touched portals are reset after each run. */
+/* Scratch for Dijkstras inside one sector, indexed by the portals' numbers
+** within their sector (pidx): a cost, a crossing point, the portal the way
+** came from, a heap position; touched entries are reset after each run.
+** Per node of the sector: the portal its best way came through. */
 typedef struct local {
     const qn_hier *h;
-    uint32_t s;
+    uint32_t s, cap;
     float *g;
     qn_vec2 *x;
-    uint32_t *heap, *pos, *touched;
+    uint32_t *pred, *heap, *pos, *touched, *port, *npred, *chain;
+    qn_vec2 *lf, *rt; /* a chain's portal ends, for the funnel */
     uint32_t nt;
     qn__heap q;
 } local;
 
 static bool local_init(local *L, const qn_hier *h) {
-    uint32_t np = h->mesh->portal_count;
+    size_t n = (size_t)h->max_inner + 1, nn = (size_t)h->max_nodes + 1;
     memset(L, 0, sizeof *L);
     L->h = h;
-    L->g = qn__alloc(&h->alloc, ((size_t)np + 1) * sizeof(float));
-    L->x = qn__alloc(&h->alloc, ((size_t)np + 1) * sizeof(qn_vec2));
-    L->heap = qn__alloc(&h->alloc, ((size_t)np + 1) * sizeof(uint32_t));
-    L->pos = qn__alloc(&h->alloc, ((size_t)np + 1) * sizeof(uint32_t));
-    L->touched = qn__alloc(&h->alloc, ((size_t)np + 1) * sizeof(uint32_t));
-    if (!L->g || !L->x || !L->heap || !L->pos || !L->touched) return false;
-    for (uint32_t e = 0; e < np; e++) L->g[e] = INFINITY, L->pos[e] = QN_NONE;
+    L->cap = (uint32_t)n;
+    L->g = qn__alloc(&h->alloc, n * sizeof(float));
+    L->x = qn__alloc(&h->alloc, 3 * n * sizeof(qn_vec2));
+    L->pred = qn__alloc(&h->alloc, (6 * n + nn) * sizeof(uint32_t));
+    if (!L->g || !L->x || !L->pred) return false;
+    L->lf = L->x + n, L->rt = L->lf + n;
+    L->heap = L->pred + n, L->pos = L->heap + n, L->touched = L->pos + n;
+    L->port = L->touched + n, L->chain = L->port + n, L->npred = L->chain + n;
+    for (size_t e = 0; e < n; e++) L->g[e] = INFINITY, L->pos[e] = QN_NONE;
     L->q = (qn__heap){L->heap, 0, L->g, L->pos};
     return true;
 }
@@ -281,12 +291,10 @@ static bool local_init(local *L, const qn_hier *h) {
 static void local_free(local *L) {
     if (!L->h) return;
     const qn_allocator *a = &L->h->alloc;
-    size_t np = (size_t)L->h->mesh->portal_count + 1;
-    qn__free(a, L->g, np * sizeof(float));
-    qn__free(a, L->x, np * sizeof(qn_vec2));
-    qn__free(a, L->heap, np * sizeof(uint32_t));
-    qn__free(a, L->pos, np * sizeof(uint32_t));
-    qn__free(a, L->touched, np * sizeof(uint32_t));
+    size_t n = L->cap, nn = (size_t)L->h->max_nodes + 1;
+    qn__free(a, L->g, n * sizeof(float));
+    qn__free(a, L->x, 3 * n * sizeof(qn_vec2));
+    qn__free(a, L->pred, (6 * n + nn) * sizeof(uint32_t));
 }
 
 static qn_vec2 nearest_on(const qn__portal *p, qn_vec2 x) {
@@ -295,34 +303,91 @@ static qn_vec2 nearest_on(const qn__portal *p, qn_vec2 x) {
     return qn__add(p->p0, qn__scale(p->u, t));
 }
 
-/* From point x (cost g) in quad q: offers q's inner portals, and the nodes
-** on q's border their distance (out, indexed by slot in sector s). */
-static void from_point(local *L, uint32_t q, qn_vec2 x, float g, uint32_t skip, float *out) {
+/* From point x (cost g, reached through local portal `from`) in quad q:
+** offers q's inner portals, and the nodes on q's border their distance
+** (out, indexed by slot in sector s). */
+static void from_point(local *L, uint32_t q, qn_vec2 x, float g, uint32_t from, float *out) {
     const qn_hier *h = L->h;
     const qn_mesh *m = h->mesh;
     for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
-        uint32_t e = m->qp_list[j];
-        if (e == skip || !inner_portal(h, e, L->s)) continue;
+        uint32_t e = m->qp_list[j], li = h->pidx[e];
+        if (li == from || !inner_portal(h, e, L->s)) continue;
         qn_vec2 y = nearest_on(&m->portals[e], x);
         float ng = g + qn__len(qn__sub(y, x));
-        if (!(ng < L->g[e])) continue;
-        if (L->g[e] == INFINITY) L->touched[L->nt++] = e;
-        L->g[e] = ng;
-        L->x[e] = y;
-        if (L->pos[e] == QN_NONE) qn__heap_push(&L->q, e);
-        else qn__heap_lowered(&L->q, e);
+        if (!(ng < L->g[li])) continue;
+        if (L->g[li] == INFINITY) L->touched[L->nt++] = li;
+        L->g[li] = ng;
+        L->x[li] = y;
+        L->pred[li] = from;
+        L->port[li] = e;
+        if (L->pos[li] == QN_NONE) qn__heap_push(&L->q, li);
+        else qn__heap_lowered(&L->q, li);
     }
     for (uint32_t k = h->qn_start[q]; k < h->qn_start[q + 1]; k++) {
         const hnode *nd = &h->nodes[h->qn_list[k]];
         uint32_t side = nd->q[0] == q ? 0 : 1;
         if (nd->sec[side] != L->s) continue;
         float d = g + qn__len(qn__sub(nd->at, x));
-        if (d < out[nd->slot[side]]) out[nd->slot[side]] = d;
+        if (d < out[nd->slot[side]]) out[nd->slot[side]] = d, L->npred[nd->slot[side]] = from;
     }
 }
 
+static float cross3(qn_vec2 o, qn_vec2 a, qn_vec2 b) { return qn__cross(qn__sub(a, o), qn__sub(b, o)); }
+static bool same_pt(qn_vec2 a, qn_vec2 b) { return a.x == b.x && a.y == b.y; }
+
+/* Length of the taut string from a to b through the portals lf[i]..rt[i]
+** (left and right ends as the way goes, i < n; the last is b itself): the
+** shortest way along that chain of quads (the funnel algorithm). */
+static float funnel(qn_vec2 a, const qn_vec2 *lf, const qn_vec2 *rt, uint32_t n) {
+    qn_vec2 apex = a, L = a, R = a;
+    uint32_t li = 0, ri = 0;
+    float len = 0.0f;
+    for (uint32_t i = 0; i < n; i++) {
+        qn_vec2 l = lf[i], r = rt[i];
+        if (cross3(apex, R, r) >= 0.0f) { /* r narrows the funnel from the right */
+            if (same_pt(apex, R) || cross3(apex, L, r) < 0.0f) R = r, ri = i;
+            else { /* crosses the left side: the left end is a corner of the way */
+                len += qn__len(qn__sub(L, apex));
+                apex = L, R = L, i = li, ri = li;
+                continue;
+            }
+        }
+        if (cross3(apex, L, l) <= 0.0f) { /* l narrows it from the left */
+            if (same_pt(apex, L) || cross3(apex, R, l) > 0.0f) L = l, li = i;
+            else {
+                len += qn__len(qn__sub(R, apex));
+                apex = R, L = R, i = ri, li = ri;
+                continue;
+            }
+        }
+    }
+    return len + qn__len(qn__sub(lf[n - 1], apex));
+}
+
+/* Shortens out[k] to the taut length along the chain of portals its way
+** crossed, from x in quad q0 to node k's point. lf, rt: room for the
+** chain and one more. */
+static void taut(local *L, uint32_t q0, qn_vec2 x, uint32_t k, qn_vec2 at, float *out,
+                 qn_vec2 *lf, qn_vec2 *rt) {
+    const qn_mesh *m = L->h->mesh;
+    uint32_t n = 0;
+    for (uint32_t li = L->npred[k]; li != QN_NONE; li = L->pred[li]) L->chain[n++] = L->port[li];
+    uint32_t q = q0;
+    for (uint32_t i = 0; i < n; i++) { /* leaving q through e: its edge runs right to left */
+        uint32_t e = L->chain[n - 1 - i];
+        const qn__portal *p = &m->portals[e];
+        bool first = p->q[0] == q;
+        rt[i] = first ? p->p0 : p->p1, lf[i] = first ? p->p1 : p->p0;
+        q = qn__portal_other(m, e, q);
+    }
+    lf[n] = rt[n] = at;
+    float t = funnel(x, lf, rt, n + 1);
+    if (t < out[k]) out[k] = t;
+}
+
 /* Distances from point x in quad q0 of sector s to each of s's nodes, into
-** out (one per node of s; INFINITY where not reached). */
+** out (one per node of s; INFINITY where not reached): the nearest-point
+** Dijkstra picks each node's chain of quads, the funnel its length. */
 static void local_run(local *L, uint32_t s, uint32_t q0, qn_vec2 x, float *out) {
     const qn_hier *h = L->h;
     uint32_t n = h->sn_start[s + 1] - h->sn_start[s];
@@ -331,12 +396,14 @@ static void local_run(local *L, uint32_t s, uint32_t q0, qn_vec2 x, float *out) 
     L->nt = 0;
     from_point(L, q0, x, 0.0f, QN_NONE, out);
     while (L->q.n) {
-        uint32_t e = qn__heap_pop(&L->q);
-        L->pos[e] = QN_NONE;
-        const qn__portal *p = &h->mesh->portals[e];
-        from_point(L, p->q[0], L->x[e], L->g[e], e, out);
-        from_point(L, p->q[1], L->x[e], L->g[e], e, out);
+        uint32_t li = qn__heap_pop(&L->q);
+        L->pos[li] = QN_NONE;
+        const qn__portal *p = &h->mesh->portals[L->port[li]];
+        from_point(L, p->q[0], L->x[li], L->g[li], li, out);
+        from_point(L, p->q[1], L->x[li], L->g[li], li, out);
     }
+    for (uint32_t i = 0; i < n; i++)
+        if (isfinite(out[i])) taut(L, q0, x, i, h->nodes[h->sn_list[h->sn_start[s] + i]].at, out, L->lf, L->rt);
     for (uint32_t i = 0; i < L->nt; i++) L->g[L->touched[i]] = INFINITY;
 }
 
@@ -375,6 +442,21 @@ static bool tiles(qn_hier *h) {
         key[e] = a == b ? QN_NONE : (a < b ? a : b);
     }
     ok = ok && csr(&h->alloc, key, m->portal_count, h->nsec, &h->bp_start, &h->bp_list);
+    h->pidx = ok ? qn__alloc(&h->alloc, ((size_t)m->portal_count + 1) * sizeof(uint32_t)) : NULL;
+    ok = ok && h->pidx;
+    for (uint32_t s = 0; ok && s < h->nsec; s++) {
+        uint32_t n = 0;
+        for (uint32_t k = h->sq_start[s]; k < h->sq_start[s + 1]; k++) {
+            uint32_t q = h->sq_list[k];
+            for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
+                const qn__portal *p = &m->portals[m->qp_list[j]];
+                if (p->q[0] == q && h->qsec[p->q[1]] == s) h->pidx[m->qp_list[j]] = n++;
+            }
+        }
+        if (n > h->max_inner) h->max_inner = n;
+    }
+    for (uint32_t e = 0; ok && e < m->portal_count; e++)
+        if (key[e] != QN_NONE) h->pidx[e] = QN_NONE;
     qn__free(&h->alloc, key, ((size_t)m->portal_count + 1) * sizeof(uint32_t));
     return ok;
 }
@@ -507,6 +589,7 @@ void qn_hier_destroy(qn_hier *h) {
     if (h->bp_start) csr_free(&a, &h->bp_start, &h->bp_list, h->nsec, h->mesh->portal_count);
     else qn__free(&a, h->bp_list, ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t));
     qn__free(&a, h->qsec, ((size_t)nq + 1) * sizeof(uint32_t));
+    qn__free(&a, h->pidx, ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t));
     qn__free(&a, h->qcomp, ((size_t)nq + 1) * sizeof(uint32_t));
     qn__free(&a, h, sizeof *h);
 }
@@ -570,7 +653,8 @@ size_t qn_hier_bytes(const qn_hier *h) {
     return sizeof *h + nq * 3 * sizeof(uint32_t) + (ns + 1) * 3 * sizeof(uint32_t) +
            (size_t)(h->bp_start ? h->bp_start[ns] : 0) * sizeof(uint32_t) +
            (size_t)h->ncap * sizeof(hnode) + (size_t)h->nnode * 4 * sizeof(uint32_t) +
-           (nq + 1) * sizeof(uint32_t) + (ns + 1) * sizeof(size_t) + h->ndist * sizeof(float);
+           (nq + 1) * sizeof(uint32_t) + (ns + 1) * sizeof(size_t) + h->ndist * sizeof(float) +
+           ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t);
 }
 
 /* ---- destinations ---------------------------------------------------------------- */

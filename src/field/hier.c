@@ -1054,15 +1054,16 @@ static float exit_reach(const qn_hfield *f, uint32_t i) {
     return fmaxf(QN_AT_GOAL_DISTANCE, fminf(0.25f * pt->width, 0.5f * end));
 }
 
-/* The exit node the local field sends a unit at p toward, when it goes
-** straight at one (QN_NONE otherwise: a corner first, or the goal). */
+/* The exit node near p (within exit_reach) that the local field sends a
+** unit at p straight toward: its cost at p is the node's cost plus the
+** straight distance. QN_NONE when there is none. */
 static uint32_t heading_exit(const qn_hfield *f, const hloc *l, uint32_t lq, qn_vec2 p) {
-    float cost;
-    const qn__sroot *r = l->field->spm ? qn__spm_root(l->field, lq, p, &cost, NULL) : NULL;
-    if (!r || r->out.x != 0.0f || r->out.y != 0.0f) return QN_NONE;
-    float d;
-    uint32_t ex = nearest_exit(f, l, r->at, &d);
-    return d <= QN_AT_GOAL_DISTANCE ? ex : QN_NONE;
+    float d, cost;
+    uint32_t ex = nearest_exit(f, l, p, &d);
+    if (ex == QN_NONE || d > exit_reach(f, ex)) return QN_NONE;
+    if (!l->field->spm || !qn__spm_root(l->field, lq, p, &cost, NULL)) return QN_NONE;
+    float via = f->g[ex] + d;
+    return fabsf(cost - via) <= 1e-4f * fmaxf(1.0f, via) + QN_AT_GOAL_DISTANCE ? ex : QN_NONE;
 }
 
 /* Did the local field fail where it should answer (outside it, or no
@@ -1092,7 +1093,7 @@ static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn
         st = qn_field_sample(l->field, in, &lq, dir);
     }
     uint32_t ex = st == QN_OK || st == QN_AT_GOAL ? heading_exit(f, l, lq, p) : QN_NONE;
-    if (ex != QN_NONE && (st == QN_AT_GOAL || qn__len(qn__sub(f->h->nodes[ex].at, p)) <= exit_reach(f, ex))) {
+    if (ex != QN_NONE) {
         *dir = across(f, ex, p); /* at the exit: over into the next sector */
         return QN_OK;
     }

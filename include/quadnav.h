@@ -784,9 +784,9 @@ QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *qu
 ** the exit that is best by the node costs, cross there, and go on in the
 ** next sector; paths are a little longer than with a full exact instance
 ** (see README "Big worlds" for the figures). Memory grows with the sectors
-** units visit. Local fields are exact fields: on meshes whose open quads
-** do not all cost the same they fall back to discrete ones (see
-** qn_field_create). */
+** units visit. Every open quad must cost 1 (all MovingAI imports): only
+** then are the local fields exact, which is what keeps units from going
+** round between sectors; weighted meshes are refused (QN_E_MISMATCH). */
 typedef struct qn_hier qn_hier;
 typedef struct qn_hfield qn_hfield;
 
@@ -802,7 +802,8 @@ typedef struct qn_hier_opts {
 } qn_hier_opts;
 
 /* Builds the sector graph of a mesh, which must outlive it (kept). Codes:
-** QN_OK, QN_E_INVALID_ARG (NULL mesh or out, bad options), QN_E_LIMIT (more
+** QN_OK, QN_E_INVALID_ARG (NULL mesh or out, bad options), QN_E_MISMATCH
+** (an open quad whose cost is not 1; err->index names it), QN_E_LIMIT (more
 ** than 2^24 sectors), QN_E_NOMEM. Build time grows with the quads (about
 ** 1-3 s on 1.5M quads; `quadnav bench --map` prints hier_build_ms).
 **   opts   in   may be NULL (the defaults)
@@ -818,8 +819,10 @@ QN_API void qn_hier_destroy(qn_hier *hier);
 ** since the last update: a rebuild. Must not run while any of its
 ** destinations is sampled or built; afterwards every destination must be
 ** brought up to date with qn_hfield_update before it is sampled again
-** (until then its samples return QN_E_MISMATCH). QN_OK or QN_E_NOMEM (the
-** hier is then rebuilt from scratch on the next update). */
+** (until then its samples return QN_E_MISMATCH). QN_OK, QN_E_MISMATCH (an
+** open quad now costs other than 1: destinations answer QN_E_MISMATCH until
+** an update succeeds) or QN_E_NOMEM (the hier is then rebuilt from scratch
+** on the next update). */
 QN_API qn_status qn_hier_update(qn_hier *hier, qn_error *err);
 QN_API uint32_t qn_hier_sector_count(const qn_hier *hier); /* 0 for NULL */
 QN_API uint32_t qn_hier_node_count(const qn_hier *hier);   /* 0 for NULL */

@@ -313,7 +313,7 @@ static void from_point(local *L, uint32_t q, qn_vec2 x, float g, uint32_t from, 
         uint32_t e = m->qp_list[j], li = h->pidx[e];
         if (li == from || !inner_portal(h, e, L->s)) continue;
         qn_vec2 y = nearest_on(&m->portals[e], x);
-        float ng = g + qn__len(qn__sub(y, x));
+        float ng = g + m->cost[q] * qn__len(qn__sub(y, x));
         if (!(ng < L->g[li])) continue;
         if (L->g[li] == INFINITY) L->touched[L->nt++] = li;
         L->g[li] = ng;
@@ -327,7 +327,7 @@ static void from_point(local *L, uint32_t q, qn_vec2 x, float g, uint32_t from, 
         const hnode *nd = &h->nodes[h->qn_list[k]];
         uint32_t side = nd->q[0] == q ? 0 : 1;
         if (nd->sec[side] != L->s) continue;
-        float d = g + qn__len(qn__sub(nd->at, x));
+        float d = g + m->cost[q] * qn__len(qn__sub(nd->at, x));
         if (d < out[nd->slot[side]]) out[nd->slot[side]] = d, L->npred[nd->slot[side]] = from;
     }
 }
@@ -373,12 +373,14 @@ static void taut(local *L, uint32_t q0, qn_vec2 x, uint32_t k, qn_vec2 at, float
     uint32_t n = 0;
     for (uint32_t li = L->npred[k]; li != QN_NONE; li = L->pred[li]) L->chain[n++] = L->port[li];
     uint32_t q = q0;
+    if (m->cost[q] != 1.0f) return; /* lengths only where every quad costs 1 */
     for (uint32_t i = 0; i < n; i++) { /* leaving q through e: its edge runs right to left */
         uint32_t e = L->chain[n - 1 - i];
         const qn__portal *p = &m->portals[e];
         bool first = p->q[0] == q;
         rt[i] = first ? p->p0 : p->p1, lf[i] = first ? p->p1 : p->p0;
         q = qn__portal_other(m, e, q);
+        if (m->cost[q] != 1.0f) return;
     }
     lf[n] = rt[n] = at;
     float t = funnel(x, lf, rt, n + 1);
@@ -555,12 +557,24 @@ static bool all_parts(qn_hier *h) {
     return true;
 }
 
+/* Do all open quads cost the same (1)? Local fields are exact only then,
+** and only then do units never circle between sectors. */
+static qn_status uniform(const qn_mesh *m, qn_error *err) {
+    for (uint32_t q = 0; q < m->quad_count; q++)
+        if (!m->blocked[q] && m->cost[q] != 1.0f)
+            return qn__fail(err, QN_E_MISMATCH, q,
+                            "quad %u costs %g: hierarchical instances need every open quad to cost 1",
+                            q, (double)m->cost[q]);
+    return QN_OK;
+}
+
 qn_status qn_hier_create(const qn_mesh *mesh, const qn_hier_opts *opts, const qn_allocator *alloc,
                          qn_hier **out, qn_error *err) {
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!mesh || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL argument");
     qn_status st = check_opts(opts, err);
+    if (st == QN_OK) st = uniform(mesh, err);
     if (st != QN_OK) return st;
     qn_allocator a = qn__allocator(alloc);
     qn_hier *h = qn__calloc(&a, 1, sizeof *h);
@@ -610,6 +624,11 @@ qn_status qn_hier_update(qn_hier *h, qn_error *err) {
     qn__error_clear(err);
     if (!h) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL hier");
     if (h->version == h->mesh->version && !h->broken) return QN_OK;
+    qn_status ust = uniform(h->mesh, err);
+    if (ust != QN_OK) {
+        h->broken = true; /* destinations answer QN_E_MISMATCH until costs are 1 again */
+        return ust;
+    }
     uint8_t *dirty = qn__calloc(&h->alloc, (size_t)h->nsec + 1, 1);
     uint32_t most = 0, next = 0;
     for (uint32_t s = 0; s < h->nsec; s++) {
@@ -1003,15 +1022,36 @@ static uint32_t nearest_exit(const qn_hfield *f, const hloc *l, qn_vec2 p, float
     return best;
 }
 
-/* A unit at (or within a radius of) exit node i of sector s: straight
-** across its portal into the sector its way goes on in. */
-static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p) {
+/* How near exit node i a unit heading for it must be to be sent across:
+** a quarter of its portal's width, and at most half its distance to the
+** portal's ends (so the way across stays on the portal). */
+static float exit_reach(const qn_hfield *f, uint32_t i) {
     const hnode *nd = &f->h->nodes[i];
+    const qn__portal *pt = &f->h->mesh->portals[nd->portal];
+    float t = qn__dot(qn__sub(nd->at, pt->p0), pt->u), end = fminf(t, pt->width - t);
+    return fmaxf(QN_AT_GOAL_DISTANCE, fminf(0.25f * pt->width, 0.5f * end));
+}
+
+/* A unit heading straight for exit node i: near the node (exit_reach), it
+** aims just beyond it, into the sector its way goes on in (by the radius
+** and a hair), and so crosses the portal beside the node instead of
+** circling the point; standing on the node's portal it steps straight
+** across. Elsewhere it keeps the local field's direction (dir). */
+static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
+    const hnode *nd = &f->h->nodes[i];
+    const qn__portal *pt = &f->h->mesh->portals[nd->portal];
     qn_vec2 n = f->via[i] == 1 ? nd->n : qn__scale(nd->n, -1.0f);
+    float d = qn__len(qn__sub(nd->at, p));
+    if (d > exit_reach(f, i)) {
+        qn_vec2 r = qn__sub(p, pt->p0);
+        float t = qn__dot(r, pt->u), h = qn__cross(pt->u, r);
+        bool on = fabsf(h) <= 4.0f * f->h->mesh->eps && t > f->radius && t < pt->width - f->radius;
+        return on ? n : dir;
+    }
     qn_vec2 aim = qn__add(nd->at, qn__scale(n, f->radius + 1e-2f));
-    qn_vec2 d = qn__sub(aim, p);
-    float len = qn__len(d);
-    return len > 0.0f ? qn__scale(d, 1.0f / len) : n;
+    qn_vec2 to = qn__sub(aim, p);
+    float len = qn__len(to);
+    return len > 0.0f ? qn__scale(to, 1.0f / len) : n;
 }
 
 /* Locates p (hint in *quad_io), checks it, and finds its local field. */
@@ -1044,23 +1084,12 @@ static uint32_t local_quad(const qn_hfield *f, const hloc *l, uint32_t q) {
     return l->loc[lo - h->sq_start[s]];
 }
 
-/* How near exit node i a unit heading for it must be to be sent across:
-** a quarter of its portal's width, and at most half its distance to the
-** portal's ends (so the way across stays on the portal). */
-static float exit_reach(const qn_hfield *f, uint32_t i) {
-    const hnode *nd = &f->h->nodes[i];
-    const qn__portal *pt = &f->h->mesh->portals[nd->portal];
-    float t = qn__dot(qn__sub(nd->at, pt->p0), pt->u), end = fminf(t, pt->width - t);
-    return fmaxf(QN_AT_GOAL_DISTANCE, fminf(0.25f * pt->width, 0.5f * end));
-}
-
-/* The exit node near p (within exit_reach) that the local field sends a
-** unit at p straight toward: its cost at p is the node's cost plus the
+/* The exit node that the local field sends a unit at p straight toward: its cost at p is the node's cost plus the
 ** straight distance. QN_NONE when there is none. */
 static uint32_t heading_exit(const qn_hfield *f, const hloc *l, uint32_t lq, qn_vec2 p) {
     float d, cost;
     uint32_t ex = nearest_exit(f, l, p, &d);
-    if (ex == QN_NONE || d > exit_reach(f, ex)) return QN_NONE;
+    if (ex == QN_NONE) return QN_NONE;
     if (!l->field->spm || !qn__spm_root(l->field, lq, p, &cost, NULL)) return QN_NONE;
     float via = f->g[ex] + d;
     return fabsf(cost - via) <= 1e-4f * fmaxf(1.0f, via) + QN_AT_GOAL_DISTANCE ? ex : QN_NONE;
@@ -1085,6 +1114,15 @@ static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn
     if (st != QN_OK) return st;
     uint32_t lq = local_quad(f, l, q);
     st = qn_field_sample(l->field, p, &lq, dir);
+    if (!l->field->spm && (st == QN_OK || st == QN_AT_GOAL)) { /* a discrete local field */
+        float d;
+        uint32_t ex = nearest_exit(f, l, p, &d);
+        if (ex != QN_NONE && (st == QN_AT_GOAL || d <= exit_reach(f, ex))) {
+            *dir = across(f, ex, p, *dir);
+            return QN_OK;
+        }
+        return st;
+    }
     /* A point on the sector's edge can fall a rounding hair off the local
     ** mesh or between two wedges of its quad: retry a little inside. */
     for (float k = 1e-3f; k <= 2e-2f && bad_local(l, lq, st); k *= 4.0f) {
@@ -1093,14 +1131,14 @@ static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn
         st = qn_field_sample(l->field, in, &lq, dir);
     }
     uint32_t ex = st == QN_OK || st == QN_AT_GOAL ? heading_exit(f, l, lq, p) : QN_NONE;
-    if (ex != QN_NONE) {
-        *dir = across(f, ex, p); /* at the exit: over into the next sector */
+    if (ex != QN_NONE) { /* over the exit into the next sector */
+        *dir = across(f, ex, p, *dir);
         return QN_OK;
     }
     if (st == QN_AT_GOAL && qn__len(qn__sub(f->goal, p)) > QN_AT_GOAL_DISTANCE) {
         float d; /* a discrete local field: at a seed that is not the goal */
         ex = nearest_exit(f, l, p, &d);
-        if (ex != QN_NONE) *dir = across(f, ex, p);
+        if (ex != QN_NONE) *dir = across(f, ex, f->h->nodes[ex].at, *dir);
         return ex != QN_NONE ? QN_OK : st;
     }
     return st;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
+#include "failalloc.h"
 #include "quadnav.h"
 #include "sim.h"
 
@@ -311,6 +312,48 @@ static void test_bad_args(void **state) {
     qn_grid_destroy(g);
 }
 
+/* Out of memory at every allocation of building the hier, the destination
+** and a local field in turn: a code, nothing leaked; a lazy build that
+** fails answers QN_E_NOMEM and the next sample there succeeds. */
+static void test_out_of_memory(void **state) {
+    (void)state;
+    qn_grid *g = NULL;
+    qn_mesh *m = load_map("arena.map", &g);
+    qn_vec2 goal = {25.5f, 25.5f}, unit = {40.5f, 10.5f};
+    qn_hier_opts ho = {.sector_size = 10.0f};
+    bool done = false;
+    for (uint64_t n = 0; !done && n < 100000; n++) {
+        failalloc fa;
+        qn_allocator a = failalloc_init(&fa, n);
+        qn_hier *h = NULL;
+        qn_hfield *f = NULL;
+        qn_status st = qn_hier_create(m, &ho, &a, &h, NULL);
+        if (st == QN_OK) st = qn_hfield_create(h, goal, 0.0f, NULL, &f, NULL);
+        qn_vec2 d;
+        uint32_t hint = QN_NONE;
+        if (st == QN_OK) {
+            st = qn_hfield_sample(f, unit, &hint, &d);
+            if (st == QN_E_NOMEM) { /* the lazy build failed: nothing kept, a retry works */
+                assert_int_equal(qn_hfield_sectors_built(f), 0);
+                fa.fail_at = UINT64_MAX;
+                hint = QN_NONE;
+                assert_int_equal(qn_hfield_sample(f, unit, &hint, &d), QN_OK);
+            } else {
+                assert_int_equal(st, QN_OK);
+                done = true;
+            }
+        } else {
+            assert_int_equal(st, QN_E_NOMEM);
+        }
+        qn_hfield_destroy(f);
+        qn_hier_destroy(h);
+        assert_int_equal(fa.live, 0);
+    }
+    assert_true(done);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_args),
@@ -318,6 +361,7 @@ int main(void) {
         cmocka_unit_test(test_walk_maps),
         cmocka_unit_test(test_block_unblock),
         cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -503,7 +503,7 @@ static bool graph_build(qn_hier *h, const qn_hier *old, const uint8_t *dirty) {
     h->doff[h->nsec] = off;
     h->ndist = off;
     h->dist = qn__alloc(&h->alloc, (off + 1) * sizeof(float));
-    local L;
+    local L = {0};
     bool ok = h->dist && local_init(&L, h);
     for (uint32_t s = 0; s < h->nsec && ok; s++) {
         if (dirty && !dirty[s] && same_nodes(h, old, s))
@@ -722,7 +722,7 @@ static qn_status hfield_search(qn_hfield *f, qn_error *err) {
     uint32_t *heap = qn__alloc(&f->alloc, ((size_t)nn + 1) * sizeof(uint32_t));
     uint32_t *pos = qn__alloc(&f->alloc, ((size_t)nn + 1) * sizeof(uint32_t));
     float *d0 = qn__alloc(&f->alloc, ((size_t)ns + 1) * sizeof(float));
-    local L;
+    local L = {0};
     bool ok = heap && pos && d0 && local_init(&L, h);
     if (ok) {
         local_run(&L, f->gsec, f->gquad, f->goal, d0);
@@ -756,8 +756,8 @@ static qn_status hfield_search(qn_hfield *f, qn_error *err) {
                 }
             }
         }
-        local_free(&L);
     }
+    local_free(&L);
     qn__free(&f->alloc, heap, ((size_t)nn + 1) * sizeof(uint32_t));
     qn__free(&f->alloc, pos, ((size_t)nn + 1) * sizeof(uint32_t));
     qn__free(&f->alloc, d0, ((size_t)ns + 1) * sizeof(float));

@@ -1084,13 +1084,16 @@ static uint32_t local_quad(const qn_hfield *f, const hloc *l, uint32_t q) {
     return l->loc[lo - h->sq_start[s]];
 }
 
-/* The exit node that the local field sends a unit at p straight toward: its cost at p is the node's cost plus the
-** straight distance. QN_NONE when there is none. */
+/* The exit node that the local field sends a unit at p straight toward:
+** the root it steers at stands on the node, and its cost at p is the
+** node's cost plus the straight distance. QN_NONE when there is none. */
 static uint32_t heading_exit(const qn_hfield *f, const hloc *l, uint32_t lq, qn_vec2 p) {
     float d, cost;
     uint32_t ex = nearest_exit(f, l, p, &d);
-    if (ex == QN_NONE) return QN_NONE;
-    if (!l->field->spm || !qn__spm_root(l->field, lq, p, &cost, NULL)) return QN_NONE;
+    if (ex == QN_NONE || !l->field->spm) return QN_NONE;
+    const qn__sroot *r = qn__spm_root(l->field, lq, p, &cost, NULL);
+    /* the root it steers at stands on the node (the seed, or a corner there) */
+    if (!r || qn__len(qn__sub(r->at, f->h->nodes[ex].at)) > QN_AT_GOAL_DISTANCE) return QN_NONE;
     float via = f->g[ex] + d;
     return fabsf(cost - via) <= 1e-4f * fmaxf(1.0f, via) + QN_AT_GOAL_DISTANCE ? ex : QN_NONE;
 }

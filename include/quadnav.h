@@ -858,7 +858,10 @@ QN_API uint32_t qn_hfield_sectors_built(const qn_hfield *field);
 ** published with an atomic compare-and-swap; two threads that build the
 ** same sector at once both build it, one copy is kept and the other freed,
 ** and every sample, whichever copy it used, gets the same answer. A unit
-** that stands on an exit node of its sector is sent straight across it. */
+** heading straight for an exit node of its sector aims, once within a
+** quarter of the node's portal width, just beyond it, so that it crosses
+** there into the next sector (and steps straight across when it stands on
+** that portal). */
 QN_API qn_status qn_hfield_sample(const qn_hfield *field, qn_vec2 p, uint32_t *quad_io,
                                   qn_vec2 *dir);
 /* Batch form, qn_field_sample_batch's contract. */

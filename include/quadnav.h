@@ -769,6 +769,126 @@ QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *qu
                                   qn_vec2 *point);
 
 /* ------------------------------------------------------------------ */
+/* Hierarchical instances: sectors, and local fields built on demand  */
+/* ------------------------------------------------------------------ */
+
+/* For big meshes (hundreds of thousands of quads and more), where a full
+** exact instance per destination costs too much time and memory. A qn_hier
+** is built once per mesh: it cuts the quads into sectors (square tiles of
+** world space, a quad going to the tile holding its centre, so sectors
+** follow quad boundaries), puts nodes on the portals between sectors (one
+** node per group of neighbouring border portals that join the same two
+** connected parts of two sectors, at most `node_spacing` long; a long
+** portal gets a node every node_spacing), and keeps per sector the
+** distances between its nodes inside the sector (a Dijkstra over the
+** sector's portals, crossing each at the point nearest to where the path
+** came from: the length of a real path, never shorter than the shortest).
+**
+** A destination (qn_hfield) is a Dijkstra over those nodes from the goal:
+** milliseconds on a 4096x4096 map. The first time a unit samples in a
+** sector, the destination builds that sector's local field: an exact
+** instance (qn_field_create's shortest path map) over the sector's open
+** quads, seeded at the sector's exit nodes with their costs to the goal
+** (and at the goal itself in its own sector); it is cached and later
+** samples there are exact-field samples. Units walk the shortest way to
+** the exit that is best by the node costs, cross there, and go on in the
+** next sector; paths are a little longer than with a full exact instance
+** (see README "Big worlds" for the figures). Memory grows with the sectors
+** units visit. Every open quad must cost 1 (all MovingAI imports): only
+** then are the local fields exact, which is what keeps units from going
+** round between sectors; weighted meshes are refused (QN_E_MISMATCH). */
+typedef struct qn_hier qn_hier;
+typedef struct qn_hfield qn_hfield;
+
+/* Options; a zero-initialised struct is the default. */
+typedef struct qn_hier_opts {
+    /* Side of a sector, world units (finite, >= 0). 0: chosen so that a
+    ** sector holds about 256 quads on average. */
+    float sector_size;
+    /* Longest run of border a node stands for, world units (finite, >= 0).
+    ** 0: a quarter of the sector size. Shorter: paths closer to the
+    ** shortest, more nodes (a slower destination Dijkstra). */
+    float node_spacing;
+} qn_hier_opts;
+
+/* Builds the sector graph of a mesh, which must outlive it (kept). Codes:
+** QN_OK, QN_E_INVALID_ARG (NULL mesh or out, bad options), QN_E_MISMATCH
+** (an open quad whose cost is not 1; err->index names it), QN_E_LIMIT (more
+** than 2^24 sectors), QN_E_NOMEM. Build time grows with the quads (about
+** 1-3 s on 1.5M quads; `quadnav bench --map` prints hier_build_ms).
+**   opts   in   may be NULL (the defaults)
+**   alloc  in   may be NULL (libc); used for the hier and its destinations */
+QN_API qn_status qn_hier_create(const qn_mesh *mesh, const qn_hier_opts *opts,
+                                const qn_allocator *alloc, qn_hier **out, qn_error *err);
+/* Frees the hier; its destinations must be destroyed first. NULL: no-op. */
+QN_API void qn_hier_destroy(qn_hier *hier);
+/* Brings the sector graph up to date with the mesh's changes (blocked,
+** unblocked quads) since it was built or last updated: the sectors holding
+** changed quads, and their neighbours whose border nodes changed, get their
+** node distances recomputed; the rest are kept. More than 1024 changes
+** since the last update: a rebuild. Must not run while any of its
+** destinations is sampled or built; afterwards every destination must be
+** brought up to date with qn_hfield_update before it is sampled again
+** (until then its samples return QN_E_MISMATCH). QN_OK, QN_E_MISMATCH (an
+** open quad now costs other than 1: destinations answer QN_E_MISMATCH until
+** an update succeeds) or QN_E_NOMEM (the hier is then rebuilt from scratch
+** on the next update). */
+QN_API qn_status qn_hier_update(qn_hier *hier, qn_error *err);
+QN_API uint32_t qn_hier_sector_count(const qn_hier *hier); /* 0 for NULL */
+QN_API uint32_t qn_hier_node_count(const qn_hier *hier);   /* 0 for NULL */
+/* Bytes the hier holds (its destinations not included); 0 for NULL. */
+QN_API size_t qn_hier_bytes(const qn_hier *hier);
+
+/* A destination: the node Dijkstra from one goal point for agents of one
+** radius (finite, >= 0; portals narrower than 2 * radius are closed in the
+** local fields; the sector graph itself is for radius 0). Codes: QN_OK,
+** QN_E_INVALID_ARG, QN_E_OUTSIDE or QN_E_BLOCKED (the goal), QN_E_MISMATCH
+** (the hier is not current with its mesh: qn_hier_update first),
+** QN_E_NOMEM. The hier must outlive it. alloc may be NULL (the hier's). */
+QN_API qn_status qn_hfield_create(const qn_hier *hier, qn_vec2 goal, float radius,
+                                  const qn_allocator *alloc, qn_hfield **out, qn_error *err);
+/* Frees the destination and its local fields. NULL: no-op. */
+QN_API void qn_hfield_destroy(qn_hfield *field);
+/* After qn_hier_update: redoes the node Dijkstra and drops the local fields
+** (they are rebuilt on demand). Not while the field is sampled. QN_OK,
+** QN_E_BLOCKED (the goal's quad is blocked: every sample is then
+** QN_E_UNREACHABLE), QN_E_NOMEM. */
+QN_API qn_status qn_hfield_update(qn_hfield *field, qn_error *err);
+/* Bytes held now: node costs plus the local fields built so far. */
+QN_API size_t qn_hfield_bytes(const qn_hfield *field);
+/* Local fields built so far. */
+QN_API uint32_t qn_hfield_sectors_built(const qn_hfield *field);
+
+/* qn_field_sample's contract (statuses, hints: quad_io holds a quad of the
+** hier's mesh, the direction), plus: the first sample in a sector builds its
+** local field, the only allocation, and QN_E_NOMEM when that fails (nothing
+** kept; the next sample there tries again); QN_E_MISMATCH when the hier was
+** updated after the field (qn_hfield_update). Thread-safe: any number of
+** threads may sample one destination at once. Each sector's local field is
+** published with an atomic compare-and-swap; two threads that build the
+** same sector at once both build it, one copy is kept and the other freed,
+** and every sample, whichever copy it used, gets the same answer. A unit
+** heading straight for an exit node of its sector aims, once within a
+** quarter of the node's portal width, just beyond it, so that it crosses
+** there into the next sector (and steps straight across when it stands on
+** that portal). */
+QN_API qn_status qn_hfield_sample(const qn_hfield *field, qn_vec2 p, uint32_t *quad_io,
+                                  qn_vec2 *dir);
+/* Batch form, qn_field_sample_batch's contract. */
+QN_API qn_status qn_hfield_sample_batch(const qn_hfield *field, const qn_vec2 *positions,
+                                        qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
+                                        size_t count);
+/* Builds the local fields of the sectors the given points stand in (points
+** outside the mesh or in blocked quads are skipped), so that later samples
+** there never allocate. Same thread-safety as sampling. QN_OK, QN_E_NOMEM,
+** QN_E_INVALID_ARG, QN_E_MISMATCH. */
+QN_API qn_status qn_hfield_prepare(const qn_hfield *field, const qn_vec2 *positions, size_t count);
+/* Cost to the goal from p by the hierarchy: the local field's exact cost
+** to the best exit plus that exit's node cost (builds the local field like
+** a sample); INFINITY when outside, blocked, unreachable or out of memory. */
+QN_API float qn_hfield_cost_at(const qn_hfield *field, qn_vec2 p, uint32_t hint);
+
+/* ------------------------------------------------------------------ */
 /* Destination cache                                                   */
 /* ------------------------------------------------------------------ */
 

@@ -364,6 +364,10 @@ struct qn_field {
     uint64_t uniform_version; /* ... uniform_version - 1 (0: not known) */
     uint64_t version; /* mesh version the field reflects */
     size_t bytes;
+    /* Seeds with initial costs (qn__field_create_seeded, for hierarchical
+    ** local fields): per caller goal index (qn__goal.index), the cost the
+    ** goal point starts at; NULL: every goal starts at 0. */
+    float *seed_g;
 };
 
 /* Is portal e usable for an agent of this radius: both sides open and wide
@@ -435,6 +439,17 @@ void qn__landmarks_goal_costs(const qn__landmarks *L, const qn_mesh *m, uint32_t
                               float *out);
 /* Has the pathfinder built its landmarks? (for the tests) */
 bool qn__pathfinder_has_landmarks(const qn_pathfinder *pf);
+
+/* qn_field_create whose goal i starts at cost g0[i] (>= 0, finite) instead
+** of 0: a field of paths that leave through the cheapest of several exits
+** (hier.c's local fields). Same codes; g0 is copied. (field.c) */
+qn_status qn__field_create_seeded(const qn_mesh *mesh, const qn_vec2 *goals, const float *g0,
+                                  uint32_t goal_count, const qn_field_opts *opts,
+                                  const qn_allocator *alloc, qn_field **out, qn_error *err);
+/* The initial cost of f's sorted goal gi (0 unless seeded). */
+static inline float qn__goal_g0(const qn_field *f, uint32_t gi) {
+    return f->seed_g ? f->seed_g[f->goals[gi].index] : 0.0f;
+}
 
 /* Builds (or rebuilds) f's exact instance (interval.c); frees one (quads: the mesh's quad count). */
 qn_status qn__spm_build(qn_field *f, qn_error *err);

@@ -237,6 +237,7 @@ int qn_tool_bench_map(qn_bench_report *r, const char *path) {
     if (!rc) rc = part_load(&c, r);
     if (!rc) rc = part_full(&c, r);
     if (!rc) rc = part_grid_tiles(&c, r);
+    if (!rc) rc = qn_tool_bench_map_hier(&c, r);
     if (!rc) qn_bench_add(r, "peak_rss_mb", peak_rss_mb(), "MB", "peak resident memory of the run");
     qn_grid_field_destroy(c.grid_field);
     qn_mesh_destroy(c.mesh);

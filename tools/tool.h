@@ -266,5 +266,8 @@ typedef struct qn_bench_map_ctx {
     qn_vec2 units[1000];       /* 10 groups of 100, reachable (grid mode) */
 } qn_bench_map_ctx;
 int qn_tool_bench_map(qn_bench_report *r, const char *path);
+/* The hierarchical-instance part (bench_map_hier.c): hier_* items; needs
+** the mesh, goal and units of the context. */
+int qn_tool_bench_map_hier(qn_bench_map_ctx *c, qn_bench_report *r);
 
 #endif

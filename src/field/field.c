@@ -143,7 +143,7 @@ static void seed_goal_quad(search *s, const qn_field *f, uint32_t gi) {
     uint32_t q = f->goals[gi].quad;
     if (m->blocked[q]) return;
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++)
-        offer_from_point(s, m->qp_list[k], q, f->goals[gi].at, 0.0f, QN_NONE);
+        offer_from_point(s, m->qp_list[k], q, f->goals[gi].at, qn__goal_g0(f, gi), QN_NONE);
 }
 
 /* Dijkstra until the queue is empty. Going back through the quad a portal
@@ -344,7 +344,7 @@ static void reseed(search *s, const qn_field *f, uint32_t v) {
         if (m->blocked[q]) continue;
         uint32_t gi = goal_in_quad(f, q);
         for (; gi != QN_NONE && gi < f->goal_count && f->goals[gi].quad == q; gi++)
-            offer_from_point(s, v, q, f->goals[gi].at, 0.0f, QN_NONE);
+            offer_from_point(s, v, q, f->goals[gi].at, qn__goal_g0(f, gi), QN_NONE);
         for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
             uint32_t u = m->qp_list[k];
             if (u == v || (s->via[u] & AFFECTED) || s->pos[u] == CLOSED || s->g[u] == INFINITY)
@@ -528,6 +528,7 @@ void qn_field_destroy(qn_field *field) {
     qn__spm_free(&a, field->spm, field->mesh->quad_count);
     qn__free(&a, field->slots, (size_t)field->mesh->quad_count * sizeof(qn__slot));
     qn__free(&a, field->goals, (size_t)field->goal_count * sizeof(qn__goal));
+    qn__free(&a, field->seed_g, (size_t)field->goal_count * sizeof(float));
     qn__free(&a, field, sizeof *field);
 }
 
@@ -550,6 +551,12 @@ static qn_status check_args(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t 
 qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t goal_count,
                           const qn_field_opts *opts, const qn_allocator *alloc, qn_field **out,
                           qn_error *err) {
+    return qn__field_create_seeded(mesh, goals, NULL, goal_count, opts, alloc, out, err);
+}
+
+qn_status qn__field_create_seeded(const qn_mesh *mesh, const qn_vec2 *goals, const float *g0,
+                                  uint32_t goal_count, const qn_field_opts *opts,
+                                  const qn_allocator *alloc, qn_field **out, qn_error *err) {
     qn__error_clear(err);
     if (out) *out = NULL;
     qn_status st = check_args(mesh, goals, goal_count, opts, out, err);
@@ -571,6 +578,11 @@ qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t go
     f->slots = qn__alloc(&a, (size_t)mesh->quad_count * sizeof(qn__slot));
     f->goals = qn__alloc(&a, (size_t)goal_count * sizeof(qn__goal));
     if (!f->slots || !f->goals) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
+    if (st == QN_OK && g0) {
+        f->seed_g = qn__alloc(&a, (size_t)goal_count * sizeof(float));
+        if (f->seed_g) memcpy(f->seed_g, g0, (size_t)goal_count * sizeof(float));
+        else st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
+    }
     if (st == QN_OK) st = place_goals(f, goals, err);
     if (st == QN_OK && opts && opts->repairable && !(f->exact_ok && uniform_costs(f)))
         st = tree_alloc(f, err);
@@ -585,7 +597,7 @@ qn_status qn_field_create(const qn_mesh *mesh, const qn_vec2 *goals, uint32_t go
         return st;
     }
     f->bytes = sizeof *f + (size_t)mesh->quad_count * sizeof(qn__slot) +
-               (size_t)goal_count * sizeof(qn__goal) +
+               (size_t)goal_count * (sizeof(qn__goal) + (g0 ? sizeof(float) : 0)) +
                (f->tree ? sizeof *f->tree + tree_bytes(mesh->portal_count)
                         : (size_t)mesh->portal_count * sizeof(float));
     *out = f;

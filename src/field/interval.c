@@ -598,19 +598,19 @@ static void expand(xsearch *S, xnode n) {
     }
 }
 
-/* Seed i (a goal point, or a path's start) at `at` in quad q sees all of
-** its quad. */
-static void seed_point(xsearch *S, uint32_t i, qn_vec2 at, uint32_t q) {
+/* Seed i (a goal point, or a path's start) at `at` in quad q, at cost g0
+** (0 but for seeded fields: qn__field_create_seeded), sees all of its quad. */
+static void seed_point(xsearch *S, uint32_t i, qn_vec2 at, uint32_t q, float g0) {
     const qn__boundary *b = S->b;
     uint32_t rid = S->nv + i, base = b->bstart[q], k = b->bstart[q + 1] - base;
-    root_record(S, rid, 0.0f, QN_NONE, at);
+    root_record(S, rid, g0, QN_NONE, at);
     add_entry(S, q, rid | ON_BIT, qn__v2(0.0f, 0.0f), at);
     for (uint32_t s = 0; s < k; s++) {
         uint32_t e = b->bportal[base + s];
         if (e == QN_NONE || !qn__portal_open(S->m, e, S->radius)) continue;
         sub_edge se = {b->bv[base + s], b->bv[base + (s + 1) % k], b->bvid[base + s],
                        b->bvid[base + (s + 1) % k], e};
-        add_piece(S, at, rid, 0.0f, &se, 0.0f, 1.0f, q);
+        add_piece(S, at, rid, g0, &se, 0.0f, 1.0f, q);
     }
 }
 
@@ -905,7 +905,7 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
         S.f = f;
         S.radius = f->radius;
         mark_walls(&S);
-        for (uint32_t i = 0; i < f->goal_count; i++) seed_point(&S, i, f->goals[i].at, f->goals[i].quad);
+        for (uint32_t i = 0; i < f->goal_count; i++) seed_point(&S, i, f->goals[i].at, f->goals[i].quad, qn__goal_g0(f, i));
         run(&S);
         st = S.st;
     }
@@ -1018,7 +1018,7 @@ qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to
         *length = qn__len(qn__sub(to, from));
         return QN_OK;
     }
-    seed_point(S, 0, from, qs);
+    seed_point(S, 0, from, qs, 0.0f);
     run(S);
     S->full_reset = S->st != QN_OK;
     if (S->st != QN_OK) return S->st;

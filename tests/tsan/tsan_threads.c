@@ -380,6 +380,57 @@ static void check_tiles(const qn_grid *g, const qn_vec2 *pos) {
     qn_grid_tiles_destroy(t);
 }
 
+/* Hierarchical quad instances: threads racing to build the local fields
+** of one fresh destination (each published once by compare-and-swap, a
+** losing copy freed) answer as one thread. */
+typedef struct hier_job {
+    const qn_hfield *f;
+    const qn_vec2 *pos;
+    qn_vec2 *dirs;
+    uint8_t *st;
+} hier_job;
+
+static void *hier_main(void *arg) {
+    hier_job *j = arg;
+    qn_hfield_sample_batch(j->f, j->pos, j->dirs, j->st, NULL, UNITS);
+    return NULL;
+}
+
+static void check_hier(const qn_mesh *m, qn_vec2 goal, const qn_vec2 *pos) {
+    qn_hier *h = NULL;
+    qn_rect r = qn_mesh_bounds(m);
+    qn_hier_opts o = {.sector_size = (r.max.x - r.min.x) / 6.0f};
+    qn_hfield *one = NULL, *f = NULL;
+    if (qn_hier_create(m, &o, NULL, &h, NULL) != QN_OK ||
+        qn_hfield_create(h, goal, 0.25f, NULL, &one, NULL) != QN_OK ||
+        qn_hfield_create(h, goal, 0.25f, NULL, &f, NULL) != QN_OK) {
+        fail("hier: cannot build");
+    } else {
+        qn_vec2 *ref = must(malloc(UNITS * sizeof *ref), "hier directions");
+        uint8_t *rst = must(malloc(UNITS), "hier statuses");
+        qn_hfield_sample_batch(one, pos, ref, rst, NULL, UNITS);
+        pthread_t ids[THREADS];
+        hier_job jobs[THREADS];
+        for (uint32_t i = 0; i < THREADS; i++)
+            jobs[i] = (hier_job){f, pos, must(malloc(UNITS * sizeof(qn_vec2)), "hier directions"),
+                                 must(malloc(UNITS), "hier statuses")};
+        spawn_all(ids, THREADS, hier_main, jobs, sizeof jobs[0]);
+        join_all(ids, THREADS);
+        for (uint32_t i = 0; i < THREADS; i++) {
+            if (memcmp(jobs[i].dirs, ref, UNITS * sizeof *ref) != 0 || memcmp(jobs[i].st, rst, UNITS) != 0)
+                fail("hier: thread %u differs", i);
+            free(jobs[i].dirs);
+            free(jobs[i].st);
+        }
+        if (qn_hfield_sectors_built(f) != qn_hfield_sectors_built(one)) fail("hier: sectors built differ");
+        free(ref);
+        free(rst);
+    }
+    qn_hfield_destroy(one);
+    qn_hfield_destroy(f);
+    qn_hier_destroy(h);
+}
+
 int main(void) {
     char path[1024];
     snprintf(path, sizeof path, "%s/levels/town.json", data_dir());
@@ -416,6 +467,7 @@ int main(void) {
     check_sim(f, goal);
     check_crowd(f, goal, pos);
     check_tiles(g, pos);
+    check_hier(m, goal, pos);
 
     free(pos);
     qn_field_destroy(f);

@@ -1,0 +1,1188 @@
+/*
+** hier.c: hierarchical instances for big meshes (qn_hier, qn_hfield).
+**
+** The sector graph (qn_hier, once per mesh): quads go to square tiles of
+** world space by their centre; within a tile, the open quads fall into
+** connected parts (through portals inside the tile). The portals between
+** two tiles are grouped by the two parts they join and by position along
+** the border (a group spans at most node_spacing); each group gets a node at
+** the mid point of its middle portal, and a portal longer than the spacing
+** gets nodes along it. Per sector, a Dijkstra from each of its nodes over
+** the sector's portals (each crossed at the point nearest to where the way
+** came from) gives the node-to-node distances: lengths of real paths inside
+** the sector, so never shorter than the shortest ones.
+**
+** A destination (qn_hfield): the same local Dijkstra from the goal inside
+** its sector, then a Dijkstra over the nodes, each edge a sector's distance.
+** A node's `via` is the sector its best path continues in. A sector's local
+** field seeds the nodes on its border whose way goes on in the other sector
+** (its exits) with their costs: the exit a unit takes has a lower cost than
+** the node it entered by, so units never go round in circles. Local fields
+** are built on first use and published with a compare-and-swap.
+*/
+#include "internal.h"
+#include "core/heap.h"
+
+#include <stdlib.h>
+
+#define SECTOR_QUADS 256.0f /* quads per sector on average, by default */
+#define MAX_SECTORS (1u << 24)
+
+typedef struct hnode {
+    qn_vec2 at;
+    qn_vec2 n;       /* unit normal of its portal, from quad q[0]'s side into q[1]'s */
+    uint32_t portal;
+    uint32_t q[2];   /* the portal's quads */
+    uint32_t sec[2]; /* their sectors */
+    uint32_t slot[2]; /* its index among the nodes of sec[0], sec[1] */
+} hnode;
+
+struct qn_hier {
+    qn_allocator alloc;
+    const qn_mesh *mesh;
+    uint64_t version; /* mesh version the graph reflects */
+    uint64_t epoch;   /* counts builds and updates: destinations compare it */
+    float side, spacing;
+    qn_vec2 origin;
+    uint32_t sw, sh, nsec;
+    uint32_t *qsec;               /* per quad: its sector */
+    uint32_t *sq_start, *sq_list; /* per sector: its quads, increasing */
+    uint32_t *qcomp;              /* per quad: its part within the sector; QN_NONE blocked */
+    uint32_t *bp_start, *bp_list; /* per sector: border portals to higher sectors */
+    uint32_t *pidx;      /* per portal: its number among its sector's inner ones */
+    uint32_t max_inner;  /* most inner portals of a sector */
+    uint32_t max_nodes;  /* most nodes of a sector */
+    /* the nodes and, per sector, its nodes (CSR) and distance matrix */
+    hnode *nodes;
+    uint32_t nnode, ncap;
+    uint32_t *sn_start, *sn_list;
+    size_t *doff; /* per sector: offset of its n x n matrix in dist */
+    float *dist;
+    size_t ndist;
+    uint32_t *qn_start, *qn_list; /* per quad: nodes on its border portals */
+    bool broken; /* an update ran out of memory: rebuild on the next */
+};
+
+/* ---- small helpers ----------------------------------------------------------- */
+
+static qn_vec2 quad_centre(const qn_mesh *m, uint32_t q) {
+    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    return qn__v2(0.25f * (c[0].x + c[1].x + c[2].x + c[3].x),
+                  0.25f * (c[0].y + c[1].y + c[2].y + c[3].y));
+}
+
+static uint32_t sector_of(const qn_hier *h, qn_vec2 p) {
+    float fx = (p.x - h->origin.x) / h->side, fy = (p.y - h->origin.y) / h->side;
+    uint32_t x = fx <= 0.0f ? 0 : (fx >= (float)(h->sw - 1) ? h->sw - 1 : (uint32_t)fx);
+    uint32_t y = fy <= 0.0f ? 0 : (fy >= (float)(h->sh - 1) ? h->sh - 1 : (uint32_t)fy);
+    return y * h->sw + x;
+}
+
+/* Counting sort of n keys (< nbuckets) into CSR start/list; false on OOM. */
+static bool csr(const qn_allocator *a, const uint32_t *key, uint32_t n, uint32_t nbuckets,
+                uint32_t **start, uint32_t **list) {
+    *start = qn__calloc(a, (size_t)nbuckets + 1, sizeof(uint32_t));
+    *list = qn__alloc(a, ((size_t)n + 1) * sizeof(uint32_t));
+    if (!*start || !*list) return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (key[i] != QN_NONE) (*start)[key[i] + 1]++;
+    for (uint32_t b = 0; b < nbuckets; b++) (*start)[b + 1] += (*start)[b];
+    uint32_t *fill = qn__alloc(a, ((size_t)nbuckets + 1) * sizeof(uint32_t));
+    if (!fill) return false;
+    memcpy(fill, *start, (size_t)nbuckets * sizeof(uint32_t));
+    for (uint32_t i = 0; i < n; i++)
+        if (key[i] != QN_NONE) (*list)[fill[key[i]]++] = i;
+    qn__free(a, fill, ((size_t)nbuckets + 1) * sizeof(uint32_t));
+    return true;
+}
+
+static void csr_free(const qn_allocator *a, uint32_t **start, uint32_t **list, uint32_t nb,
+                     uint32_t n) {
+    qn__free(a, *start, ((size_t)nb + 1) * sizeof(uint32_t));
+    qn__free(a, *list, ((size_t)n + 1) * sizeof(uint32_t));
+    *start = *list = NULL;
+}
+
+/* Is portal e open (both quads) and inside sector s? */
+static bool inner_portal(const qn_hier *h, uint32_t e, uint32_t s) {
+    const qn_mesh *m = h->mesh;
+    const qn__portal *p = &m->portals[e];
+    return h->qsec[p->q[0]] == s && h->qsec[p->q[1]] == s && !m->blocked[p->q[0]] &&
+           !m->blocked[p->q[1]];
+}
+
+/* ---- parts of sectors ------------------------------------------------------- */
+
+/* Numbers the connected parts of sector s's open quads (qcomp, global
+** numbers from *next); stack has room for the sector's quads. */
+static void sector_parts(qn_hier *h, uint32_t s, uint32_t *stack, uint32_t *next) {
+    const qn_mesh *m = h->mesh;
+    for (uint32_t k = h->sq_start[s]; k < h->sq_start[s + 1]; k++) h->qcomp[h->sq_list[k]] = QN_NONE;
+    for (uint32_t k = h->sq_start[s]; k < h->sq_start[s + 1]; k++) {
+        uint32_t q0 = h->sq_list[k], n = 0;
+        if (m->blocked[q0] || h->qcomp[q0] != QN_NONE) continue;
+        uint32_t c = (*next)++;
+        h->qcomp[q0] = c;
+        stack[n++] = q0;
+        while (n) {
+            uint32_t q = stack[--n];
+            for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
+                uint32_t e = m->qp_list[j], o = qn__portal_other(m, e, q);
+                if (!inner_portal(h, e, s) || h->qcomp[o] != QN_NONE) continue;
+                h->qcomp[o] = c;
+                stack[n++] = o;
+            }
+        }
+    }
+}
+
+/* ---- nodes ------------------------------------------------------------------ */
+
+/* A border portal as grouping sees it: the higher sector, the two parts,
+** and where along the border it lies. */
+typedef struct bport {
+    uint32_t sb, ca, cb, e;
+    float t;
+} bport;
+
+static int cmp_bport(const void *x, const void *y) {
+    const bport *a = x, *b = y;
+    if (a->sb != b->sb) return a->sb < b->sb ? -1 : 1;
+    if (a->ca != b->ca) return a->ca < b->ca ? -1 : 1;
+    if (a->cb != b->cb) return a->cb < b->cb ? -1 : 1;
+    if (a->t != b->t) return a->t < b->t ? -1 : 1;
+    return a->e < b->e ? -1 : (a->e > b->e);
+}
+
+static bool add_node(qn_hier *h, uint32_t e, qn_vec2 at) {
+    if (h->nnode == h->ncap) {
+        uint32_t want = h->ncap ? 2 * h->ncap : 1024;
+        hnode *n = qn__realloc(&h->alloc, h->nodes, (size_t)h->ncap * sizeof(hnode),
+                               (size_t)want * sizeof(hnode));
+        if (!n) return false;
+        h->nodes = n;
+        h->ncap = want;
+    }
+    const qn_mesh *m = h->mesh;
+    const qn__portal *p = &m->portals[e];
+    hnode *n = &h->nodes[h->nnode++];
+    n->at = at;
+    n->portal = e;
+    n->q[0] = p->q[0], n->q[1] = p->q[1];
+    n->sec[0] = h->qsec[p->q[0]], n->sec[1] = h->qsec[p->q[1]];
+    n->n = qn__v2(-p->u.y, p->u.x);
+    if (qn__dot(n->n, qn__sub(p->mid, quad_centre(m, p->q[0]))) < 0.0f) n->n = qn__scale(n->n, -1.0f);
+    return true;
+}
+
+/* Nodes for the group g[0..n) of border portals (same sectors and parts). */
+static bool group_nodes(qn_hier *h, const bport *g, uint32_t n) {
+    const qn_mesh *m = h->mesh;
+    if (n == 1 && m->portals[g[0].e].width > h->spacing) { /* a long portal */
+        const qn__portal *p = &m->portals[g[0].e];
+        uint32_t k = (uint32_t)ceilf(p->width / h->spacing);
+        for (uint32_t j = 0; j < k; j++)
+            if (!add_node(h, g[0].e, qn__add(p->p0, qn__scale(p->u, p->width * ((float)j + 0.5f) / (float)k))))
+                return false;
+        return true;
+    }
+    float mid = 0.5f * (g[0].t + g[n - 1].t);
+    uint32_t best = 0;
+    for (uint32_t i = 1; i < n; i++)
+        if (fabsf(g[i].t - mid) < fabsf(g[best].t - mid)) best = i;
+    return add_node(h, g[best].e, m->portals[g[best].e].mid);
+}
+
+/* The nodes on the borders of sector sa with higher sectors. */
+static bool sector_nodes(qn_hier *h, uint32_t sa, bport *buf) {
+    const qn_mesh *m = h->mesh;
+    uint32_t n = 0;
+    for (uint32_t k = h->bp_start[sa]; k < h->bp_start[sa + 1]; k++) {
+        uint32_t e = h->bp_list[k];
+        const qn__portal *p = &m->portals[e];
+        if (m->blocked[p->q[0]] || m->blocked[p->q[1]]) continue;
+        uint32_t side = h->qsec[p->q[0]] == sa ? 0 : 1;
+        uint32_t sb = h->qsec[p->q[1 - side]];
+        bool across_x = sb % h->sw != sa % h->sw; /* neighbours side by side: along y */
+        float t = across_x && sb / h->sw == sa / h->sw ? p->mid.y : p->mid.x;
+        buf[n++] = (bport){sb, h->qcomp[p->q[side]], h->qcomp[p->q[1 - side]], e, t};
+    }
+    qsort(buf, n, sizeof *buf, cmp_bport);
+    for (uint32_t i = 0; i < n;) {
+        uint32_t j = i + 1;
+        float lim = m->portals[buf[i].e].width > h->spacing ? buf[i].t : buf[i].t + h->spacing;
+        while (j < n && buf[j].sb == buf[i].sb && buf[j].ca == buf[i].ca && buf[j].cb == buf[i].cb &&
+               buf[j].t <= lim && m->portals[buf[j].e].width <= h->spacing)
+            j++;
+        if (!group_nodes(h, buf + i, j - i)) return false;
+        i = j;
+    }
+    return true;
+}
+
+/* Every node, then the per-sector and per-quad lists. */
+static bool all_nodes(qn_hier *h) {
+    uint32_t most = 0;
+    for (uint32_t s = 0; s < h->nsec; s++)
+        if (h->bp_start[s + 1] - h->bp_start[s] > most) most = h->bp_start[s + 1] - h->bp_start[s];
+    bport *buf = qn__alloc(&h->alloc, ((size_t)most + 1) * sizeof *buf);
+    if (!buf) return false;
+    h->nnode = 0;
+    bool ok = true;
+    for (uint32_t s = 0; s < h->nsec && ok; s++) ok = sector_nodes(h, s, buf);
+    qn__free(&h->alloc, buf, ((size_t)most + 1) * sizeof *buf);
+    if (!ok) return false;
+    /* per sector and per quad: each node twice */
+    uint32_t n2 = 2 * h->nnode;
+    uint32_t *key = qn__alloc(&h->alloc, ((size_t)n2 + 1) * sizeof *key);
+    if (!key) return false;
+    for (uint32_t i = 0; i < h->nnode; i++) key[2 * i] = h->nodes[i].sec[0], key[2 * i + 1] = h->nodes[i].sec[1];
+    ok = csr(&h->alloc, key, n2, h->nsec, &h->sn_start, &h->sn_list);
+    for (uint32_t i = 0; i < h->nnode && ok; i++) key[2 * i] = h->nodes[i].q[0], key[2 * i + 1] = h->nodes[i].q[1];
+    ok = ok && csr(&h->alloc, key, n2, h->mesh->quad_count, &h->qn_start, &h->qn_list);
+    qn__free(&h->alloc, key, ((size_t)n2 + 1) * sizeof *key);
+    if (!ok) return false;
+    for (uint32_t s = 0; s < h->nsec; s++)
+        for (uint32_t k = h->sn_start[s]; k < h->sn_start[s + 1]; k++) {
+            hnode *nd = &h->nodes[h->sn_list[k] / 2];
+            nd->slot[h->sn_list[k] & 1] = k - h->sn_start[s];
+        }
+    for (uint32_t k = 0; k < n2; k++) h->sn_list[k] /= 2, h->qn_list[k] /= 2;
+    h->max_nodes = 0;
+    for (uint32_t s = 0; s < h->nsec; s++)
+        if (h->sn_start[s + 1] - h->sn_start[s] > h->max_nodes) h->max_nodes = h->sn_start[s + 1] - h->sn_start[s];
+    return true;
+}
+
+/* ---- the local Dijkstra ------------------------------------------------------- */
+
+/* Scratch for Dijkstras inside one sector, indexed by the portals' numbers
+** within their sector (pidx): a cost, a crossing point, the portal the way
+** came from, a heap position; touched entries are reset after each run.
+** Per node of the sector: the portal its best way came through. */
+typedef struct local {
+    const qn_hier *h;
+    uint32_t s, cap;
+    float *g;
+    qn_vec2 *x;
+    uint32_t *pred, *heap, *pos, *touched, *port, *npred, *chain;
+    qn_vec2 *lf, *rt; /* a chain's portal ends, for the funnel */
+    uint32_t nt;
+    qn__heap q;
+} local;
+
+static bool local_init(local *L, const qn_hier *h) {
+    size_t n = (size_t)h->max_inner + 1, nn = (size_t)h->max_nodes + 1;
+    memset(L, 0, sizeof *L);
+    L->h = h;
+    L->cap = (uint32_t)n;
+    L->g = qn__alloc(&h->alloc, n * sizeof(float));
+    L->x = qn__alloc(&h->alloc, 3 * n * sizeof(qn_vec2));
+    L->pred = qn__alloc(&h->alloc, (6 * n + nn) * sizeof(uint32_t));
+    if (!L->g || !L->x || !L->pred) return false;
+    L->lf = L->x + n, L->rt = L->lf + n;
+    L->heap = L->pred + n, L->pos = L->heap + n, L->touched = L->pos + n;
+    L->port = L->touched + n, L->chain = L->port + n, L->npred = L->chain + n;
+    for (size_t e = 0; e < n; e++) L->g[e] = INFINITY, L->pos[e] = QN_NONE;
+    L->q = (qn__heap){L->heap, 0, L->g, L->pos};
+    return true;
+}
+
+static void local_free(local *L) {
+    if (!L->h) return;
+    const qn_allocator *a = &L->h->alloc;
+    size_t n = L->cap, nn = (size_t)L->h->max_nodes + 1;
+    qn__free(a, L->g, n * sizeof(float));
+    qn__free(a, L->x, 3 * n * sizeof(qn_vec2));
+    qn__free(a, L->pred, (6 * n + nn) * sizeof(uint32_t));
+}
+
+static qn_vec2 nearest_on(const qn__portal *p, qn_vec2 x) {
+    float t = qn__dot(qn__sub(x, p->p0), p->u);
+    t = t < 0.0f ? 0.0f : (t > p->width ? p->width : t);
+    return qn__add(p->p0, qn__scale(p->u, t));
+}
+
+/* From point x (cost g, reached through local portal `from`) in quad q:
+** offers q's inner portals, and the nodes on q's border their distance
+** (out, indexed by slot in sector s). */
+static void from_point(local *L, uint32_t q, qn_vec2 x, float g, uint32_t from, float *out) {
+    const qn_hier *h = L->h;
+    const qn_mesh *m = h->mesh;
+    for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
+        uint32_t e = m->qp_list[j], li = h->pidx[e];
+        if (li == from || !inner_portal(h, e, L->s)) continue;
+        qn_vec2 y = nearest_on(&m->portals[e], x);
+        float ng = g + m->cost[q] * qn__len(qn__sub(y, x));
+        if (!(ng < L->g[li])) continue;
+        if (L->g[li] == INFINITY) L->touched[L->nt++] = li;
+        L->g[li] = ng;
+        L->x[li] = y;
+        L->pred[li] = from;
+        L->port[li] = e;
+        if (L->pos[li] == QN_NONE) qn__heap_push(&L->q, li);
+        else qn__heap_lowered(&L->q, li);
+    }
+    for (uint32_t k = h->qn_start[q]; k < h->qn_start[q + 1]; k++) {
+        const hnode *nd = &h->nodes[h->qn_list[k]];
+        uint32_t side = nd->q[0] == q ? 0 : 1;
+        if (nd->sec[side] != L->s) continue;
+        float d = g + m->cost[q] * qn__len(qn__sub(nd->at, x));
+        if (d < out[nd->slot[side]]) out[nd->slot[side]] = d, L->npred[nd->slot[side]] = from;
+    }
+}
+
+static float cross3(qn_vec2 o, qn_vec2 a, qn_vec2 b) { return qn__cross(qn__sub(a, o), qn__sub(b, o)); }
+static bool same_pt(qn_vec2 a, qn_vec2 b) { return a.x == b.x && a.y == b.y; }
+
+/* Length of the taut string from a to b through the portals lf[i]..rt[i]
+** (left and right ends as the way goes, i < n; the last is b itself): the
+** shortest way along that chain of quads (the funnel algorithm). */
+static float funnel(qn_vec2 a, const qn_vec2 *lf, const qn_vec2 *rt, uint32_t n) {
+    qn_vec2 apex = a, L = a, R = a;
+    uint32_t li = 0, ri = 0;
+    float len = 0.0f;
+    for (uint32_t i = 0; i < n; i++) {
+        qn_vec2 l = lf[i], r = rt[i];
+        if (cross3(apex, R, r) >= 0.0f) { /* r narrows the funnel from the right */
+            if (same_pt(apex, R) || cross3(apex, L, r) < 0.0f) R = r, ri = i;
+            else { /* crosses the left side: the left end is a corner of the way */
+                len += qn__len(qn__sub(L, apex));
+                apex = L, R = L, i = li, ri = li;
+                continue;
+            }
+        }
+        if (cross3(apex, L, l) <= 0.0f) { /* l narrows it from the left */
+            if (same_pt(apex, L) || cross3(apex, R, l) > 0.0f) L = l, li = i;
+            else {
+                len += qn__len(qn__sub(R, apex));
+                apex = R, L = R, i = ri, li = ri;
+                continue;
+            }
+        }
+    }
+    return len + qn__len(qn__sub(lf[n - 1], apex));
+}
+
+/* Shortens out[k] to the taut length along the chain of portals its way
+** crossed, from x in quad q0 to node k's point. lf, rt: room for the
+** chain and one more. */
+static void taut(local *L, uint32_t q0, qn_vec2 x, uint32_t k, qn_vec2 at, float *out,
+                 qn_vec2 *lf, qn_vec2 *rt) {
+    const qn_mesh *m = L->h->mesh;
+    uint32_t n = 0;
+    for (uint32_t li = L->npred[k]; li != QN_NONE; li = L->pred[li]) L->chain[n++] = L->port[li];
+    uint32_t q = q0;
+    if (m->cost[q] != 1.0f) return; /* lengths only where every quad costs 1 */
+    for (uint32_t i = 0; i < n; i++) { /* leaving q through e: its edge runs right to left */
+        uint32_t e = L->chain[n - 1 - i];
+        const qn__portal *p = &m->portals[e];
+        bool first = p->q[0] == q;
+        rt[i] = first ? p->p0 : p->p1, lf[i] = first ? p->p1 : p->p0;
+        q = qn__portal_other(m, e, q);
+        if (m->cost[q] != 1.0f) return;
+    }
+    lf[n] = rt[n] = at;
+    float t = funnel(x, lf, rt, n + 1);
+    if (t < out[k]) out[k] = t;
+}
+
+/* Distances from point x in quad q0 of sector s to each of s's nodes, into
+** out (one per node of s; INFINITY where not reached): the nearest-point
+** Dijkstra picks each node's chain of quads, the funnel its length. */
+static void local_run(local *L, uint32_t s, uint32_t q0, qn_vec2 x, float *out) {
+    const qn_hier *h = L->h;
+    uint32_t n = h->sn_start[s + 1] - h->sn_start[s];
+    for (uint32_t i = 0; i < n; i++) out[i] = INFINITY;
+    L->s = s;
+    L->nt = 0;
+    from_point(L, q0, x, 0.0f, QN_NONE, out);
+    while (L->q.n) {
+        uint32_t li = qn__heap_pop(&L->q);
+        L->pos[li] = QN_NONE;
+        const qn__portal *p = &h->mesh->portals[L->port[li]];
+        from_point(L, p->q[0], L->x[li], L->g[li], li, out);
+        from_point(L, p->q[1], L->x[li], L->g[li], li, out);
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (isfinite(out[i])) taut(L, q0, x, i, h->nodes[h->sn_list[h->sn_start[s] + i]].at, out, L->lf, L->rt);
+    for (uint32_t i = 0; i < L->nt; i++) L->g[L->touched[i]] = INFINITY;
+}
+
+/* The quad on sector s's side of node nd. */
+static uint32_t node_quad(const hnode *nd, uint32_t s) { return nd->sec[0] == s ? nd->q[0] : nd->q[1]; }
+
+/* Sector s's matrix: row i = distances from its node i. */
+static void sector_matrix(local *L, uint32_t s) {
+    const qn_hier *h = L->h;
+    uint32_t n = h->sn_start[s + 1] - h->sn_start[s];
+    float *d = h->dist + h->doff[s];
+    for (uint32_t i = 0; i < n; i++) {
+        const hnode *nd = &h->nodes[h->sn_list[h->sn_start[s] + i]];
+        local_run(L, s, node_quad(nd, s), nd->at, d + (size_t)i * n);
+        d[(size_t)i * n + i] = 0.0f;
+    }
+}
+
+/* ---- building and updating ------------------------------------------------------- */
+
+static qn_status hier_fail(qn_error *err) {
+    return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (sector graph)");
+}
+
+/* Sectors, their quads and border portals (fixed for the mesh). */
+static bool tiles(qn_hier *h) {
+    const qn_mesh *m = h->mesh;
+    h->qsec = qn__alloc(&h->alloc, ((size_t)m->quad_count + 1) * sizeof(uint32_t));
+    h->qcomp = qn__alloc(&h->alloc, ((size_t)m->quad_count + 1) * sizeof(uint32_t));
+    uint32_t *key = qn__alloc(&h->alloc, ((size_t)m->portal_count + 1) * sizeof(uint32_t));
+    bool ok = h->qsec && h->qcomp && key;
+    for (uint32_t q = 0; ok && q < m->quad_count; q++) h->qsec[q] = sector_of(h, quad_centre(m, q));
+    ok = ok && csr(&h->alloc, h->qsec, m->quad_count, h->nsec, &h->sq_start, &h->sq_list);
+    for (uint32_t e = 0; ok && e < m->portal_count; e++) {
+        uint32_t a = h->qsec[m->portals[e].q[0]], b = h->qsec[m->portals[e].q[1]];
+        key[e] = a == b ? QN_NONE : (a < b ? a : b);
+    }
+    ok = ok && csr(&h->alloc, key, m->portal_count, h->nsec, &h->bp_start, &h->bp_list);
+    h->pidx = ok ? qn__alloc(&h->alloc, ((size_t)m->portal_count + 1) * sizeof(uint32_t)) : NULL;
+    ok = ok && h->pidx;
+    for (uint32_t s = 0; ok && s < h->nsec; s++) {
+        uint32_t n = 0;
+        for (uint32_t k = h->sq_start[s]; k < h->sq_start[s + 1]; k++) {
+            uint32_t q = h->sq_list[k];
+            for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
+                const qn__portal *p = &m->portals[m->qp_list[j]];
+                if (p->q[0] == q && h->qsec[p->q[1]] == s) h->pidx[m->qp_list[j]] = n++;
+            }
+        }
+        if (n > h->max_inner) h->max_inner = n;
+    }
+    for (uint32_t e = 0; ok && e < m->portal_count; e++)
+        if (key[e] != QN_NONE) h->pidx[e] = QN_NONE;
+    qn__free(&h->alloc, key, ((size_t)m->portal_count + 1) * sizeof(uint32_t));
+    return ok;
+}
+
+static void graph_free(qn_hier *h) {
+    const qn_allocator *a = &h->alloc;
+    uint32_t n2 = 2 * h->nnode;
+    csr_free(a, &h->sn_start, &h->sn_list, h->nsec, n2);
+    csr_free(a, &h->qn_start, &h->qn_list, h->mesh->quad_count, n2);
+    qn__free(a, h->nodes, (size_t)h->ncap * sizeof(hnode));
+    qn__free(a, h->doff, ((size_t)h->nsec + 1) * sizeof(size_t));
+    qn__free(a, h->dist, (h->ndist + 1) * sizeof(float));
+    h->nodes = NULL, h->doff = NULL, h->dist = NULL;
+    h->nnode = h->ncap = 0;
+    h->ndist = 0;
+}
+
+/* Sector s's nodes are those of the old graph o (same points, portals)? */
+static bool same_nodes(const qn_hier *h, const qn_hier *o, uint32_t s) {
+    uint32_t n = h->sn_start[s + 1] - h->sn_start[s];
+    if (!o || o->sn_start[s + 1] - o->sn_start[s] != n) return false;
+    for (uint32_t i = 0; i < n; i++) {
+        const hnode *a = &h->nodes[h->sn_list[h->sn_start[s] + i]];
+        const hnode *b = &o->nodes[o->sn_list[o->sn_start[s] + i]];
+        if (a->portal != b->portal || a->at.x != b->at.x || a->at.y != b->at.y) return false;
+    }
+    return true;
+}
+
+/* Nodes and matrices from the current parts; sectors not in `dirty`
+** (NULL: all dirty) whose nodes did not change keep old's matrix. */
+static bool graph_build(qn_hier *h, const qn_hier *old, const uint8_t *dirty) {
+    if (!all_nodes(h)) return false;
+    h->doff = qn__alloc(&h->alloc, ((size_t)h->nsec + 1) * sizeof(size_t));
+    if (!h->doff) return false;
+    size_t off = 0;
+    for (uint32_t s = 0; s < h->nsec; s++) {
+        size_t n = h->sn_start[s + 1] - h->sn_start[s];
+        h->doff[s] = off;
+        off += n * n;
+    }
+    h->doff[h->nsec] = off;
+    h->ndist = off;
+    h->dist = qn__alloc(&h->alloc, (off + 1) * sizeof(float));
+    local L = {0};
+    bool ok = h->dist && local_init(&L, h);
+    for (uint32_t s = 0; s < h->nsec && ok; s++) {
+        if (dirty && !dirty[s] && same_nodes(h, old, s))
+            memcpy(h->dist + h->doff[s], old->dist + old->doff[s],
+                   (h->doff[s + 1] - h->doff[s]) * sizeof(float));
+        else sector_matrix(&L, s);
+    }
+    local_free(&L);
+    return ok;
+}
+
+static qn_status check_opts(const qn_hier_opts *o, qn_error *err) {
+    if (o && (!isfinite(o->sector_size) || o->sector_size < 0.0f))
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "sector_size %g is not finite and >= 0",
+                        (double)o->sector_size);
+    if (o && (!isfinite(o->node_spacing) || o->node_spacing < 0.0f))
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "node_spacing %g is not finite and >= 0",
+                        (double)o->node_spacing);
+    return QN_OK;
+}
+
+/* Sector size and grid from the options and the mesh's bounds. */
+static qn_status layout(qn_hier *h, const qn_hier_opts *o, qn_error *err) {
+    const qn_mesh *m = h->mesh;
+    float w = m->bounds.max.x - m->bounds.min.x, ht = m->bounds.max.y - m->bounds.min.y;
+    float side = o && o->sector_size > 0.0f ? o->sector_size
+                                             : sqrtf(SECTOR_QUADS * w * ht / (float)m->quad_count);
+    if (!(side > 0.0f)) side = fmaxf(fmaxf(w, ht), 1.0f);
+    h->side = side;
+    h->spacing = o && o->node_spacing > 0.0f ? o->node_spacing : 0.25f * side;
+    h->origin = m->bounds.min;
+    double sw = ceil((double)w / (double)side), sh = ceil((double)ht / (double)side);
+    if (sw < 1.0) sw = 1.0;
+    if (sh < 1.0) sh = 1.0;
+    if (sw * sh > (double)MAX_SECTORS)
+        return qn__fail(err, QN_E_LIMIT, QN_NONE, "%.0f sectors, more than the limit of %u",
+                        sw * sh, MAX_SECTORS);
+    h->sw = (uint32_t)sw, h->sh = (uint32_t)sh;
+    h->nsec = h->sw * h->sh;
+    return QN_OK;
+}
+
+static bool all_parts(qn_hier *h) {
+    uint32_t most = 0, next = 0;
+    for (uint32_t s = 0; s < h->nsec; s++)
+        if (h->sq_start[s + 1] - h->sq_start[s] > most) most = h->sq_start[s + 1] - h->sq_start[s];
+    uint32_t *stack = qn__alloc(&h->alloc, ((size_t)most + 1) * sizeof(uint32_t));
+    if (!stack) return false;
+    for (uint32_t s = 0; s < h->nsec; s++) sector_parts(h, s, stack, &next);
+    qn__free(&h->alloc, stack, ((size_t)most + 1) * sizeof(uint32_t));
+    return true;
+}
+
+/* Do all open quads cost the same (1)? Local fields are exact only then,
+** and only then do units never circle between sectors. */
+static qn_status uniform(const qn_mesh *m, qn_error *err) {
+    for (uint32_t q = 0; q < m->quad_count; q++)
+        if (!m->blocked[q] && m->cost[q] != 1.0f)
+            return qn__fail(err, QN_E_MISMATCH, q,
+                            "quad %u costs %g: hierarchical instances need every open quad to cost 1",
+                            q, (double)m->cost[q]);
+    return QN_OK;
+}
+
+qn_status qn_hier_create(const qn_mesh *mesh, const qn_hier_opts *opts, const qn_allocator *alloc,
+                         qn_hier **out, qn_error *err) {
+    qn__error_clear(err);
+    if (out) *out = NULL;
+    if (!mesh || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL argument");
+    qn_status st = check_opts(opts, err);
+    if (st == QN_OK) st = uniform(mesh, err);
+    if (st != QN_OK) return st;
+    qn_allocator a = qn__allocator(alloc);
+    qn_hier *h = qn__calloc(&a, 1, sizeof *h);
+    if (!h) return hier_fail(err);
+    h->alloc = a;
+    h->mesh = mesh;
+    h->version = mesh->version;
+    h->epoch = 1;
+    st = layout(h, opts, err);
+    if (st == QN_OK && !(tiles(h) && all_parts(h) && graph_build(h, NULL, NULL))) st = hier_fail(err);
+    if (st != QN_OK) {
+        qn_hier_destroy(h);
+        return st;
+    }
+    *out = h;
+    return QN_OK;
+}
+
+void qn_hier_destroy(qn_hier *h) {
+    if (!h) return;
+    qn_allocator a = h->alloc;
+    uint32_t nq = h->mesh->quad_count;
+    graph_free(h);
+    if (h->sq_start) csr_free(&a, &h->sq_start, &h->sq_list, h->nsec, nq);
+    else qn__free(&a, h->sq_list, ((size_t)nq + 1) * sizeof(uint32_t));
+    if (h->bp_start) csr_free(&a, &h->bp_start, &h->bp_list, h->nsec, h->mesh->portal_count);
+    else qn__free(&a, h->bp_list, ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t));
+    qn__free(&a, h->qsec, ((size_t)nq + 1) * sizeof(uint32_t));
+    qn__free(&a, h->pidx, ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t));
+    qn__free(&a, h->qcomp, ((size_t)nq + 1) * sizeof(uint32_t));
+    qn__free(&a, h, sizeof *h);
+}
+
+/* Marks the sectors of the quads changed since h->version; false when the
+** journal no longer holds them all. */
+static bool changed_sectors(const qn_hier *h, uint8_t *dirty) {
+    const qn_mesh *m = h->mesh;
+    if (m->version - h->version > QN__JOURNAL) return false;
+    for (uint64_t v = h->version + 1; v <= m->version; v++) {
+        uint32_t q = m->journal[v % QN__JOURNAL];
+        if (q < m->quad_count) dirty[h->qsec[q]] = 1;
+    }
+    return true;
+}
+
+qn_status qn_hier_update(qn_hier *h, qn_error *err) {
+    qn__error_clear(err);
+    if (!h) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL hier");
+    if (h->version == h->mesh->version && !h->broken) return QN_OK;
+    qn_status ust = uniform(h->mesh, err);
+    if (ust != QN_OK) {
+        h->broken = true; /* destinations answer QN_E_MISMATCH until costs are 1 again */
+        return ust;
+    }
+    uint8_t *dirty = qn__calloc(&h->alloc, (size_t)h->nsec + 1, 1);
+    uint32_t most = 0, next = 0;
+    for (uint32_t s = 0; s < h->nsec; s++) {
+        if (h->sq_start[s + 1] - h->sq_start[s] > most) most = h->sq_start[s + 1] - h->sq_start[s];
+        for (uint32_t k = h->sq_start[s]; k < h->sq_start[s + 1]; k++)
+            if (h->qcomp[h->sq_list[k]] != QN_NONE && h->qcomp[h->sq_list[k]] >= next)
+                next = h->qcomp[h->sq_list[k]] + 1;
+    }
+    uint32_t *stack = qn__alloc(&h->alloc, ((size_t)most + 1) * sizeof(uint32_t));
+    if (!dirty || !stack) {
+        qn__free(&h->alloc, dirty, (size_t)h->nsec + 1);
+        qn__free(&h->alloc, stack, ((size_t)most + 1) * sizeof(uint32_t));
+        h->broken = true;
+        return hier_fail(err);
+    }
+    bool all = h->broken || !changed_sectors(h, dirty);
+    for (uint32_t s = 0; s < h->nsec; s++)
+        if (all || dirty[s]) sector_parts(h, s, stack, &next);
+    qn__free(&h->alloc, stack, ((size_t)most + 1) * sizeof(uint32_t));
+    qn_hier old = *h; /* the old graph, kept until the new one is built */
+    h->nodes = NULL, h->doff = NULL, h->dist = NULL, h->sn_start = h->sn_list = NULL;
+    h->qn_start = h->qn_list = NULL, h->nnode = h->ncap = 0, h->ndist = 0;
+    bool ok = graph_build(h, &old, all ? NULL : dirty);
+    graph_free(&old);
+    qn__free(&h->alloc, dirty, (size_t)h->nsec + 1);
+    h->epoch++;
+    h->version = h->mesh->version;
+    h->broken = !ok;
+    if (!ok) {
+        graph_free(h);
+        return hier_fail(err);
+    }
+    return QN_OK;
+}
+
+uint32_t qn_hier_sector_count(const qn_hier *h) { return h ? h->nsec : 0; }
+uint32_t qn_hier_node_count(const qn_hier *h) { return h ? h->nnode : 0; }
+size_t qn_hier_bytes(const qn_hier *h) {
+    if (!h) return 0;
+    size_t nq = h->mesh->quad_count, ns = h->nsec;
+    return sizeof *h + nq * 3 * sizeof(uint32_t) + (ns + 1) * 3 * sizeof(uint32_t) +
+           (size_t)(h->bp_start ? h->bp_start[ns] : 0) * sizeof(uint32_t) +
+           (size_t)h->ncap * sizeof(hnode) + (size_t)h->nnode * 4 * sizeof(uint32_t) +
+           (nq + 1) * sizeof(uint32_t) + (ns + 1) * sizeof(size_t) + h->ndist * sizeof(float) +
+           ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t);
+}
+
+/* ---- destinations ---------------------------------------------------------------- */
+
+/* A sector's local field: a mesh of its open quads and the exact field
+** over it; loc[k] maps the sector's k-th quad to its local index. */
+typedef struct hloc {
+    qn_mesh *mesh;
+    qn_field *field;
+    uint32_t *loc;
+    uint32_t nq;    /* the sector's quads */
+    uint32_t *exit; /* the node of each seed (QN_NONE: the goal) */
+    uint32_t nseed, ecap;
+    size_t bytes;
+} hloc;
+
+/* The parts of a destination that sampling writes: counters, and the
+** marker of a sector no way leaves. */
+struct hshared {
+    hloc none;
+    _Atomic(uint32_t) built;
+    _Atomic(size_t) bytes;
+};
+
+struct qn_hfield {
+    qn_allocator alloc;
+    const qn_hier *h;
+    qn_vec2 goal;
+    uint32_t gquad, gsec;
+    float radius;
+    uint64_t epoch;
+    bool goal_blocked;
+    uint32_t nn;    /* nodes g and via have room for */
+    float *g;       /* per node: cost to the goal */
+    uint8_t *via;   /* per node: the side (0, 1) its way goes on in; 2: none */
+    _Atomic(hloc *) *loc; /* per sector: its local field, NULL until built */
+    struct hshared *sh;   /* what samples change (through a const field) */
+};
+
+/* The node Dijkstra from the goal. */
+static qn_status hfield_search(qn_hfield *f, qn_error *err) {
+    const qn_hier *h = f->h;
+    uint32_t nn = h->nnode, ns = h->sn_start[f->gsec + 1] - h->sn_start[f->gsec];
+    for (uint32_t i = 0; i < nn; i++) f->g[i] = INFINITY, f->via[i] = 2;
+    if (f->goal_blocked) return QN_OK;
+    uint32_t *heap = qn__alloc(&f->alloc, ((size_t)nn + 1) * sizeof(uint32_t));
+    uint32_t *pos = qn__alloc(&f->alloc, ((size_t)nn + 1) * sizeof(uint32_t));
+    float *d0 = qn__alloc(&f->alloc, ((size_t)ns + 1) * sizeof(float));
+    local L = {0};
+    bool ok = heap && pos && d0 && local_init(&L, h);
+    if (ok) {
+        local_run(&L, f->gsec, f->gquad, f->goal, d0);
+        qn__heap q = {heap, 0, f->g, pos};
+        for (uint32_t i = 0; i < nn; i++) pos[i] = QN_NONE;
+        for (uint32_t k = 0; k < ns; k++) {
+            uint32_t i = h->sn_list[h->sn_start[f->gsec] + k];
+            if (!(d0[k] < f->g[i])) continue;
+            f->g[i] = d0[k];
+            f->via[i] = h->nodes[i].sec[0] == f->gsec ? 0 : 1;
+            if (pos[i] == QN_NONE) qn__heap_push(&q, i);
+            else qn__heap_lowered(&q, i);
+        }
+        while (q.n) {
+            uint32_t i = qn__heap_pop(&q);
+            pos[i] = QN_NONE;
+            const hnode *nd = &h->nodes[i];
+            for (uint32_t side = 0; side < 2; side++) {
+                uint32_t s = nd->sec[side], n = h->sn_start[s + 1] - h->sn_start[s];
+                const float *row = h->dist + h->doff[s] + (size_t)nd->slot[side] * n;
+                const uint32_t *ids = h->sn_list + h->sn_start[s];
+                float gi = f->g[i];
+                for (uint32_t k = 0; k < n; k++) {
+                    uint32_t j = ids[k];
+                    float ng = gi + row[k];
+                    if (!(ng < f->g[j])) continue;
+                    f->g[j] = ng;
+                    f->via[j] = h->nodes[j].sec[0] == s ? 0 : 1;
+                    if (pos[j] == QN_NONE) qn__heap_push(&q, j);
+                    else qn__heap_lowered(&q, j);
+                }
+            }
+        }
+    }
+    local_free(&L);
+    qn__free(&f->alloc, heap, ((size_t)nn + 1) * sizeof(uint32_t));
+    qn__free(&f->alloc, pos, ((size_t)nn + 1) * sizeof(uint32_t));
+    qn__free(&f->alloc, d0, ((size_t)ns + 1) * sizeof(float));
+    return ok ? QN_OK : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
+}
+
+static void loc_free(const qn_allocator *a, hloc *l) {
+    if (!l) return;
+    qn_field_destroy(l->field);
+    qn_mesh_destroy(l->mesh);
+    qn__free(a, l->loc, ((size_t)l->nq + 1) * sizeof(uint32_t));
+    qn__free(a, l->exit, (size_t)l->ecap * sizeof(uint32_t));
+    qn__free(a, l, sizeof *l);
+}
+
+/* Frees every local field and forgets them. */
+static void drop_locals(qn_hfield *f) {
+    for (uint32_t s = 0; s < f->h->nsec; s++) {
+        hloc *l = atomic_load(&f->loc[s]);
+        if (l && l != &f->sh->none) loc_free(&f->alloc, l);
+        atomic_store(&f->loc[s], NULL);
+    }
+    atomic_store(&f->sh->built, 0);
+}
+
+static size_t base_bytes(const qn_hfield *f) {
+    return sizeof *f + sizeof *f->sh + (size_t)f->nn * (sizeof(float) + 1) +
+           (size_t)f->h->nsec * sizeof(_Atomic(hloc *));
+}
+
+/* (Re)sizes the node arrays, places the goal and runs the node search. */
+static qn_status hfield_build(qn_hfield *f, qn_error *err) {
+    const qn_hier *h = f->h;
+    const qn_mesh *m = h->mesh;
+    if (f->nn != h->nnode || !f->g) {
+        qn__free(&f->alloc, f->g, ((size_t)f->nn + 1) * sizeof(float));
+        qn__free(&f->alloc, f->via, (size_t)f->nn + 1);
+        f->nn = h->nnode;
+        f->g = qn__alloc(&f->alloc, ((size_t)f->nn + 1) * sizeof(float));
+        f->via = qn__alloc(&f->alloc, (size_t)f->nn + 1);
+        if (!f->g || !f->via) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
+    }
+    f->epoch = h->epoch;
+    f->goal_blocked = m->blocked[f->gquad] != 0;
+    atomic_store(&f->sh->bytes, base_bytes(f));
+    return hfield_search(f, err);
+}
+
+static qn_status hier_current(const qn_hier *h, qn_error *err) {
+    if (h->broken || h->version != h->mesh->version)
+        return qn__fail(err, QN_E_MISMATCH, QN_NONE, "the hier is not current with its mesh");
+    return QN_OK;
+}
+
+qn_status qn_hfield_create(const qn_hier *h, qn_vec2 goal, float radius, const qn_allocator *alloc,
+                           qn_hfield **out, qn_error *err) {
+    qn__error_clear(err);
+    if (out) *out = NULL;
+    if (!h || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL argument");
+    if (!qn__finite2(goal)) return qn__fail(err, QN_E_INVALID_ARG, 0, "goal is not a finite point");
+    if (!isfinite(radius) || radius < 0.0f)
+        return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "radius %g is not finite and >= 0",
+                        (double)radius);
+    qn_status st = hier_current(h, err);
+    if (st != QN_OK) return st;
+    const qn_mesh *m = h->mesh;
+    uint32_t q = qn__locate(m, goal, QN_NONE);
+    if (q == QN_NONE)
+        return qn__fail(err, QN_E_OUTSIDE, 0, "goal (%g, %g) is outside every quad", (double)goal.x,
+                        (double)goal.y);
+    if (m->blocked[q])
+        return qn__fail(err, QN_E_BLOCKED, 0, "goal (%g, %g) is in blocked quad %u", (double)goal.x,
+                        (double)goal.y, q);
+    qn_allocator a = alloc ? qn__allocator(alloc) : h->alloc;
+    qn_hfield *f = qn__calloc(&a, 1, sizeof *f);
+    if (!f) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
+    f->alloc = a;
+    f->h = h;
+    f->goal = goal;
+    f->gquad = q;
+    f->gsec = h->qsec[q];
+    f->radius = radius;
+    f->loc = qn__calloc(&a, (size_t)h->nsec + 1, sizeof *f->loc);
+    f->sh = qn__calloc(&a, 1, sizeof *f->sh);
+    if (!f->loc || !f->sh) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
+    for (uint32_t s = 0; st == QN_OK && s < h->nsec; s++) atomic_init(&f->loc[s], NULL);
+    if (st == QN_OK) st = hfield_build(f, err);
+    if (st != QN_OK) {
+        qn_hfield_destroy(f);
+        return st;
+    }
+    *out = f;
+    return QN_OK;
+}
+
+void qn_hfield_destroy(qn_hfield *f) {
+    if (!f) return;
+    qn_allocator a = f->alloc;
+    if (f->loc && f->sh) drop_locals(f);
+    qn__free(&a, f->sh, sizeof *f->sh);
+    qn__free(&a, f->loc, ((size_t)f->h->nsec + 1) * sizeof *f->loc);
+    qn__free(&a, f->g, ((size_t)f->nn + 1) * sizeof(float));
+    qn__free(&a, f->via, (size_t)f->nn + 1);
+    qn__free(&a, f, sizeof *f);
+}
+
+qn_status qn_hfield_update(qn_hfield *f, qn_error *err) {
+    qn__error_clear(err);
+    if (!f) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL field");
+    qn_status st = hier_current(f->h, err);
+    if (st != QN_OK) return st;
+    drop_locals(f);
+    st = hfield_build(f, err);
+    if (st == QN_OK && f->goal_blocked)
+        return qn__fail(err, QN_E_BLOCKED, f->gquad, "the goal's quad %u is blocked", f->gquad);
+    return st;
+}
+
+size_t qn_hfield_bytes(const qn_hfield *f) { return f ? atomic_load(&f->sh->bytes) : 0; }
+uint32_t qn_hfield_sectors_built(const qn_hfield *f) { return f ? atomic_load(&f->sh->built) : 0; }
+
+/* ---- local fields ------------------------------------------------------------------ */
+
+/* The mesh of sector s's open quads (l->loc maps them). */
+static qn_status local_mesh(const qn_hfield *f, uint32_t s, hloc *l) {
+    const qn_hier *h = f->h;
+    const qn_mesh *m = h->mesh;
+    uint32_t first = h->sq_start[s], nq = h->sq_start[s + 1] - first, n = 0, nc = 0;
+    l->nq = nq;
+    l->loc = qn__alloc(&f->alloc, ((size_t)nq + 1) * sizeof(uint32_t));
+    qn_vec2 *v = qn__alloc(&f->alloc, ((size_t)nq * 4 + 1) * sizeof(qn_vec2));
+    uint32_t *idx = qn__alloc(&f->alloc, ((size_t)nq * 4 + 1) * sizeof(uint32_t));
+    float *cost = qn__alloc(&f->alloc, ((size_t)nq + 1) * sizeof(float));
+    size_t ccap = 0;
+    for (uint32_t k = 0; k < nq; k++) {
+        uint32_t q = h->sq_list[first + k];
+        ccap += m->qp_start[q + 1] - m->qp_start[q];
+    }
+    qn__cand *c = qn__alloc(&f->alloc, (ccap + 1) * sizeof(qn__cand));
+    qn_status st = l->loc && v && idx && cost && c ? QN_OK : QN_E_NOMEM;
+    for (uint32_t k = 0; st == QN_OK && k < nq; k++) {
+        uint32_t q = h->sq_list[first + k];
+        l->loc[k] = m->blocked[q] ? QN_NONE : n;
+        if (m->blocked[q]) continue;
+        for (uint32_t j = 0; j < 4; j++) v[4 * n + j] = m->corners[4 * (size_t)q + j], idx[4 * n + j] = 4 * n + j;
+        cost[n++] = m->cost[q];
+    }
+    /* The portals inside the sector, as candidates in (a, b) order: quads
+    ** keep their order, so the parent's a < b holds for the local ids. */
+    for (uint32_t k = 0; st == QN_OK && k < nq; k++) {
+        uint32_t q = h->sq_list[first + k];
+        for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
+            uint32_t e = m->qp_list[j];
+            const qn__portal *p = &m->portals[e];
+            if (p->q[0] != q || !inner_portal(h, e, s)) continue;
+            c[nc++] = (qn__cand){q, p->q[1], p->edge[0], p->edge[1], p->p0, p->p1};
+        }
+    }
+    /* parent ids -> local ids: binary search in the sector's sorted quads */
+    for (uint32_t i = 0; st == QN_OK && i < nc; i++) {
+        uint32_t ids[2] = {c[i].a, c[i].b};
+        for (int t = 0; t < 2; t++) {
+            uint32_t lo = 0, hi = nq;
+            while (lo < hi) {
+                uint32_t mid = (lo + hi) / 2;
+                if (h->sq_list[first + mid] < ids[t]) lo = mid + 1;
+                else hi = mid;
+            }
+            ids[t] = l->loc[lo];
+        }
+        c[i].a = ids[0], c[i].b = ids[1];
+    }
+    if (st == QN_OK) {
+        qn_mesh_desc d = {.vertices = v, .vertex_count = 4 * n, .quads = idx, .quad_count = n, .costs = cost};
+        st = n ? qn__mesh_create_paired(&d, c, nc, &f->alloc, &l->mesh, NULL) : QN_E_UNREACHABLE;
+    }
+    qn__free(&f->alloc, v, ((size_t)nq * 4 + 1) * sizeof(qn_vec2));
+    qn__free(&f->alloc, idx, ((size_t)nq * 4 + 1) * sizeof(uint32_t));
+    qn__free(&f->alloc, cost, ((size_t)nq + 1) * sizeof(float));
+    qn__free(&f->alloc, c, (ccap + 1) * sizeof(qn__cand));
+    return st;
+}
+
+/* Sector s's seeds: its exits (nodes whose way goes on in the other
+** sector) and the goal in its own sector. */
+static qn_status local_seeds(const qn_hfield *f, uint32_t s, hloc *l, qn_vec2 **at, float **g0) {
+    const qn_hier *h = f->h;
+    uint32_t n = h->sn_start[s + 1] - h->sn_start[s] + 1, k = 0;
+    *at = qn__alloc(&f->alloc, (size_t)n * sizeof(qn_vec2));
+    *g0 = qn__alloc(&f->alloc, (size_t)n * sizeof(float));
+    l->exit = qn__alloc(&f->alloc, (size_t)n * sizeof(uint32_t));
+    l->ecap = l->exit ? n : 0;
+    if (!*at || !*g0 || !l->exit) return QN_E_NOMEM;
+    if (s == f->gsec && !f->goal_blocked) (*at)[k] = f->goal, (*g0)[k] = 0.0f, l->exit[k++] = QN_NONE;
+    for (uint32_t j = h->sn_start[s]; j < h->sn_start[s + 1]; j++) {
+        uint32_t i = h->sn_list[j];
+        const hnode *nd = &h->nodes[i];
+        if (f->via[i] > 1 || nd->sec[f->via[i]] == s || !isfinite(f->g[i])) continue;
+        if (f->h->mesh->blocked[node_quad(nd, s)]) continue;
+        (*at)[k] = nd->at, (*g0)[k] = f->g[i], l->exit[k++] = i;
+    }
+    l->nseed = k;
+    return QN_OK;
+}
+
+/* Builds sector s's local field (NULL on OOM; &f->sh->none when no way leaves). */
+static hloc *local_build(const qn_hfield *f, uint32_t s) {
+    hloc *l = qn__calloc(&f->alloc, 1, sizeof *l);
+    if (!l) return NULL;
+    qn_vec2 *at = NULL;
+    float *g0 = NULL;
+    uint32_t cap = f->h->sn_start[s + 1] - f->h->sn_start[s] + 1;
+    qn_status st = local_seeds(f, s, l, &at, &g0);
+    if (st == QN_OK && l->nseed == 0) st = QN_E_UNREACHABLE;
+    if (st == QN_OK) st = local_mesh(f, s, l);
+    if (st == QN_OK) {
+        qn_field_opts o = {.radius = f->radius};
+        st = qn__field_create_seeded(l->mesh, at, g0, l->nseed, &o, &f->alloc, &l->field, NULL);
+    }
+    qn__free(&f->alloc, at, (size_t)cap * sizeof(qn_vec2));
+    qn__free(&f->alloc, g0, (size_t)cap * sizeof(float));
+    if (st != QN_OK) {
+        loc_free(&f->alloc, l);
+        return st == QN_E_NOMEM ? NULL : &f->sh->none;
+    }
+    l->bytes = sizeof *l + (size_t)cap * sizeof(uint32_t) + ((size_t)l->nq + 1) * sizeof(uint32_t) +
+               qn_mesh_bytes(l->mesh) + qn_field_bytes(l->field);
+    return l;
+}
+
+/* Sector s's local field, built and published on first use; NULL when out
+** of memory. */
+static const hloc *local_get(const qn_hfield *f, uint32_t s) {
+    _Atomic(hloc *) *slot = &f->loc[s];
+    hloc *l = atomic_load_explicit(slot, memory_order_acquire);
+    if (l) return l;
+    hloc *mine = local_build(f, s);
+    if (!mine) return NULL;
+    hloc *expected = NULL;
+    if (atomic_compare_exchange_strong_explicit(slot, &expected, mine, memory_order_acq_rel,
+                                                memory_order_acquire)) {
+        if (mine != &f->sh->none) {
+            atomic_fetch_add(&f->sh->built, 1);
+            atomic_fetch_add(&f->sh->bytes, mine->bytes);
+        }
+        return mine;
+    }
+    if (mine != &f->sh->none) loc_free(&f->alloc, mine); /* another thread published first */
+    return expected;
+}
+
+/* The seed of l nearest p, as a node index (QN_NONE: the goal or none). */
+static uint32_t nearest_exit(const qn_hfield *f, const hloc *l, qn_vec2 p, float *dist) {
+    uint32_t best = QN_NONE;
+    float bd = INFINITY;
+    for (uint32_t k = 0; k < l->nseed; k++) {
+        qn_vec2 at = l->exit[k] == QN_NONE ? f->goal : f->h->nodes[l->exit[k]].at;
+        float d = qn__len(qn__sub(at, p));
+        if (d < bd) bd = d, best = l->exit[k];
+    }
+    *dist = bd;
+    return best;
+}
+
+/* How near exit node i a unit heading for it must be to be sent across:
+** a quarter of its portal's width, and at most half its distance to the
+** portal's ends (so the way across stays on the portal). */
+static float exit_reach(const qn_hfield *f, uint32_t i) {
+    const hnode *nd = &f->h->nodes[i];
+    const qn__portal *pt = &f->h->mesh->portals[nd->portal];
+    float t = qn__dot(qn__sub(nd->at, pt->p0), pt->u), end = fminf(t, pt->width - t);
+    return fmaxf(QN_AT_GOAL_DISTANCE, fminf(0.25f * pt->width, 0.5f * end));
+}
+
+/* A unit heading straight for exit node i: near the node (exit_reach), it
+** aims just beyond it, into the sector its way goes on in (by the radius
+** and a hair), and so crosses the portal beside the node instead of
+** circling the point; standing on the node's portal it steps straight
+** across. Elsewhere it keeps the local field's direction (dir). */
+static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
+    const hnode *nd = &f->h->nodes[i];
+    const qn__portal *pt = &f->h->mesh->portals[nd->portal];
+    qn_vec2 n = f->via[i] == 1 ? nd->n : qn__scale(nd->n, -1.0f);
+    float d = qn__len(qn__sub(nd->at, p));
+    if (d > exit_reach(f, i)) {
+        qn_vec2 r = qn__sub(p, pt->p0);
+        float t = qn__dot(r, pt->u), h = qn__cross(pt->u, r);
+        bool on = fabsf(h) <= 4.0f * f->h->mesh->eps && t > f->radius && t < pt->width - f->radius;
+        return on ? n : dir;
+    }
+    qn_vec2 aim = qn__add(nd->at, qn__scale(n, f->radius + 1e-2f));
+    qn_vec2 to = qn__sub(aim, p);
+    float len = qn__len(to);
+    return len > 0.0f ? qn__scale(to, 1.0f / len) : n;
+}
+
+/* Locates p (hint in *quad_io), checks it, and finds its local field. */
+static qn_status hlocate(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, uint32_t *q,
+                         const hloc **l) {
+    const qn_hier *h = f->h;
+    const qn_mesh *m = h->mesh;
+    if (f->epoch != h->epoch || h->version != m->version) return QN_E_MISMATCH;
+    uint32_t hint = quad_io ? *quad_io : QN_NONE;
+    *q = hint < m->quad_count && qn__quad_contains(m, hint, p) ? hint : qn__locate(m, p, QN_NONE);
+    if (quad_io) *quad_io = *q;
+    if (*q == QN_NONE) return QN_E_OUTSIDE;
+    if (m->blocked[*q]) return QN_E_BLOCKED;
+    if (f->goal_blocked) return QN_E_UNREACHABLE;
+    *l = local_get(f, h->qsec[*q]);
+    if (!*l) return QN_E_NOMEM;
+    if (*l == &f->sh->none) return QN_E_UNREACHABLE;
+    return QN_OK;
+}
+
+/* The local quad of parent quad q in l. */
+static uint32_t local_quad(const qn_hfield *f, const hloc *l, uint32_t q) {
+    const qn_hier *h = f->h;
+    uint32_t s = h->qsec[q], lo = h->sq_start[s], hi = h->sq_start[s + 1];
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->sq_list[mid] < q) lo = mid + 1;
+        else hi = mid;
+    }
+    return l->loc[lo - h->sq_start[s]];
+}
+
+/* The exit node that the local field sends a unit at p straight toward:
+** the root it steers at stands on the node, and its cost at p is the
+** node's cost plus the straight distance. QN_NONE when there is none. */
+static uint32_t heading_exit(const qn_hfield *f, const hloc *l, uint32_t lq, qn_vec2 p) {
+    float d, cost;
+    uint32_t ex = nearest_exit(f, l, p, &d);
+    if (ex == QN_NONE || !l->field->spm) return QN_NONE;
+    const qn__sroot *r = qn__spm_root(l->field, lq, p, &cost, NULL);
+    /* the root it steers at stands on the node (the seed, or a corner there) */
+    if (!r || qn__len(qn__sub(r->at, f->h->nodes[ex].at)) > QN_AT_GOAL_DISTANCE) return QN_NONE;
+    float via = f->g[ex] + d;
+    return fabsf(cost - via) <= 1e-4f * fmaxf(1.0f, via) + QN_AT_GOAL_DISTANCE ? ex : QN_NONE;
+}
+
+/* Did the local field fail where it should answer (outside it, or no
+** way from a quad it reaches)? */
+static bool bad_local(const hloc *l, uint32_t lq, qn_status st) {
+    if (st == QN_E_OUTSIDE) return true;
+    return st == QN_E_UNREACHABLE && lq < l->mesh->quad_count && isfinite(l->field->slots[lq].cost);
+}
+
+static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
+    *dir = qn__v2(0.0f, 0.0f);
+    if (!qn__finite2(p)) {
+        if (quad_io) *quad_io = QN_NONE;
+        return QN_E_INVALID_ARG;
+    }
+    uint32_t q;
+    const hloc *l;
+    qn_status st = hlocate(f, p, quad_io, &q, &l);
+    if (st != QN_OK) return st;
+    uint32_t lq = local_quad(f, l, q);
+    st = qn_field_sample(l->field, p, &lq, dir);
+    if (!l->field->spm && (st == QN_OK || st == QN_AT_GOAL)) { /* a discrete local field */
+        float d;
+        uint32_t ex = nearest_exit(f, l, p, &d);
+        if (ex != QN_NONE && (st == QN_AT_GOAL || d <= exit_reach(f, ex))) {
+            *dir = across(f, ex, p, *dir);
+            return QN_OK;
+        }
+        return st;
+    }
+    /* A point on the sector's edge can fall a rounding hair off the local
+    ** mesh or between two wedges of its quad: retry a little inside. */
+    for (float k = 1e-3f; k <= 2e-2f && bad_local(l, lq, st); k *= 4.0f) {
+        qn_vec2 in = qn__add(p, qn__scale(qn__sub(quad_centre(f->h->mesh, q), p), k));
+        lq = local_quad(f, l, q);
+        st = qn_field_sample(l->field, in, &lq, dir);
+    }
+    uint32_t ex = st == QN_OK || st == QN_AT_GOAL ? heading_exit(f, l, lq, p) : QN_NONE;
+    if (ex != QN_NONE) { /* over the exit into the next sector */
+        *dir = across(f, ex, p, *dir);
+        return QN_OK;
+    }
+    if (st == QN_AT_GOAL && qn__len(qn__sub(f->goal, p)) > QN_AT_GOAL_DISTANCE) {
+        float d; /* a discrete local field: at a seed that is not the goal */
+        ex = nearest_exit(f, l, p, &d);
+        if (ex != QN_NONE) *dir = across(f, ex, f->h->nodes[ex].at, *dir);
+        return ex != QN_NONE ? QN_OK : st;
+    }
+    return st;
+}
+
+qn_status qn_hfield_sample(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
+    if (!f || !dir) {
+        if (dir) *dir = qn__v2(0.0f, 0.0f);
+        if (quad_io) *quad_io = QN_NONE;
+        return QN_E_INVALID_ARG;
+    }
+    return sample_one(f, p, quad_io, dir);
+}
+
+qn_status qn_hfield_sample_batch(const qn_hfield *f, const qn_vec2 *positions, qn_vec2 *dirs,
+                                 uint8_t *status, uint32_t *quads, size_t count) {
+    if (!f || (count && (!positions || !dirs))) return QN_E_INVALID_ARG;
+    for (size_t i = 0; i < count; i++) {
+        qn_status st = sample_one(f, positions[i], quads ? &quads[i] : NULL, &dirs[i]);
+        if (status) status[i] = (uint8_t)st;
+    }
+    return QN_OK;
+}
+
+qn_status qn_hfield_prepare(const qn_hfield *f, const qn_vec2 *positions, size_t count) {
+    if (!f || (count && !positions)) return QN_E_INVALID_ARG;
+    uint32_t hint = QN_NONE;
+    for (size_t i = 0; i < count; i++) {
+        if (!qn__finite2(positions[i])) return QN_E_INVALID_ARG;
+        uint32_t q;
+        const hloc *l;
+        qn_status st = hlocate(f, positions[i], &hint, &q, &l);
+        if (st == QN_E_NOMEM || st == QN_E_MISMATCH) return st;
+    }
+    return QN_OK;
+}
+
+float qn_hfield_cost_at(const qn_hfield *f, qn_vec2 p, uint32_t hint) {
+    if (!f || !qn__finite2(p)) return INFINITY;
+    uint32_t q;
+    const hloc *l;
+    if (hlocate(f, p, &hint, &q, &l) != QN_OK) return INFINITY;
+    return qn_field_cost_at(l->field, p, local_quad(f, l, q));
+}

@@ -1,0 +1,367 @@
+/*
+** test_hier.c: hierarchical instances (qn_hier, qn_hfield). Units walking
+** with hierarchical samples reach the goal on the bundled levels and maps
+** without touching a wall, also after quads are blocked and unblocked (the
+** sector graph updated); lazy local builds from several threads answer as
+** one thread does; bad arguments get their codes.
+*/
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <cmocka.h>
+
+#include "failalloc.h"
+#include "quadnav.h"
+#include "sim.h"
+
+/* A sim world that samples the hierarchical instance and takes the rest
+** (moves, starts, the reference length) from a full exact field's world. */
+typedef struct hworld {
+    qn_sim_world full;
+    const qn_hfield *hf;
+} hworld;
+
+static qn_status hw_sample(void *ctx, qn_vec2 p, uint32_t *hint, qn_vec2 *dir) {
+    return qn_hfield_sample(((hworld *)ctx)->hf, p, hint, dir);
+}
+static bool hw_move_ok(void *ctx, qn_vec2 a, qn_vec2 b, uint32_t hint, qn_vec2 *hit) {
+    hworld *h = ctx;
+    return h->full.move_ok(h->full.ctx, a, b, hint, hit);
+}
+static double hw_reference(void *ctx, qn_vec2 p) {
+    hworld *h = ctx;
+    return h->full.reference(h->full.ctx, p);
+}
+static bool hw_start(void *ctx, double u1, double u2, double u3, qn_vec2 *p) {
+    hworld *h = ctx;
+    return h->full.random_start(h->full.ctx, u1, u2, u3, p);
+}
+
+static qn_sim_world hier_world(hworld *h, const qn_hfield *hf) {
+    qn_sim_world w = h->full;
+    h->hf = hf;
+    w.ctx = h;
+    w.sample = hw_sample;
+    w.sample_ahead = NULL;
+    w.move_ok = hw_move_ok;
+    w.reference = hw_reference;
+    w.random_start = hw_start;
+    w.way_out = NULL;
+    return w;
+}
+
+static void walk(const qn_mesh *m, qn_vec2 goal, float radius, uint32_t units, float sector,
+                 const char *what) {
+    qn_error e;
+    qn_field_opts fo = {.radius = radius};
+    qn_field *full = NULL;
+    qn_hier *h = NULL;
+    qn_hfield *hf = NULL;
+    qn_hier_opts ho = {.sector_size = sector};
+    if (qn_field_create(m, &goal, 1, &fo, NULL, &full, &e) != QN_OK) fail_msg("%s", e.message);
+    if (qn_hier_create(m, &ho, NULL, &h, &e) != QN_OK) fail_msg("%s", e.message);
+    if (qn_hfield_create(h, goal, radius, NULL, &hf, &e) != QN_OK) fail_msg("%s", e.message);
+    if (sector > 0.0f) assert_true(qn_hier_sector_count(h) > 1);
+    hworld hw;
+    qn_sim_quad_ctx ctx;
+    qn_sim_world_quad(&hw.full, &ctx, full, goal);
+    qn_sim_world w = hier_world(&hw, hf);
+    qn_sim_opts o = {0};
+    o.units = units;
+    o.seed = 11;
+    o.step = 0.2f;
+    qn_sim_result r;
+    assert_int_equal(qn_sim_run(&w, &o, &r), QN_OK);
+    if (r.arrived != r.units || r.wall_contacts || r.stuck)
+        fail_msg("%s radius %g: arrived %u/%u, contacts %llu, stuck %u", what, (double)radius,
+                 r.arrived, r.units, (unsigned long long)r.wall_contacts, r.stuck);
+    assert_true(qn_hfield_sectors_built(hf) >= 1);
+    assert_true(qn_hfield_bytes(hf) > 0);
+    qn_hfield_destroy(hf);
+    qn_hier_destroy(h);
+    qn_field_destroy(full);
+}
+
+static void test_walk_levels(void **state) {
+    (void)state;
+    const char *names[] = {"town", "maze", "field"};
+    const char *dir = getenv("QN_DATA_DIR");
+    for (int i = 0; i < 3; i++) { /* field has mud: refused (quads must cost 1) */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/levels/%s.json", dir ? dir : "data", names[i]);
+        qn_level *lv = NULL;
+        qn_error e;
+        if (qn_level_load_file(path, NULL, &lv, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
+        qn_vec2 goal;
+        const char *gname;
+        assert_int_equal(qn_level_goal(lv, 0, &gname, &goal), QN_OK);
+        qn_rect b = qn_mesh_bounds(qn_level_mesh(lv));
+        float side = fmaxf(b.max.x - b.min.x, b.max.y - b.min.y) / 5.0f; /* about 25 sectors */
+        const float radii[] = {0.0f, 0.1f, 0.25f};
+        qn_hier *h = NULL;
+        qn_status st = qn_hier_create(qn_level_mesh(lv), NULL, NULL, &h, &e);
+        qn_hier_destroy(h);
+        if (i == 2) {
+            assert_int_equal(st, QN_E_MISMATCH);
+            assert_null(h);
+        } else {
+            assert_int_equal(st, QN_OK);
+            for (int r = 0; r < 3; r++) walk(qn_level_mesh(lv), goal, radii[r], 300, side, names[i]);
+        }
+        qn_level_destroy(lv);
+    }
+}
+
+static qn_mesh *load_map(const char *name, qn_grid **g) {
+    const char *dir = getenv("QN_DATA_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/maps/%s", dir ? dir : "data", name);
+    qn_error e;
+    if (qn_map_load_file(path, NULL, g, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_from_grid(*g, NULL, &m, &e), QN_OK);
+    return m;
+}
+
+/* Every map bundled for the tests, default sectors and small ones. */
+static void test_walk_maps(void **state) {
+    (void)state;
+    const char *names[] = {"arena.map", "lak303d.map", "Berlin_0_256.map"};
+    const qn_vec2 goals[] = {{25.5f, 25.5f}, {70.5f, 70.5f}, {100.5f, 100.5f}};
+    for (int i = 0; i < 3; i++) {
+        qn_grid *g = NULL;
+        qn_mesh *m = load_map(names[i], &g);
+        walk(m, goals[i], 0.0f, 200, 0.0f, names[i]);
+        walk(m, goals[i], 0.1f, 200, 12.0f, names[i]);
+        qn_mesh_destroy(m);
+        qn_grid_destroy(g);
+    }
+}
+
+/* Blocks quads (a band across the map, with a gap), updates the sector
+** graph and the destination, walks; then unblocks them and walks again. */
+static void test_block_unblock(void **state) {
+    (void)state;
+    qn_grid *g = NULL;
+    qn_mesh *m = load_map("lak303d.map", &g);
+    qn_vec2 goal = {70.5f, 70.5f};
+    qn_error e;
+    qn_hier *h = NULL;
+    qn_hier_opts ho = {.sector_size = 16.0f};
+    assert_int_equal(qn_hier_create(m, &ho, NULL, &h, &e), QN_OK);
+    qn_hfield *hf = NULL;
+    assert_int_equal(qn_hfield_create(h, goal, 0.0f, NULL, &hf, &e), QN_OK);
+    uint32_t nodes0 = qn_hier_node_count(h);
+    uint32_t blocked[64], nb = 0;
+    for (float x = 10.5f; x < 200.0f && nb < 64; x += 3.0f) {
+        uint32_t q;
+        if (qn_mesh_locate(m, (qn_vec2){x, 40.5f}, QN_NONE, &q) != QN_OK) continue;
+        if (qn_mesh_quad_blocked(m, q) || x > 120.0f) continue; /* leave a gap */
+        bool seen = false;
+        for (uint32_t k = 0; k < nb; k++) seen |= blocked[k] == q;
+        uint32_t gq;
+        assert_int_equal(qn_mesh_locate(m, goal, QN_NONE, &gq), QN_OK);
+        if (seen || q == gq) continue;
+        assert_int_equal(qn_mesh_set_quad_blocked(m, q, true), QN_OK);
+        blocked[nb++] = q;
+    }
+    assert_true(nb > 0);
+    qn_vec2 d;
+    uint32_t hint = QN_NONE;
+    assert_int_equal(qn_hfield_sample(hf, goal, &hint, &d), QN_E_MISMATCH); /* not updated */
+    assert_int_equal(qn_hier_update(h, &e), QN_OK);
+    assert_int_equal(qn_hfield_update(hf, &e), QN_OK);
+    for (int round = 0; round < 2; round++) {
+        qn_field *full = NULL;
+        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &full, &e), QN_OK);
+        hworld hw;
+        qn_sim_quad_ctx ctx;
+        qn_sim_world_quad(&hw.full, &ctx, full, goal);
+        qn_sim_world w = hier_world(&hw, hf);
+        qn_sim_opts o = {.units = 200, .seed = 3, .step = 0.2f};
+        qn_sim_result r;
+        assert_int_equal(qn_sim_run(&w, &o, &r), QN_OK);
+        if (r.arrived != r.units || r.wall_contacts || r.stuck)
+            fail_msg("round %d: arrived %u/%u, contacts %llu, stuck %u", round, r.arrived, r.units,
+                     (unsigned long long)r.wall_contacts, r.stuck);
+        qn_field_destroy(full);
+        for (uint32_t k = 0; k < nb; k++) assert_int_equal(qn_mesh_set_quad_blocked(m, blocked[k], false), QN_OK);
+        assert_int_equal(qn_hier_update(h, &e), QN_OK);
+        assert_int_equal(qn_hfield_update(hf, &e), QN_OK);
+    }
+    assert_int_equal(qn_hier_node_count(h), nodes0); /* back to the same graph */
+    qn_hfield_destroy(hf);
+    qn_hier_destroy(h);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
+/* Several threads sample one new destination at once (each sector's
+** local field built by whichever thread comes first, or by several):
+** every answer equals the single-threaded one. */
+#define THREADS 4
+#define UNITS 2000
+typedef struct job {
+    const qn_hfield *hf;
+    const qn_vec2 *pos;
+    qn_vec2 *dirs;
+    uint8_t *st;
+    uint32_t first;
+} job;
+
+static void *sample_main(void *arg) {
+    job *j = arg;
+    for (uint32_t k = 0; k < UNITS; k++) { /* each thread its own order */
+        uint32_t i = (k + j->first) % UNITS;
+        uint32_t hint = QN_NONE;
+        j->st[i] = (uint8_t)qn_hfield_sample(j->hf, j->pos[i], &hint, &j->dirs[i]);
+    }
+    return NULL;
+}
+
+static void test_concurrent(void **state) {
+    (void)state;
+    qn_grid *g = NULL;
+    qn_mesh *m = load_map("Berlin_0_256.map", &g);
+    qn_hier *h = NULL;
+    qn_hier_opts ho = {.sector_size = 20.0f};
+    assert_int_equal(qn_hier_create(m, &ho, NULL, &h, NULL), QN_OK);
+    static qn_vec2 pos[UNITS], ref[UNITS], dirs[THREADS][UNITS];
+    static uint8_t rst[UNITS], st[THREADS][UNITS];
+    uint64_t rng = 5;
+    for (uint32_t i = 0; i < UNITS; i++)
+        pos[i] = (qn_vec2){(float)(qn_rand_unit(&rng) * 256.0), (float)(qn_rand_unit(&rng) * 256.0)};
+    qn_vec2 goal = {150.5f, 150.5f};
+    qn_hfield *one = NULL, *hf = NULL;
+    assert_int_equal(qn_hfield_create(h, goal, 0.1f, NULL, &one, NULL), QN_OK);
+    assert_int_equal(qn_hfield_create(h, goal, 0.1f, NULL, &hf, NULL), QN_OK);
+    job j1 = {one, pos, ref, rst, 0};
+    sample_main(&j1);
+    pthread_t ids[THREADS];
+    job jobs[THREADS];
+    for (uint32_t t = 0; t < THREADS; t++) {
+        jobs[t] = (job){hf, pos, dirs[t], st[t], t * (UNITS / THREADS)};
+        assert_int_equal(pthread_create(&ids[t], NULL, sample_main, &jobs[t]), 0);
+    }
+    for (uint32_t t = 0; t < THREADS; t++) pthread_join(ids[t], NULL);
+    uint32_t moving = 0;
+    for (uint32_t t = 0; t < THREADS; t++)
+        for (uint32_t i = 0; i < UNITS; i++) {
+            assert_int_equal(st[t][i], rst[i]);
+            assert_true(dirs[t][i].x == ref[i].x && dirs[t][i].y == ref[i].y);
+            moving += rst[i] == QN_OK;
+        }
+    if (moving < UNITS / 4) fail_msg("only %u of %u units moving", moving, UNITS);
+    assert_int_equal(qn_hfield_sectors_built(hf), qn_hfield_sectors_built(one));
+    /* prepare builds ahead; sampling afterwards builds nothing more */
+    qn_hfield *pre = NULL;
+    assert_int_equal(qn_hfield_create(h, goal, 0.1f, NULL, &pre, NULL), QN_OK);
+    assert_int_equal(qn_hfield_prepare(pre, pos, UNITS), QN_OK);
+    uint32_t built = qn_hfield_sectors_built(pre);
+    job jp = {pre, pos, dirs[0], st[0], 0};
+    sample_main(&jp);
+    assert_int_equal(qn_hfield_sectors_built(pre), built);
+    for (uint32_t i = 0; i < UNITS; i++) assert_int_equal(st[0][i], rst[i]);
+    qn_hfield_destroy(pre);
+    qn_hfield_destroy(one);
+    qn_hfield_destroy(hf);
+    qn_hier_destroy(h);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
+static void test_bad_args(void **state) {
+    (void)state;
+    qn_grid *g = NULL;
+    qn_mesh *m = load_map("arena.map", &g);
+    qn_hier *h = (qn_hier *)1;
+    qn_error e;
+    assert_int_equal(qn_hier_create(NULL, NULL, NULL, &h, &e), QN_E_INVALID_ARG);
+    assert_null(h);
+    qn_hier_opts bad = {.sector_size = -1.0f};
+    assert_int_equal(qn_hier_create(m, &bad, NULL, &h, &e), QN_E_INVALID_ARG);
+    bad = (qn_hier_opts){.node_spacing = NAN};
+    assert_int_equal(qn_hier_create(m, &bad, NULL, &h, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hier_create(m, NULL, NULL, &h, &e), QN_OK);
+    qn_hfield *f = NULL;
+    assert_int_equal(qn_hfield_create(h, (qn_vec2){-100.0f, 5.0f}, 0.0f, NULL, &f, &e), QN_E_OUTSIDE);
+    assert_int_equal(qn_hfield_create(h, (qn_vec2){NAN, 5.0f}, 0.0f, NULL, &f, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_create(h, (qn_vec2){25.5f, 25.5f}, -1.0f, NULL, &f, &e), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_create(h, (qn_vec2){25.5f, 25.5f}, 0.0f, NULL, &f, &e), QN_OK);
+    qn_vec2 d;
+    uint32_t hint = 12345678;
+    assert_int_equal(qn_hfield_sample(f, (qn_vec2){NAN, 1.0f}, &hint, &d), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_sample(f, (qn_vec2){-5.0f, 1.0f}, &hint, &d), QN_E_OUTSIDE);
+    assert_int_equal(hint, QN_NONE);
+    assert_int_equal(qn_hfield_sample(NULL, (qn_vec2){1.0f, 1.0f}, &hint, &d), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_sample(f, (qn_vec2){25.5f, 25.5f}, &hint, &d), QN_AT_GOAL);
+    assert_int_equal(qn_hfield_sample_batch(f, NULL, &d, NULL, NULL, 1), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_sample_batch(f, NULL, NULL, NULL, NULL, 0), QN_OK);
+    assert_true(isinf(qn_hfield_cost_at(f, (qn_vec2){-5.0f, 1.0f}, QN_NONE)));
+    assert_true(qn_hfield_cost_at(f, (qn_vec2){25.5f, 25.5f}, QN_NONE) < 1e-3f);
+    qn_hfield_destroy(f);
+    qn_hfield_destroy(NULL);
+    qn_hier_destroy(h);
+    qn_hier_destroy(NULL);
+    assert_int_equal(qn_hier_update(NULL, NULL), QN_E_INVALID_ARG);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
+/* Out of memory at every allocation of building the hier, the destination
+** and a local field in turn: a code, nothing leaked; a lazy build that
+** fails answers QN_E_NOMEM and the next sample there succeeds. */
+static void test_out_of_memory(void **state) {
+    (void)state;
+    qn_grid *g = NULL;
+    qn_mesh *m = load_map("arena.map", &g);
+    qn_vec2 goal = {25.5f, 25.5f}, unit = {40.5f, 10.5f};
+    qn_hier_opts ho = {.sector_size = 10.0f};
+    bool done = false;
+    for (uint64_t n = 0; !done && n < 100000; n++) {
+        failalloc fa;
+        qn_allocator a = failalloc_init(&fa, n);
+        qn_hier *h = NULL;
+        qn_hfield *f = NULL;
+        qn_status st = qn_hier_create(m, &ho, &a, &h, NULL);
+        if (st == QN_OK) st = qn_hfield_create(h, goal, 0.0f, NULL, &f, NULL);
+        qn_vec2 d;
+        uint32_t hint = QN_NONE;
+        if (st == QN_OK) {
+            st = qn_hfield_sample(f, unit, &hint, &d);
+            if (st == QN_E_NOMEM) { /* the lazy build failed: nothing kept, a retry works */
+                assert_int_equal(qn_hfield_sectors_built(f), 0);
+                fa.fail_at = UINT64_MAX;
+                hint = QN_NONE;
+                assert_int_equal(qn_hfield_sample(f, unit, &hint, &d), QN_OK);
+            } else {
+                assert_int_equal(st, QN_OK);
+                done = true;
+            }
+        } else {
+            assert_int_equal(st, QN_E_NOMEM);
+        }
+        qn_hfield_destroy(f);
+        qn_hier_destroy(h);
+        assert_int_equal(fa.live, 0);
+    }
+    assert_true(done);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_walk_levels),
+        cmocka_unit_test(test_walk_maps),
+        cmocka_unit_test(test_block_unblock),
+        cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_out_of_memory),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,99 @@
+/*
+** bench_map_hier.c: the hierarchical-instance part of `quadnav bench --map`
+** (quad mode): the one-time sector graph, a new destination answering the
+** first samples of the 1,000 units the grid part placed (10 groups of 100),
+** its memory after them, and the distance 100 of those units walk with it
+** beside the distance they walk with a full exact instance.
+*/
+#include <math.h>
+#include <stdio.h>
+
+#include "tool.h"
+
+static float dist(qn_vec2 a, qn_vec2 b) { return hypotf(a.x - b.x, a.y - b.y); }
+
+typedef qn_status (*quad_sampler)(const void *field, qn_vec2 p, uint32_t *hint, qn_vec2 *dir);
+static qn_status sample_exact(const void *f, qn_vec2 p, uint32_t *hint, qn_vec2 *dir) {
+    return qn_field_sample(f, p, hint, dir);
+}
+static qn_status sample_hier(const void *f, qn_vec2 p, uint32_t *hint, qn_vec2 *dir) {
+    return qn_hfield_sample(f, p, hint, dir);
+}
+
+/* Distance walked (steps of 0.2) by every tenth unit that arrives; arrived
+** counts them, bits[i / 10] says which. */
+static double walk(const qn_bench_map_ctx *c, quad_sampler s, const void *f, uint8_t *ok,
+                   uint32_t *arrived) {
+    double sum = 0.0;
+    *arrived = 0;
+    for (uint32_t i = 0; i < 1000; i += 10) {
+        qn_vec2 p = c->units[i], d;
+        uint32_t hint = QN_NONE;
+        double walked = 0.0;
+        ok[i / 10] = 0;
+        for (uint32_t k = 0; k < 400000; k++) {
+            qn_status st = s(f, p, &hint, &d);
+            if (st == QN_AT_GOAL || dist(p, c->goal) < 0.2f) {
+                (*arrived)++;
+                ok[i / 10] = 1;
+                sum += walked + (double)dist(p, c->goal);
+                break;
+            }
+            if (st != QN_OK) break;
+            p = (qn_vec2){p.x + 0.2f * d.x, p.y + 0.2f * d.y};
+            walked += 0.2;
+        }
+    }
+    return sum;
+}
+
+int qn_tool_bench_map_hier(qn_bench_map_ctx *c, qn_bench_report *r) {
+    qn_error e;
+    qn_hier *h = NULL;
+    double t0 = qn_tool_now();
+    qn_status st = qn_hier_create(c->mesh, NULL, NULL, &h, &e);
+    double build = (qn_tool_now() - t0) * 1e3;
+    if (st != QN_OK) return qn_cli_error("bench: sector graph: %s", e.message);
+    qn_hfield *f = NULL;
+    static qn_vec2 dirs[1000];
+    t0 = qn_tool_now();
+    st = qn_hfield_create(h, c->goal, 0.0f, NULL, &f, &e);
+    double dest = (qn_tool_now() - t0) * 1e3;
+    if (st == QN_OK) st = qn_hfield_sample_batch(f, c->units, dirs, NULL, NULL, 1000);
+    double first = (qn_tool_now() - t0) * 1e3;
+    if (st != QN_OK) {
+        qn_hfield_destroy(f);
+        qn_hier_destroy(h);
+        return qn_cli_error("bench: hierarchical instance: %s", qn_status_name(st));
+    }
+    qn_bench_add(r, "hier_build_ms", build, "ms", "hierarchical: sector graph (once per mesh)");
+    qn_bench_add(r, "hier_sectors", qn_hier_sector_count(h), "", "hierarchical: sectors");
+    qn_bench_add(r, "hier_nodes", qn_hier_node_count(h), "", "hierarchical: border nodes");
+    qn_bench_add(r, "hier_graph_bytes", (double)qn_hier_bytes(h), "B",
+                 "hierarchical: sector graph bytes (shared by destinations)");
+    qn_bench_add(r, "hier_destination_ms", dest, "ms", "hierarchical: node search of a new destination");
+    qn_bench_add(r, "hier_first_1000_ms", first, "ms",
+                 "hierarchical: new destination, first samples of 1,000 units (10 groups), lazy builds included");
+    qn_bench_add(r, "hier_sectors_built", qn_hfield_sectors_built(f), "",
+                 "hierarchical: local fields built by those samples");
+    qn_bench_add(r, "hier_instance_bytes", (double)qn_hfield_bytes(f), "B",
+                 "hierarchical: bytes per destination after those samples");
+    qn_field *full = NULL;
+    st = qn_field_create(c->mesh, &c->goal, 1, NULL, NULL, &full, &e);
+    if (st == QN_OK) {
+        static uint8_t okh[100], okf[100];
+        uint32_t ah = 0, af = 0;
+        double wh = walk(c, sample_hier, f, okh, &ah), wf = walk(c, sample_exact, full, okf, &af);
+        qn_bench_add(r, "hier_arrived_100", ah, "", "hierarchical: of 100 units walked, arrived");
+        qn_bench_add(r, "hier_stretch_ratio", ah == af && wf > 0.0 ? wh / wf : (double)NAN, "",
+                     "hierarchical: distance walked / with a full exact instance, same units");
+        qn_bench_add(r, "hier_instance_bytes_walked", (double)qn_hfield_bytes(f), "B",
+                     "hierarchical: bytes per destination once those units have walked to the goal");
+        qn_bench_add(r, "hier_sectors_walked", qn_hfield_sectors_built(f), "",
+                     "hierarchical: local fields built once they have walked");
+    }
+    qn_field_destroy(full);
+    qn_hfield_destroy(f);
+    qn_hier_destroy(h);
+    return st == QN_OK ? 0 : qn_cli_error("bench: full instance: %s", e.message);
+}

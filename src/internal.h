@@ -69,6 +69,40 @@ bool qn__json_well_formed(const char *text, size_t len, uint32_t max_depth);
 /* Offset of the first \u0000 escape inside a string, or len when none. */
 size_t qn__json_find_nul_escape(const char *text, size_t len);
 
+/* ---- JSON read in place (json_read.c) ---------------------------------- */
+
+/* A JSON value inside a text that passed qn__json_well_formed and is
+** followed by a readable NUL: the pointer to its first byte; NULL for none.
+** Nothing is allocated; values read as cJSON reads them. */
+typedef const char *qn__jv;
+static inline bool qn__jv_is_number(qn__jv v) { return v && (*v == '-' || (*v >= '0' && *v <= '9')); }
+static inline bool qn__jv_is_string(qn__jv v) { return v && *v == '"'; }
+static inline bool qn__jv_is_true(qn__jv v) { return v && *v == 't'; }
+static inline bool qn__jv_is_bool(qn__jv v) { return v && (*v == 't' || *v == 'f'); }
+static inline bool qn__jv_is_null(qn__jv v) { return v && *v == 'n'; }
+static inline bool qn__jv_is_array(qn__jv v) { return v && *v == '['; }
+static inline bool qn__jv_is_object(qn__jv v) { return v && *v == '{'; }
+/* The first element of an array, or the first key of an object; NULL when
+** empty or not a container. */
+qn__jv qn__jv_child(qn__jv v);
+/* The element after v in its array, or the key after key v in its object;
+** NULL after the last. O(size of v). */
+qn__jv qn__jv_next(qn__jv v);
+/* The value of a key, and whether a key reads as name. */
+qn__jv qn__jv_key_value(qn__jv key);
+bool qn__jv_key_is(qn__jv key, const char *name);
+/* The value of obj's first member called name; NULL when none (or obj is
+** not an object). */
+qn__jv qn__jv_member(qn__jv obj, const char *name);
+/* A number's value (infinity when it overflows, as strtod gives it). */
+double qn__jv_number(qn__jv v);
+/* Decodes a string into buf (at most cap - 1 bytes and a NUL when cap > 0;
+** buf may be NULL when cap is 0); returns its whole decoded length. */
+size_t qn__jv_string(qn__jv v, char *buf, size_t cap);
+/* Offset of the first \u escape in a well-formed text that is a lone
+** UTF-16 surrogate, or len when none. */
+size_t qn__json_find_bad_escape(const char *text, size_t len);
+
 /* Writes n bytes to path (created or truncated); QN_E_IO with the system's
 ** reason when it cannot. */
 qn_status qn__write_file(const char *path, const void *buf, size_t n, qn_error *err);

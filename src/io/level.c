@@ -703,7 +703,11 @@ static qn_status load_grid(loader *c, qn__jv root) {
     st = grid_rows(c, g, &gp, &d);
     if (st == QN_OK) st = grid_costs(c, g, &gp, &d);
     d.costs = c->cells;
-    return st == QN_OK ? grid_create(c, &d, &gp) : st;
+    if (st == QN_OK) st = grid_create(c, &d, &gp);
+    qn__free(&c->a, c->cells, c->cell_count); /* the grid has its own copy */
+    c->cells = NULL;
+    c->cell_count = 0;
+    return st;
 }
 
 /* ---- mesh -------------------------------------------------------------- */
@@ -764,8 +768,7 @@ static qn_status load_tree(loader *c, qn__jv root) {
         st = load_points(c, root, "spawns", QN_MAX_SPAWNS, &c->level->spawns,
                          &c->level->spawn_count);
     if (st == QN_OK) st = load_grid(c, root);
-    if (st == QN_OK) st = build_mesh(c);
-    return st;
+    return st; /* then build_mesh, once the text is no longer needed */
 }
 
 static void free_scratch(loader *c) {
@@ -961,8 +964,13 @@ static qn_status parse_json(qn_error *err, const char *text, size_t len, qn__jv 
     return QN_OK;
 }
 
+/* Loads the level in text[0..len) (text[len] must be a readable NUL).
+** owned, when not NULL, is the caller's buffer holding the text (owned_size
+** bytes, from alloc): it is freed as soon as the JSON has been read, before
+** the mesh is built, so the text and the mesh are not in memory together. */
 static qn_status load_text(const char *text, size_t len, const qn_allocator *alloc, qn_level **out,
-                           qn_error *err) {
+                           qn_error *err, char *owned, size_t owned_size) {
+    qn_allocator oa = qn__allocator(alloc);
     /* Editors on some systems start UTF-8 files with a byte-order mark;
     ** JSON does not allow one, so step over it (positions count after it). */
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
@@ -975,6 +983,7 @@ static qn_status load_text(const char *text, size_t len, const qn_allocator *all
                  "line 1, column 1: a second byte order mark (EF BB BF); at most one is "
                  "allowed");
         if (err) err->line = 1, err->column = 1;
+        qn__free(&oa, owned, owned_size);
         return QN_E_JSON_SYNTAX;
     }
     qn__jv root;
@@ -982,6 +991,7 @@ static qn_status load_text(const char *text, size_t len, const qn_allocator *all
     qn_status st = parse_json(err, text, len, &root, &printed);
     if (st != QN_OK) {
         cJSON_free(printed);
+        qn__free(&oa, owned, owned_size);
         return st;
     }
     loader c;
@@ -996,6 +1006,8 @@ static qn_status load_text(const char *text, size_t len, const qn_allocator *all
         st = fail_nomem(&c);
     }
     cJSON_free(printed);
+    qn__free(&oa, owned, owned_size);
+    if (st == QN_OK) st = build_mesh(&c);
     free_scratch(&c);
     if (st != QN_OK) {
         qn_level_destroy(c.level);
@@ -1022,23 +1034,14 @@ qn_status qn_level_load_mem(const char *json, size_t len, const qn_allocator *al
     if (!text) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory loading the level");
     if (len > 0) memcpy(text, json, len);
     text[len] = '\0';
-    qn_status st = load_text(text, len, alloc, out, err);
-    qn__free(&a, text, len + 1);
-    return st;
+    return load_text(text, len, alloc, out, err, text, len + 1);
 }
 
-typedef qn_status (*level_loader)(const void *buf, size_t len, const qn_allocator *alloc,
-                                  qn_level **out, qn_error *err);
-
-/* load_text for a file's bytes, which the reader NUL-terminates. */
-static qn_status load_json(const void *buf, size_t len, const qn_allocator *alloc,
-                           qn_level **out, qn_error *err) {
-    return load_text(buf, len, alloc, out, err);
-}
-
-/* Reads the file at path once and hands its bytes to `load`. */
+/* Reads the file at path once; JSON text is loaded from that buffer (which
+** load_text frees early), other forms (any: by content) through
+** qn_level_load_any_mem. */
 static qn_status load_path(const char *path, const qn_allocator *alloc, qn_level **out,
-                           qn_error *err, level_loader load) {
+                           qn_error *err, bool any) {
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!out || !path)
@@ -1048,14 +1051,16 @@ static qn_status load_path(const char *path, const qn_allocator *alloc, qn_level
     size_t len;
     qn_status st = qn__read_file(path, &a, &buf, &len, err);
     if (st != QN_OK) return st;
-    st = load(buf, len, alloc, out, err);
+    if (!any || qn_level_sniff(buf, len) == QN_LEVEL_JSON)
+        return load_text(buf, len, alloc, out, err, buf, len + 1);
+    st = qn_level_load_any_mem(buf, len, alloc, out, err);
     qn__free(&a, buf, len + 1);
     return st;
 }
 
 qn_status qn_level_load_file(const char *path, const qn_allocator *alloc, qn_level **out,
                              qn_error *err) {
-    return load_path(path, alloc, out, err, load_json);
+    return load_path(path, alloc, out, err, false);
 }
 
 void qn_level_destroy(qn_level *level) {
@@ -1304,5 +1309,5 @@ qn_status qn_level_load_any_mem(const void *data, size_t len, const qn_allocator
 
 qn_status qn_level_load_any_file(const char *path, const qn_allocator *alloc, qn_level **out,
                                  qn_error *err) {
-    return load_path(path, alloc, out, err, qn_level_load_any_mem);
+    return load_path(path, alloc, out, err, true);
 }

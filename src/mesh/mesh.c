@@ -449,10 +449,7 @@ qn_status qn__mesh_portals(qn__builder *bd) {
     qn_mesh *m = bd->m;
     m->portal_count = bd->ncand;
     m->portals = qn__alloc(&m->alloc, (size_t)bd->ncand * sizeof(qn__portal));
-    m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
-    m->qp_list = qn__alloc(&m->alloc, 2 * (size_t)bd->ncand * sizeof(uint32_t));
-    if (!m->portals || !m->qp_start || !m->qp_list)
-        return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    if (!m->portals) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     for (uint32_t i = 0; i < bd->ncand; i++) {
         const qn__cand *c = &bd->cands[i];
         qn__portal *p = &m->portals[i];
@@ -462,16 +459,27 @@ qn_status qn__mesh_portals(qn__builder *bd) {
         p->edge[1] = c->eb;
         p->p0 = c->p0;
         p->p1 = c->p1;
-        p->mid = qn__scale(qn__add(c->p0, c->p1), 0.5f);
-        p->width = qn__len(qn__sub(c->p1, c->p0));
-        p->u = qn__scale(qn__sub(c->p1, c->p0), 1.0f / p->width);
-        m->qp_start[c->a + 1]++;
-        m->qp_start[c->b + 1]++;
+    }
+    return qn__mesh_portal_lists(m, bd->err);
+}
+
+qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err) {
+    m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
+    m->qp_list = qn__alloc(&m->alloc, 2 * (size_t)m->portal_count * sizeof(uint32_t));
+    if (!m->qp_start || !m->qp_list)
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    for (uint32_t i = 0; i < m->portal_count; i++) {
+        qn__portal *p = &m->portals[i];
+        p->mid = qn__scale(qn__add(p->p0, p->p1), 0.5f);
+        p->width = qn__len(qn__sub(p->p1, p->p0));
+        p->u = qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width);
+        m->qp_start[p->q[0] + 1]++;
+        m->qp_start[p->q[1] + 1]++;
     }
     for (uint32_t q = 0; q < m->quad_count; q++) m->qp_start[q + 1] += m->qp_start[q];
     uint32_t *fill = qn__calloc(&m->alloc, m->quad_count, sizeof(uint32_t));
-    if (!fill) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-    for (uint32_t i = 0; i < bd->ncand; i++)
+    if (!fill) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    for (uint32_t i = 0; i < m->portal_count; i++)
         for (int s = 0; s < 2; s++) {
             uint32_t q = m->portals[i].q[s];
             m->qp_list[m->qp_start[q] + fill[q]++] = i;

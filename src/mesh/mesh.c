@@ -129,11 +129,27 @@ static double quad_tol(const qn_vec2 *c) {
     return qn__tol_at(maxabs);
 }
 
+/* An axis-aligned rectangle wound counter-clockwise passes the convexity
+** tests (each corner's turn is +width*height) and its edges are exactly
+** as long as their coordinate differences: when those and the area pass,
+** check_quad_shape would find nothing. Anything else takes the full tests. */
+static bool rect_shape_ok(const qn_vec2 *c, double eps) {
+    double w = (double)c[1].x - (double)c[0].x, h = (double)c[2].y - (double)c[1].y;
+    if (w <= eps || h <= eps) return false;
+    double area2 = 0.0;
+    for (int i = 0; i < 4; i++)
+        area2 += (double)c[i].x * (double)c[(i + 1) & 3].y - (double)c[(i + 1) & 3].x * (double)c[i].y;
+    return fabs(area2) > eps * dmax(w, h);
+}
+
 /* Zero lengths, zero area, winding and convexity, each against the quad's
 ** own tolerance: a corner may sit up to that far inside the line of its
 ** neighbours (a T-junction vertex rounded a hair inwards). */
 static qn_status check_quad_shape(qn_mesh *m, uint32_t q, double eps, qn_error *err) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    if (qn__axis_rect(c)) { /* the same tests, less work: see rect_shape */
+        if (rect_shape_ok(c, eps)) return QN_OK;
+    }
     double area2 = 0.0, longest = 0.0;
     for (int i = 0; i < 4; i++) {
         double len = dist_d(c[i], c[(i + 1) & 3]);
@@ -301,9 +317,8 @@ static bool strip_range(const qn_vec2 *c, double ya, double yb, double *lo, doub
 }
 
 /* How far the tolerant region of q reaches past its corners' box (see
-** quad_box): at least eps, more at sharp corners. */
-static double quad_reach(const qn_mesh *m, uint32_t q) {
-    qn_rect r = quad_box(m, q);
+** quad_box, given as r): at least eps, more at sharp corners. */
+static double quad_reach(const qn_mesh *m, uint32_t q, qn_rect r) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
     double reach = (double)m->eps;
     double minx = (double)c[0].x, maxx = minx, miny = (double)c[0].y, maxy = miny;
@@ -320,8 +335,9 @@ static double quad_reach(const qn_mesh *m, uint32_t q) {
 static uint32_t grid_add(qn_mesh *m, uint32_t q, uint32_t *fill) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
     uint32_t b[4], n = 0;
-    box_cells(m, quad_box(m, q), b);
-    double g = quad_reach(m, q), cs = (double)m->grid_cell;
+    qn_rect r = quad_box(m, q);
+    box_cells(m, r, b);
+    double g = quad_reach(m, q, r), cs = (double)m->grid_cell;
     double oy = (double)m->grid_origin.y;
     for (uint32_t y = b[1]; y <= b[3]; y++) {
         double ya = y == 0 ? -DBL_MAX : oy + (double)y * cs - g;

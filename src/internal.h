@@ -20,12 +20,16 @@
 #define QN__PRINTF(fmt, va) __attribute__((format(printf, fmt, va)))
 /* Inline even where the compiler would not: for a hot loop's helpers. */
 #define QN__ALWAYS_INLINE inline __attribute__((always_inline))
+/* A hint to fetch the cache line at p for reading soon (no effect on results). */
+#define QN__PREFETCH(p) __builtin_prefetch(p)
 #elif defined(_MSC_VER)
 #define QN__PRINTF(fmt, va)
 #define QN__ALWAYS_INLINE __forceinline
+#define QN__PREFETCH(p) ((void)(p))
 #else
 #define QN__PRINTF(fmt, va)
 #define QN__ALWAYS_INLINE inline
+#define QN__PREFETCH(p) ((void)(p))
 #endif
 
 /* ---- memory (util.c) ------------------------------------------------ */
@@ -60,6 +64,13 @@ void qn__error_path(qn_error *err, const char *fmt, ...) QN__PRINTF(2, 3);
 ** qn__free(a, buf, size + 1). */
 qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, size_t *size,
                         qn_error *err);
+
+/* Maps the regular file at path read-only (1 .. QN_MAX_FILE_BYTES bytes)
+** where the system can; false, with nothing to undo, when it cannot (then
+** read it with qn__read_file, which reports why). Unmap with
+** qn__unmap_file(*data, *len). Binary files only: no NUL follows the bytes. */
+bool qn__map_file(const char *path, const void **data, size_t *len);
+void qn__unmap_file(const void *data, size_t len);
 
 /* ---- JSON text checks (json_check.c) ---------------------------------- */
 

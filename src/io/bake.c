@@ -407,10 +407,17 @@ qn_status qn_mesh_load(const char *path, const qn_allocator *alloc, qn_mesh **ou
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!out || !path) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL argument");
+    const void *map;
+    size_t len;
+    qn_status st;
+    if (qn__map_file(path, &map, &len)) { /* no copy of the file in memory */
+        st = qn_mesh_load_mem(map, len, alloc, out, err);
+        qn__unmap_file(map, len);
+        return st;
+    }
     qn_allocator a = qn__allocator(alloc);
     char *buf;
-    size_t len;
-    qn_status st = qn__read_file(path, &a, &buf, &len, err);
+    st = qn__read_file(path, &a, &buf, &len, err);
     if (st != QN_OK) return st;
     st = qn_mesh_load_mem(buf, len, alloc, out, err);
     qn__free(&a, buf, len + 1);

@@ -70,12 +70,21 @@ static uint32_t path_top_index(const jpath *p) {
 static const char *const root_keys[ROOT_KEYS] = {"format", "name",   "vertices", "quads",
                                                  "links",  "goals",  "spawns",   "grid"};
 
+/* The members the loader reads in the objects below the root (quads,
+** points, the grid, cost rects): each object's are found in one pass. */
+#define OBJ_KEYS 13u
+static const char *const obj_keys[OBJ_KEYS] = {"v",     "rect",   "cost",      "blocked", "id",
+                                               "name",  "at",     "width",     "height",
+                                               "cell_size", "origin", "rows", "costs"};
+
 typedef struct loader {
     qn_allocator a;
     qn_error *err;
     qn_level *level;
     qn__jv root;
     qn__jv root_value[ROOT_KEYS]; /* NULL: absent */
+    qn__jv memo_obj;              /* the last object whose members were found */
+    qn__jv memo_value[OBJ_KEYS];
     qn__jv quads_json;
     /* Mesh input, handed to qn_mesh_create (which copies it), then freed. */
     qn_vec2 *verts;
@@ -128,13 +137,50 @@ static const char *type_name(qn__jv j) {
 
 /* ---- values ------------------------------------------------------------ */
 
-/* The root's members are found once (load_tree), so looking one up does not
-** skip the whole document again. */
-static qn__jv field(const loader *c, qn__jv obj, const char *key) {
+/* Index of key in obj_keys, or -1. */
+static int obj_key_index(const char *key) {
+    for (uint32_t k = 0; k < OBJ_KEYS; k++)
+        if (strcmp(key, obj_keys[k]) == 0) return (int)k;
+    return -1;
+}
+
+/* The obj_keys entry a JSON key reads as (escapes decoded), or -1. */
+static int json_key_index(qn__jv key) {
+    char buf[16];
+    const char *s = key + 1, *e = s;
+    while (*e != '"' && *e != '\\' && e - s < (ptrdiff_t)sizeof buf)
+        e++;
+    if (*e == '"') {
+        memcpy(buf, s, (size_t)(e - s));
+        buf[e - s] = '\0';
+    } else if (qn__jv_string(key, buf, sizeof buf) >= sizeof buf) {
+        return -1; /* longer than any key looked for */
+    }
+    return obj_key_index(buf);
+}
+
+/* Finds the first occurrence of each obj_keys member of obj in one pass. */
+static void memo_members(loader *c, qn__jv obj) {
+    c->memo_obj = obj;
+    memset(c->memo_value, 0, sizeof c->memo_value);
+    if (!qn__jv_is_object(obj)) return;
+    for (qn__jv k = qn__jv_child(obj); k; k = qn__jv_next(k)) {
+        int i = json_key_index(k);
+        if (i >= 0 && !c->memo_value[i]) c->memo_value[i] = qn__jv_key_value(k);
+    }
+}
+
+/* The value of obj's first member called key (NULL when none). The root's
+** members are found once (load_tree), another object's when the loader
+** first asks for one of them, so no object is scanned once per key. */
+static qn__jv field(loader *c, qn__jv obj, const char *key) {
     if (obj == c->root)
         for (uint32_t k = 0; k < ROOT_KEYS; k++)
             if (strcmp(key, root_keys[k]) == 0) return c->root_value[k];
-    return qn__jv_member(obj, key);
+    int i = obj_key_index(key);
+    if (i < 0) return qn__jv_member(obj, key);
+    if (obj != c->memo_obj) memo_members(c, obj);
+    return c->memo_value[i];
 }
 
 /* A required member: QN_E_MISSING_FIELD when absent. */
@@ -1046,9 +1092,18 @@ static qn_status load_path(const char *path, const qn_allocator *alloc, qn_level
     if (out) *out = NULL;
     if (!out || !path)
         return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level pointer or path");
+    const void *map;
+    size_t len;
+    if (any && qn__map_file(path, &map, &len)) { /* baked files are used in place */
+        if (qn_level_sniff(map, len) == QN_LEVEL_BAKED) {
+            qn_status st = qn_level_load_any_mem(map, len, alloc, out, err);
+            qn__unmap_file(map, len);
+            return st;
+        }
+        qn__unmap_file(map, len);
+    }
     qn_allocator a = qn__allocator(alloc);
     char *buf;
-    size_t len;
     qn_status st = qn__read_file(path, &a, &buf, &len, err);
     if (st != QN_OK) return st;
     if (!any || qn_level_sniff(buf, len) == QN_LEVEL_JSON)

@@ -127,6 +127,9 @@ static void sort_any(void *base, size_t n, size_t size, int (*cmp)(const void *,
 
 /* ---- twins ------------------------------------------------------------ */
 
+/* How far ahead the hash-table loops fetch their next slots. */
+#define PREFETCH_AHEAD 16
+
 /* Edge slot of (a, b) in the table, or the empty slot where it would go. */
 static size_t twin_slot(const qn_mesh *m, const uint32_t *table, size_t mask, qn_vec2 a,
                         qn_vec2 b) {
@@ -149,13 +152,22 @@ static qn_status match_twins(qn__builder *bd, uint8_t *done) {
     if (!table) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edge table)");
     memset(table, 0xFF, size * sizeof(uint32_t));
     qn_status st = QN_OK;
+    /* The slots are random: fetch the one PREFETCH_AHEAD edges on early. */
     for (size_t e = 0; e < ne && st == QN_OK; e++) {
+        if (e + PREFETCH_AHEAD < ne) {
+            uint32_t g = (uint32_t)(e + PREFETCH_AHEAD);
+            QN__PREFETCH(&table[hash_edge(corner(m, g), corner_next(m, g)) & (size - 1)]);
+        }
         size_t i = twin_slot(m, table, size - 1, corner(m, (uint32_t)e),
                              corner_next(m, (uint32_t)e));
         if (table[i] != EMPTY) st = overlap_error(bd, table[i] >> 2, (uint32_t)e >> 2);
         else table[i] = (uint32_t)e;
     }
     for (size_t e = 0; e < ne && st == QN_OK; e++) {
+        if (e + PREFETCH_AHEAD < ne) {
+            uint32_t g = (uint32_t)(e + PREFETCH_AHEAD);
+            QN__PREFETCH(&table[hash_edge(corner_next(m, g), corner(m, g)) & (size - 1)]);
+        }
         qn_vec2 a = corner(m, (uint32_t)e), b = corner_next(m, (uint32_t)e);
         uint32_t f = table[twin_slot(m, table, size - 1, b, a)];
         if (f == EMPTY || (f >> 2) == (e >> 2)) continue;
@@ -548,6 +560,10 @@ static qn_status check_fans(qn__builder *bd) {
     if (!table || !next || !w) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (corners)");
     if (table) memset(table, 0xFF, size * sizeof(uint32_t));
     for (size_t c = 0; st == QN_OK && c < nc; c++) {
+        if (c + PREFETCH_AHEAD < nc) {
+            qn_vec2 f = m->corners[c + PREFETCH_AHEAD];
+            QN__PREFETCH(&table[hash_edge(f, f) & (size - 1)]);
+        }
         qn_vec2 p = m->corners[c];
         size_t i = hash_edge(p, p) & (size - 1);
         while (table[i] != EMPTY && !same_point(m->corners[table[i]], p)) i = (i + 1) & (size - 1);

@@ -423,6 +423,127 @@ static qn_status match_loose(qn__builder *bd, const uint8_t *done) {
     return st;
 }
 
+/* ---- the other edges of a mesh of rectangles: sweeps along lines -------- */
+
+/* When every quad is an axis-aligned rectangle (qn__axis_rect), every loose
+** edge is horizontal or vertical, and compare_edges pairs (or finds in
+** conflict) only edges of one orientation whose lines lie within the larger
+** local tolerance of each other and which overlap along them. Sorted by
+** line, edges whose lines chain within the largest tolerance form a group;
+** sorted along the line inside it, each edge is compared with those still
+** open where it starts. compare_edges then decides every pair exactly as
+** the bucket sweep would (from the longer edge, ties to the later one); the
+** pairs compared are a superset of those, so the outcome is the same when
+** no conflict is found. On a conflict the caller reruns the bucket sweep,
+** which reports the same error as ever. */
+typedef struct rside {
+    double line, lo, hi; /* the line's coordinate; the span along it */
+    uint32_t i;          /* index into the loose array */
+} rside;
+
+static int cmp_rside_line(const void *x, const void *y) {
+    const rside *a = x, *b = y;
+    if (a->line != b->line) return a->line < b->line ? -1 : 1;
+    return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+static int cmp_rside_lo(const void *x, const void *y) {
+    const rside *a = x, *b = y;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+/* One group of edges near one line, sorted by lo here; act: room for n. */
+static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
+    if (n > 1) qsort(g, n, sizeof *g, cmp_rside_lo);
+    uint32_t na = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t keep = 0;
+        for (uint32_t a = 0; a < na; a++) /* drop edges that end before this one starts */
+            if (g[act[a]].hi >= g[k].lo) act[keep++] = act[a];
+        na = keep;
+        for (uint32_t a = 0; a < na; a++) {
+            uint32_t i = g[k].i, j = g[act[a]].i;
+            const loose *li = &S->ls[i], *lj = &S->ls[j];
+            qn_status st = shorter(li, i, lj, j) ? compare_edges(S->bd, lj, li)
+                                                 : compare_edges(S->bd, li, lj);
+            if (st != QN_OK) return st;
+        }
+        act[na++] = k;
+    }
+    return QN_OK;
+}
+
+/* The edges of one orientation (vertical: 1, horizontal: 0). */
+static qn_status sweep_lines(sweep *S, rside *r, uint32_t *act, bool vertical, double tmax) {
+    const qn_mesh *m = S->bd->m;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < S->nl; i++) {
+        uint32_t e = S->ls[i].e;
+        if (((e & 1u) != 0) != vertical) continue;
+        qn_vec2 a = corner(m, e), b = corner_next(m, e);
+        double la = vertical ? (double)a.y : (double)a.x, lb = vertical ? (double)b.y : (double)b.x;
+        r[n++] = (rside){vertical ? (double)a.x : (double)a.y, dmin(la, lb), dmax(la, lb), i};
+    }
+    qsort(r, n, sizeof *r, cmp_rside_line);
+    qn_status st = QN_OK;
+    for (uint32_t from = 0, k = 1; st == QN_OK && from < n; k++)
+        if (k == n || r[k].line - r[k - 1].line > tmax) {
+            st = sweep_group(S, r + from, k - from, act);
+            from = k;
+        }
+    return st;
+}
+
+/* QN_OK with every portal candidate of the loose edges pushed; any other
+** status means "ask the bucket sweep" (its cands are then dropped). */
+static qn_status match_loose_rects(qn__builder *bd, const uint8_t *done) {
+    qn_mesh *m = bd->m;
+    size_t ne = 4 * (size_t)m->quad_count;
+    uint32_t nl = 0;
+    double tmax = 0.0;
+    for (size_t e = 0; e < ne; e++) nl += !done[e];
+    for (uint32_t q = 0; q < m->quad_count; q++) tmax = dmax(tmax, (double)bd->tol[q]);
+    sweep S = {bd, qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(loose)), 0, NULL, NULL, 0};
+    rside *r = qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(rside));
+    uint32_t *act = qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(uint32_t));
+    qn_status st = S.ls && r && act ? QN_OK : QN_E_NOMEM;
+    for (size_t e = 0; st == QN_OK && e < ne; e++) {
+        if (done[e]) continue;
+        loose *l = &S.ls[S.nl++];
+        memset(l, 0, sizeof *l); /* theta and off: the bucket sweep's, unused here */
+        l->e = (uint32_t)e;
+        l->tol = bd->tol[e >> 2];
+        l->len = dlen(corner(m, (uint32_t)e), corner_next(m, (uint32_t)e));
+    }
+    if (st == QN_OK) st = sweep_lines(&S, r, act, false, tmax);
+    if (st == QN_OK) st = sweep_lines(&S, r, act, true, tmax);
+    qn__free(&m->alloc, act, ((size_t)nl + 1) * sizeof(uint32_t));
+    qn__free(&m->alloc, r, ((size_t)nl + 1) * sizeof(rside));
+    qn__free(&m->alloc, S.ls, ((size_t)nl + 1) * sizeof(loose));
+    return st;
+}
+
+static bool all_rects(const qn_mesh *m) {
+    for (uint32_t q = 0; q < m->quad_count; q++)
+        if (!qn__axis_rect(&m->corners[4 * (size_t)q])) return false;
+    return true;
+}
+
+/* The loose edges: by lines when every quad is a rectangle and that finds
+** no conflict, else (and then) by buckets. */
+static qn_status match_loose_any(qn__builder *bd, const uint8_t *done) {
+    if (!all_rects(bd->m)) return match_loose(bd, done);
+    uint32_t before = bd->ncand;
+    qn_error *err = bd->err;
+    bd->err = NULL; /* a conflict here is reported by the bucket sweep */
+    qn_status st = match_loose_rects(bd, done);
+    bd->err = err;
+    if (st == QN_OK) return QN_OK;
+    bd->ncand = before;
+    return match_loose(bd, done);
+}
+
 /* ---- one candidate per quad pair: the longest -------------------------- */
 
 static double cand_len(const qn__cand *c) { return dlen(c->p0, c->p1); }
@@ -663,7 +784,7 @@ qn_status qn__mesh_pairs(qn__builder *bd) {
     if (!done) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
     qn_status st = check_overlaps(bd);
     if (st == QN_OK) st = match_twins(bd, done);
-    if (st == QN_OK) st = match_loose(bd, done);
+    if (st == QN_OK) st = match_loose_any(bd, done);
     qn__free(&m->alloc, done, ne);
     if (st == QN_OK) st = best_per_pair(bd);
     return st;

@@ -495,8 +495,9 @@ static qn_status sweep_lines(sweep *S, rside *r, uint32_t *act, bool vertical, d
     return st;
 }
 
-/* QN_OK with every portal candidate of the loose edges pushed; any other
-** status means "ask the bucket sweep" (its cands are then dropped). */
+/* QN_OK with every portal candidate of the loose edges pushed; QN_E_NOMEM
+** or QN_E_LIMIT (no message: bd->err is NULL here); any other status means
+** "ask the bucket sweep" (the cands pushed here are then dropped). */
 static qn_status match_loose_rects(qn__builder *bd, const uint8_t *done) {
     qn_mesh *m = bd->m;
     size_t ne = 4 * (size_t)m->quad_count;
@@ -540,6 +541,9 @@ static qn_status match_loose_any(qn__builder *bd, const uint8_t *done) {
     qn_status st = match_loose_rects(bd, done);
     bd->err = err;
     if (st == QN_OK) return QN_OK;
+    if (st == QN_E_NOMEM) return qn__fail(err, st, QN_NONE, "out of memory (edges)");
+    if (st == QN_E_LIMIT)
+        return qn__fail(err, st, QN_NONE, "more than %u shared edge segments", UINT32_MAX / 4);
     bd->ncand = before;
     return match_loose(bd, done);
 }

@@ -441,21 +441,46 @@ typedef struct rside {
     uint32_t i;          /* index into the loose array */
 } rside;
 
-static int cmp_rside_line(const void *x, const void *y) {
-    const rside *a = x, *b = y;
-    if (a->line != b->line) return a->line < b->line ? -1 : 1;
-    return a->i < b->i ? -1 : (a->i > b->i);
-}
-
 static int cmp_rside_lo(const void *x, const void *y) {
     const rside *a = x, *b = y;
     if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
     return a->i < b->i ? -1 : (a->i > b->i);
 }
 
-/* One group of edges near one line, sorted by lo here; act: room for n. */
+/* A double's bits as an unsigned key in the same order (no NaN here; -0
+** reads as +0, so equal lines have equal keys). */
+static uint64_t order_key(double d) {
+    d += 0.0;
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u >> 63 ? ~u : u | (1ull << 63);
+}
+
+/* Stable radix sort of r[0..n) by the key of field `lo` (by_lo) or `line`,
+** 16 bits a pass, skipping passes whose digit is the same for all (most,
+** on integer coordinates); tmp: room for n. Returns where the result is. */
+static rside *radix_rsides(rside *r, rside *tmp, uint32_t n, bool by_lo, uint32_t *count) {
+    for (int shift = 0; shift < 64; shift += 16) {
+        memset(count, 0, 65537 * sizeof *count);
+        for (uint32_t k = 0; k < n; k++)
+            count[((order_key(by_lo ? r[k].lo : r[k].line) >> shift) & 0xFFFFu) + 1]++;
+        bool one = false;
+        for (uint32_t d = 1; d <= 65536 && !one; d++) one = count[d] == n;
+        if (one) continue;
+        for (uint32_t d = 0; d < 65536; d++) count[d + 1] += count[d];
+        for (uint32_t k = 0; k < n; k++)
+            tmp[count[(order_key(by_lo ? r[k].lo : r[k].line) >> shift) & 0xFFFFu]++] = r[k];
+        rside *t = r;
+        r = tmp;
+        tmp = t;
+    }
+    return r;
+}
+
+/* One group of edges near one line, sorted by (lo, i) here; act: room for
+** n. A group on one exact line comes sorted so from sweep_lines. */
 static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
-    if (n > 1) qsort(g, n, sizeof *g, cmp_rside_lo);
+    if (n > 1 && g[0].line != g[n - 1].line) qsort(g, n, sizeof *g, cmp_rside_lo);
     uint32_t na = 0;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t keep = 0;
@@ -474,8 +499,10 @@ static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
     return QN_OK;
 }
 
-/* The edges of one orientation (vertical: 1, horizontal: 0). */
-static qn_status sweep_lines(sweep *S, rside *r, uint32_t *act, bool vertical, double tmax) {
+/* The edges of one orientation (vertical: 1, horizontal: 0); r and tmp:
+** room for every loose edge, count: 65537. */
+static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, uint32_t *act,
+                             bool vertical, double tmax) {
     const qn_mesh *m = S->bd->m;
     uint32_t n = 0;
     for (uint32_t i = 0; i < S->nl; i++) {
@@ -485,7 +512,9 @@ static qn_status sweep_lines(sweep *S, rside *r, uint32_t *act, bool vertical, d
         double la = vertical ? (double)a.y : (double)a.x, lb = vertical ? (double)b.y : (double)b.x;
         r[n++] = (rside){vertical ? (double)a.x : (double)a.y, dmin(la, lb), dmax(la, lb), i};
     }
-    qsort(r, n, sizeof *r, cmp_rside_line);
+    /* By (line, lo, i): by lo first, then stably by line (i is the order made). */
+    rside *lo_sorted = radix_rsides(r, tmp, n, true, count);
+    r = radix_rsides(lo_sorted, lo_sorted == r ? tmp : r, n, false, count);
     qn_status st = QN_OK;
     for (uint32_t from = 0, k = 1; st == QN_OK && from < n; k++)
         if (k == n || r[k].line - r[k - 1].line > tmax) {
@@ -506,9 +535,10 @@ static qn_status match_loose_rects(qn__builder *bd, const uint8_t *done) {
     for (size_t e = 0; e < ne; e++) nl += !done[e];
     for (uint32_t q = 0; q < m->quad_count; q++) tmax = dmax(tmax, (double)bd->tol[q]);
     sweep S = {bd, qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(loose)), 0, NULL, NULL, 0};
-    rside *r = qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(rside));
+    rside *r = qn__alloc(&m->alloc, 2 * ((size_t)nl + 1) * sizeof(rside));
     uint32_t *act = qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(uint32_t));
-    qn_status st = S.ls && r && act ? QN_OK : QN_E_NOMEM;
+    uint32_t *count = qn__alloc(&m->alloc, 65537 * sizeof(uint32_t));
+    qn_status st = S.ls && r && act && count ? QN_OK : QN_E_NOMEM;
     for (size_t e = 0; st == QN_OK && e < ne; e++) {
         if (done[e]) continue;
         loose *l = &S.ls[S.nl++];
@@ -517,10 +547,12 @@ static qn_status match_loose_rects(qn__builder *bd, const uint8_t *done) {
         l->tol = bd->tol[e >> 2];
         l->len = dlen(corner(m, (uint32_t)e), corner_next(m, (uint32_t)e));
     }
-    if (st == QN_OK) st = sweep_lines(&S, r, act, false, tmax);
-    if (st == QN_OK) st = sweep_lines(&S, r, act, true, tmax);
+    rside *tmp = r ? r + nl + 1 : NULL;
+    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, false, tmax);
+    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, true, tmax);
+    qn__free(&m->alloc, count, 65537 * sizeof(uint32_t));
     qn__free(&m->alloc, act, ((size_t)nl + 1) * sizeof(uint32_t));
-    qn__free(&m->alloc, r, ((size_t)nl + 1) * sizeof(rside));
+    qn__free(&m->alloc, r, 2 * ((size_t)nl + 1) * sizeof(rside));
     qn__free(&m->alloc, S.ls, ((size_t)nl + 1) * sizeof(loose));
     return st;
 }

@@ -671,10 +671,30 @@ static int cmp_wedge(const void *x, const void *y) {
     return a->corner < b->corner ? -1 : (a->corner > b->corner);
 }
 
-static wedge corner_wedge(const qn_mesh *m, uint32_t c) {
+/* atan2 of the four axis directions (+x, +y, -x, -y): what it returns for
+** any length along them (C Annex F), so a rectangle's corner needs none. */
+typedef struct axis_angles {
+    double a[4];
+} axis_angles;
+
+static axis_angles make_axis_angles(void) {
+    axis_angles t = {{atan2(0.0, 1.0), atan2(1.0, 0.0), atan2(0.0, -1.0), atan2(-1.0, 0.0)}};
+    return t;
+}
+
+static wedge corner_wedge(const qn_mesh *m, uint32_t c, const axis_angles *ax) {
     dv2 v = dv(m->corners[c]), n = dv(corner_next(m, c));
     dv2 p = dv(m->corners[(c & ~3u) | ((c + 3) & 3u)]);
-    double s = atan2(n.y - v.y, n.x - v.x), e = atan2(p.y - v.y, p.x - v.x), w = e - s;
+    double s, e;
+    if (qn__axis_rect(&m->corners[c & ~3u])) {
+        /* corner k leaves along axis k (+x, +y, -x, -y), comes from axis k + 1 */
+        s = ax->a[c & 3u];
+        e = ax->a[(c + 1) & 3u];
+    } else {
+        s = atan2(n.y - v.y, n.x - v.x);
+        e = atan2(p.y - v.y, p.x - v.x);
+    }
+    double w = e - s;
     while (w <= 0) w += 2 * PI;
     while (w > 2 * PI) w -= 2 * PI;
     wedge out = {s < 0 ? s + 2 * PI : s, w, c};
@@ -713,6 +733,7 @@ static qn_status check_fans(qn__builder *bd) {
     uint32_t *table = qn__alloc(&m->alloc, size * sizeof(uint32_t));
     uint32_t *next = qn__alloc(&m->alloc, nc * sizeof(uint32_t));
     wedge *w = qn__alloc(&m->alloc, wcap * sizeof(wedge));
+    axis_angles ax = make_axis_angles();
     qn_status st = QN_OK;
     if (!table || !next || !w) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (corners)");
     if (table) memset(table, 0xFF, size * sizeof(uint32_t));
@@ -740,7 +761,7 @@ static qn_status check_fans(qn__builder *bd) {
                 w = nw;
                 wcap *= 2;
             }
-            w[k++] = corner_wedge(m, c);
+            w[k++] = corner_wedge(m, c, &ax);
         }
         if (st == QN_OK) st = check_fan(bd, w, k);
     }

@@ -249,7 +249,8 @@ struct qn_mesh {
     float eps; /* geometric tolerance in world units */
     qn_rect bounds;
     qn_vec2 *corners;   /* 4 per quad */
-    qn__planes *planes; /* 1 per quad */
+    qn__planes *planes; /* 1 per quad; NULL when every quad is a rectangle
+                        ** (qn__axis_rect): see qn__quad_planes */
     float *cost;        /* 1 per quad */
     uint8_t *blocked;   /* 1 per quad */
     uint32_t *island;   /* 1 per quad; QN_NONE when blocked */
@@ -277,8 +278,42 @@ struct qn_mesh {
 
 #define QN__JOURNAL 1024u
 
-/* Inclusive point-in-quad test with the mesh tolerance. */
+/* Is c (4 corners) an axis-aligned rectangle listed counter-clockwise from
+** its lower left corner, as level "rect"s and grid imports give them? */
+static inline bool qn__axis_rect(const qn_vec2 *c) {
+    return c[0].y == c[1].y && c[1].x == c[2].x && c[2].y == c[3].y && c[3].x == c[0].x &&
+           c[0].x < c[1].x && c[1].y < c[2].y;
+}
+
+/* The edge planes of a rectangle (qn__axis_rect), bit for bit those the
+** general construction (mesh.c) computes: unit normals (-0, 1), (-1, 0),
+** (-0, -1), (1, 0) and their offsets, so a mesh of rectangles keeps none. */
+static inline void qn__rect_planes(const qn_vec2 *c, qn__planes *pl) {
+    static const float nx[4] = {-0.0f, -1.0f, -0.0f, 1.0f}, ny[4] = {1.0f, 0.0f, -1.0f, 0.0f};
+    for (int i = 0; i < 4; i++) {
+        pl->nx[i] = nx[i];
+        pl->ny[i] = ny[i];
+        pl->c[i] = (float)((double)nx[i] * (double)c[i].x + (double)ny[i] * (double)c[i].y);
+    }
+}
+
+/* Quad q's edge planes: the stored ones, or those of its rectangle
+** written into *tmp. */
+static inline const qn__planes *qn__quad_planes(const qn_mesh *m, uint32_t q, qn__planes *tmp) {
+    if (m->planes) return &m->planes[q];
+    qn__rect_planes(&m->corners[4 * (size_t)q], tmp);
+    return tmp;
+}
+
+/* Inclusive point-in-quad test with the mesh tolerance. A rectangle's
+** planes reduce it to the same comparisons on its sides (the products with
+** 0 and +-1 are exact; x1 + eps is the negation of -x1 - eps). */
 static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    if (!m->planes) {
+        const qn_vec2 *c = &m->corners[4 * (size_t)q];
+        return !(p.y < c[0].y - m->eps || p.x > c[2].x + m->eps || p.y > c[2].y + m->eps ||
+                 p.x < c[0].x - m->eps);
+    }
     const qn__planes *pl = &m->planes[q];
     for (int i = 0; i < 4; i++)
         if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i] - m->eps) return false;

@@ -21,15 +21,6 @@ static inline double qn__tol_at(double maxabs) {
     return 8.0 * 1.1920928955078125e-07 * (maxabs > 1.0 ? maxabs : 1.0);
 }
 
-/* Is c (4 corners) an axis-aligned rectangle listed counter-clockwise from
-** its lower left corner, as level "rect"s and grid imports give them? Exact
-** comparisons: build steps use it only to skip work whose outcome such a
-** rectangle decides in advance. */
-static inline bool qn__axis_rect(const qn_vec2 *c) {
-    return c[0].y == c[1].y && c[1].x == c[2].x && c[2].y == c[3].y && c[3].x == c[0].x &&
-           c[0].x < c[1].x && c[1].y < c[2].y;
-}
-
 /* Finds every shared edge segment (portal candidate, one per quad pair, the
 ** longest) and rejects overlapping quads. Needs corners, planes, tol and the
 ** exact-membership bucket grid; cands come out sorted by (a, b). */

@@ -23,7 +23,7 @@ size_t qn__mesh_array_bytes(const qn_mesh *m) {
     size_t q = m->quad_count, p = m->portal_count;
     size_t cells = (size_t)m->grid_w * m->grid_h;
     size_t ncl = m->cell_start ? m->cell_start[cells] : 0;
-    return q * (4 * sizeof(qn_vec2) + sizeof(qn__planes) + sizeof(float) + 1 +
+    return (m->planes ? q * sizeof(qn__planes) : 0) + q * (4 * sizeof(qn_vec2) + sizeof(float) + 1 +
                 sizeof(uint32_t)) +
            p * sizeof(qn__portal) + (q + 1) * 2 * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) +
            (cells + 1 + ncl) * sizeof(uint32_t);
@@ -210,13 +210,21 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
     /* Queries (point location, portal widths) use one tolerance: a few
     ** float ulps of the largest coordinate. Building uses local ones. */
     m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
+    /* A mesh of rectangles keeps no planes: qn__quad_planes derives them. */
+    bool rects = true;
+    for (uint32_t q = 0; q < m->quad_count && rects; q++)
+        rects = qn__axis_rect(&m->corners[4 * (size_t)q]);
+    if (!rects) {
+        m->planes = qn__alloc(&m->alloc, (size_t)m->quad_count * sizeof(qn__planes));
+        if (!m->planes) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
+    }
     qn_rect b = {{FLT_MAX, FLT_MAX}, {-FLT_MAX, -FLT_MAX}};
     for (uint32_t q = 0; q < m->quad_count; q++) {
         double t = quad_tol(&m->corners[4 * (size_t)q]);
         bd->tol[q] = (float)t;
         qn_status st = check_quad_shape(m, q, t, err);
         if (st != QN_OK) return st;
-        quad_planes(m, q);
+        if (m->planes) quad_planes(m, q);
         for (int k = 0; k < 4; k++) {
             qn_vec2 v = m->corners[4 * (size_t)q + (size_t)k];
             b.min.x = fminf(b.min.x, v.x);
@@ -236,7 +244,8 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
 ** eps / sin(angle / 2) past the vertex, further than eps. */
 static qn_rect quad_box(const qn_mesh *m, uint32_t q) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
-    const qn__planes *pl = &m->planes[q];
+    qn__planes tmp;
+    const qn__planes *pl = qn__quad_planes(m, q, &tmp);
     double eps = (double)m->eps;
     qn_rect r = {c[0], c[0]};
     for (int k = 0; k < 4; k++) {
@@ -541,11 +550,10 @@ void qn__mesh_islands(qn_mesh *m) {
 qn_status qn__mesh_alloc_quads(qn_mesh *m, qn_error *err) {
     size_t q = m->quad_count;
     m->corners = qn__alloc(&m->alloc, q * 4 * sizeof(qn_vec2));
-    m->planes = qn__alloc(&m->alloc, q * sizeof(qn__planes));
     m->cost = qn__alloc(&m->alloc, q * sizeof(float));
     m->blocked = qn__alloc(&m->alloc, q);
     m->island = qn__alloc(&m->alloc, q * sizeof(uint32_t));
-    if (!m->corners || !m->planes || !m->cost || !m->blocked || !m->island)
+    if (!m->corners || !m->cost || !m->blocked || !m->island)
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
     return QN_OK;
 }

@@ -533,6 +533,17 @@ static void test_read_in_place(void **state) {
     assert_int_equal(qn_mesh_quad_count(qn_level_mesh(lv)), 1);
     assert_int_equal(qn_grid_costs(qn_level_grid(lv))[1], QN_CELL_WALL);
     qn_level_destroy(lv);
+    /* Keys of 15, 16 and more bytes, plain and escaped, are no member read. */
+    json = "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1], \"abcdefghijklmno\": 1,"
+           " \"abcdefghijklmnop\": 2, \"rect\\u0000\": 3, \"abcdefghijklmnopqrstuvwxyz\\u0041\": 4}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_E_JSON_SYNTAX); /* the \u0000 */
+    json = "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1], \"abcdefghijklmno\": 1,"
+           " \"abcdefghijklmnop\": 2, \"abcdefghijklmnopqrstuvwxyz\\u0041\": 4}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_OK);
+    qn_level_destroy(lv);
+    json = "{\"format\": 1, \"quads\": [{\"rect[0, 0, 1, 1]\": [0,0,1,1]}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_E_MISSING_FIELD);
+    assert_string_equal(err.path, "quads[0]");
     /* Duplicate keys: the first one counts, as with cJSON. */
     json = "{\"format\": 1, \"format\": 2, \"quads\": [{\"rect\": [0,0,1,1]}]}";
     assert_int_equal(load_str(json, &lv, &err), QN_OK);

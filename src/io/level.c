@@ -148,9 +148,9 @@ static int obj_key_index(const char *key) {
 static int json_key_index(qn__jv key) {
     char buf[16];
     const char *s = key + 1, *e = s;
-    while (*e != '"' && *e != '\\' && e - s < (ptrdiff_t)sizeof buf)
+    while (*e != '"' && *e != '\\' && e - s < (ptrdiff_t)sizeof buf - 1)
         e++;
-    if (*e == '"') {
+    if (*e == '"') { /* at most sizeof buf - 1 bytes, no escape */
         memcpy(buf, s, (size_t)(e - s));
         buf[e - s] = '\0';
     } else if (qn__jv_string(key, buf, sizeof buf) >= sizeof buf) {

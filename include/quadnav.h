@@ -342,9 +342,15 @@ typedef struct qn_grid qn_grid;
 ** starts with it, err->index is the top-level array index (quad, vertex,
 ** link, goal, spawn, grid row); syntax errors set err->line and err->column.
 ** On failure *out is NULL and nothing is leaked.
-** The JSON parser's own temporary allocations use the C library (cJSON has
-** only process-wide hooks, which quadnav never sets); everything the level
-** keeps uses `alloc`.
+** Strict JSON (RFC 8259) is read in place, without a parse tree: peak
+** memory is the text, the mesh input (about 53 bytes per quad) and the
+** mesh being built, and qn_level_load_file frees the text before building
+** the mesh. Text that only cJSON's lenient reading accepts (a number "01", a
+** raw control character in a string) goes through cJSON's tree first,
+** whose temporary allocations use the C library (cJSON has only
+** process-wide hooks, which quadnav never sets). A \u escape of half a
+** UTF-16 surrogate pair is QN_E_JSON_SYNTAX. Everything the level keeps
+** uses `alloc`.
 **   json   in   len bytes of UTF-8 JSON; may be NULL when len is 0
 **   path   in   (qn_level_load_file) a file name, read once, not kept
 **   alloc  in   may be NULL (libc)

@@ -20,12 +20,16 @@
 #define QN__PRINTF(fmt, va) __attribute__((format(printf, fmt, va)))
 /* Inline even where the compiler would not: for a hot loop's helpers. */
 #define QN__ALWAYS_INLINE inline __attribute__((always_inline))
+/* A hint to fetch the cache line at p for reading soon (no effect on results). */
+#define QN__PREFETCH(p) __builtin_prefetch(p)
 #elif defined(_MSC_VER)
 #define QN__PRINTF(fmt, va)
 #define QN__ALWAYS_INLINE __forceinline
+#define QN__PREFETCH(p) ((void)(p))
 #else
 #define QN__PRINTF(fmt, va)
 #define QN__ALWAYS_INLINE inline
+#define QN__PREFETCH(p) ((void)(p))
 #endif
 
 /* ---- memory (util.c) ------------------------------------------------ */
@@ -61,6 +65,13 @@ void qn__error_path(qn_error *err, const char *fmt, ...) QN__PRINTF(2, 3);
 qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, size_t *size,
                         qn_error *err);
 
+/* Maps the regular file at path read-only (1 .. QN_MAX_FILE_BYTES bytes)
+** where the system can; false, with nothing to undo, when it cannot (then
+** read it with qn__read_file, which reports why). Unmap with
+** qn__unmap_file(*data, *len). Binary files only: no NUL follows the bytes. */
+bool qn__map_file(const char *path, const void **data, size_t *len);
+void qn__unmap_file(const void *data, size_t len);
+
 /* ---- JSON text checks (json_check.c) ---------------------------------- */
 
 /* Is text[0..len) one well-formed JSON value (with blanks around it), nested
@@ -68,6 +79,40 @@ qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, siz
 bool qn__json_well_formed(const char *text, size_t len, uint32_t max_depth);
 /* Offset of the first \u0000 escape inside a string, or len when none. */
 size_t qn__json_find_nul_escape(const char *text, size_t len);
+
+/* ---- JSON read in place (json_read.c) ---------------------------------- */
+
+/* A JSON value inside a text that passed qn__json_well_formed and is
+** followed by a readable NUL: the pointer to its first byte; NULL for none.
+** Nothing is allocated; values read as cJSON reads them. */
+typedef const char *qn__jv;
+static inline bool qn__jv_is_number(qn__jv v) { return v && (*v == '-' || (*v >= '0' && *v <= '9')); }
+static inline bool qn__jv_is_string(qn__jv v) { return v && *v == '"'; }
+static inline bool qn__jv_is_true(qn__jv v) { return v && *v == 't'; }
+static inline bool qn__jv_is_bool(qn__jv v) { return v && (*v == 't' || *v == 'f'); }
+static inline bool qn__jv_is_null(qn__jv v) { return v && *v == 'n'; }
+static inline bool qn__jv_is_array(qn__jv v) { return v && *v == '['; }
+static inline bool qn__jv_is_object(qn__jv v) { return v && *v == '{'; }
+/* The first element of an array, or the first key of an object; NULL when
+** empty or not a container. */
+qn__jv qn__jv_child(qn__jv v);
+/* The element after v in its array, or the key after key v in its object;
+** NULL after the last. O(size of v). */
+qn__jv qn__jv_next(qn__jv v);
+/* The value of a key, and whether a key reads as name. */
+qn__jv qn__jv_key_value(qn__jv key);
+bool qn__jv_key_is(qn__jv key, const char *name);
+/* The value of obj's first member called name; NULL when none (or obj is
+** not an object). */
+qn__jv qn__jv_member(qn__jv obj, const char *name);
+/* A number's value (infinity when it overflows, as strtod gives it). */
+double qn__jv_number(qn__jv v);
+/* Decodes a string into buf (at most cap - 1 bytes and a NUL when cap > 0;
+** buf may be NULL when cap is 0); returns its whole decoded length. */
+size_t qn__jv_string(qn__jv v, char *buf, size_t cap);
+/* Offset of the first \u escape in a well-formed text that is a lone
+** UTF-16 surrogate, or len when none. */
+size_t qn__json_find_bad_escape(const char *text, size_t len);
 
 /* Writes n bytes to path (created or truncated); QN_E_IO with the system's
 ** reason when it cannot. */
@@ -204,7 +249,8 @@ struct qn_mesh {
     float eps; /* geometric tolerance in world units */
     qn_rect bounds;
     qn_vec2 *corners;   /* 4 per quad */
-    qn__planes *planes; /* 1 per quad */
+    qn__planes *planes; /* 1 per quad; NULL when every quad is a rectangle
+                        ** (qn__axis_rect): see qn__quad_planes */
     float *cost;        /* 1 per quad */
     uint8_t *blocked;   /* 1 per quad */
     uint32_t *island;   /* 1 per quad; QN_NONE when blocked */
@@ -232,8 +278,42 @@ struct qn_mesh {
 
 #define QN__JOURNAL 1024u
 
-/* Inclusive point-in-quad test with the mesh tolerance. */
+/* Is c (4 corners) an axis-aligned rectangle listed counter-clockwise from
+** its lower left corner, as level "rect"s and grid imports give them? */
+static inline bool qn__axis_rect(const qn_vec2 *c) {
+    return c[0].y == c[1].y && c[1].x == c[2].x && c[2].y == c[3].y && c[3].x == c[0].x &&
+           c[0].x < c[1].x && c[1].y < c[2].y;
+}
+
+/* The edge planes of a rectangle (qn__axis_rect), bit for bit those the
+** general construction (mesh.c) computes: unit normals (-0, 1), (-1, 0),
+** (-0, -1), (1, 0) and their offsets, so a mesh of rectangles keeps none. */
+static inline void qn__rect_planes(const qn_vec2 *c, qn__planes *pl) {
+    static const float nx[4] = {-0.0f, -1.0f, -0.0f, 1.0f}, ny[4] = {1.0f, 0.0f, -1.0f, 0.0f};
+    for (int i = 0; i < 4; i++) {
+        pl->nx[i] = nx[i];
+        pl->ny[i] = ny[i];
+        pl->c[i] = (float)((double)nx[i] * (double)c[i].x + (double)ny[i] * (double)c[i].y);
+    }
+}
+
+/* Quad q's edge planes: the stored ones, or those of its rectangle
+** written into *tmp. */
+static inline const qn__planes *qn__quad_planes(const qn_mesh *m, uint32_t q, qn__planes *tmp) {
+    if (m->planes) return &m->planes[q];
+    qn__rect_planes(&m->corners[4 * (size_t)q], tmp);
+    return tmp;
+}
+
+/* Inclusive point-in-quad test with the mesh tolerance. A rectangle's
+** planes reduce it to the same comparisons on its sides (the products with
+** 0 and +-1 are exact; x1 + eps is the negation of -x1 - eps). */
 static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    if (!m->planes) {
+        const qn_vec2 *c = &m->corners[4 * (size_t)q];
+        return !(p.y < c[0].y - m->eps || p.x > c[2].x + m->eps || p.y > c[2].y + m->eps ||
+                 p.x < c[0].x - m->eps);
+    }
     const qn__planes *pl = &m->planes[q];
     for (int i = 0; i < 4; i++)
         if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i] - m->eps) return false;

@@ -516,6 +516,89 @@ static void test_syntax_positions(void **state) {
     assert_int_equal(qn_level_load_mem(nul, sizeof nul - 1, NULL, &lv, &err), QN_E_JSON_SYNTAX);
 }
 
+/* The in-place reader: escapes in keys, names and rows decode as cJSON
+** decoded them; text only cJSON reads (a leading zero, a raw control
+** character in a string) loads through it, with the same values and the
+** same errors; a lone UTF-16 surrogate is a syntax error at its escape. */
+static void test_read_in_place(void **state) {
+    (void)state;
+    qn_level *lv;
+    qn_error err;
+    /* "r\u0065ct" is "rect"; "\u00e9" is 2 bytes of UTF-8; the pair is 4. */
+    const char *json = "{\"form\\u0061t\": 1, \"name\": \"caf\\u00e9 \\ud83d\\ude00\\t\","
+                       " \"quads\": [{\"r\\u0065ct\": [0, -0.0, 1e0, 1]}],"
+                       " \"grid\": {\"width\": 2, \"height\": 1, \"rows\": [\"\\u002e@\"]}}";
+    assert_int_equal(load_str(json, &lv, &err), QN_OK);
+    assert_string_equal(qn_level_name(lv), "caf\xc3\xa9 \xf0\x9f\x98\x80\t");
+    assert_int_equal(qn_mesh_quad_count(qn_level_mesh(lv)), 1);
+    assert_int_equal(qn_grid_costs(qn_level_grid(lv))[1], QN_CELL_WALL);
+    qn_level_destroy(lv);
+    /* Keys of 15, 16 and more bytes, plain and escaped, are no member read. */
+    json = "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1], \"abcdefghijklmno\": 1,"
+           " \"abcdefghijklmnop\": 2, \"rect\\u0000\": 3, \"abcdefghijklmnopqrstuvwxyz\\u0041\": 4}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_E_JSON_SYNTAX); /* the \u0000 */
+    json = "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1], \"abcdefghijklmno\": 1,"
+           " \"abcdefghijklmnop\": 2, \"abcdefghijklmnopqrstuvwxyz\\u0041\": 4}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_OK);
+    qn_level_destroy(lv);
+    json = "{\"format\": 1, \"quads\": [{\"rect[0, 0, 1, 1]\": [0,0,1,1]}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_E_MISSING_FIELD);
+    assert_string_equal(err.path, "quads[0]");
+    /* Duplicate keys: the first one counts, as with cJSON. */
+    json = "{\"format\": 1, \"format\": 2, \"quads\": [{\"rect\": [0,0,1,1]}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_OK);
+    qn_level_destroy(lv);
+    /* A name over the limit is measured after decoding. */
+    json = "{\"format\": 1, \"name\": \"\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9"
+           "\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9"
+           "\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\\u00e9\","
+           " \"quads\": [{\"rect\": [0,0,1,1]}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_E_LIMIT);
+    assert_string_equal(err.path, "name");
+    assert_non_null(strstr(err.message, "66 bytes"));
+    /* Lenient text: "01" and a raw tab in a string, read by cJSON and
+    ** then in place; errors still name the element. */
+    json = "{\"format\": 01, \"name\": \"a\tb\", \"quads\": [{\"rect\": [0,0,1,1]}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_OK);
+    assert_string_equal(qn_level_name(lv), "a\tb");
+    qn_level_destroy(lv);
+    json = "{\"format\": 01, \"quads\": [{\"rect\": [0,0,1,1e999]}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_E_BAD_NUMBER);
+    assert_string_equal(err.path, "quads[0].rect[3]");
+    assert_non_null(strstr(err.message, "infinity"));
+    json = "{\"format\": 01, \"quads\": [{\"rect\": [0,0,1,\"x\"]}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_E_JSON_TYPE);
+    assert_string_equal(err.message, "quads[0].rect[3]: expected a number, got a string");
+    /* Strict text: the same errors. */
+    json = "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,-1e999]}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_E_BAD_NUMBER);
+    assert_string_equal(err.path, "quads[0].rect[3]");
+    json = "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1]}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_E_JSON_TYPE);
+    assert_string_equal(err.message,
+                        "quads[0].rect: expected a rect [x0, y0, x1, y1], got an array of 3");
+    json = "{\"format\": 1, \"quads\": [{\"rect\": [0,0,1,1]}], \"grid\": {\"width\": 2, "
+           "\"height\": 1, \"rows\": [\"...\"]}}";
+    assert_int_equal(load_str(json, &lv, &err), QN_E_MISMATCH);
+    assert_string_equal(err.message, "grid.rows[0]: row has 3 cells but the width is 2");
+    /* A long number (more than cJSON's 63 characters) reads as its value. */
+    json = "{\"format\": 1.000000000000000000000000000000000000000000000000000000000000000000001,"
+           " \"quads\": [{\"rect\": [0,0,1,1]}]}";
+    assert_int_equal(load_str(json, &lv, &err), QN_OK);
+    qn_level_destroy(lv);
+    /* Lone surrogates: high without its low half, low alone, high + non-low. */
+    const char *bad[] = {"{\"format\": 1, \"name\": \"x\\ud800\", \"quads\": []}",
+                         "{\"format\": 1, \"name\": \"\\udc00\", \"quads\": []}",
+                         "{\"format\": 1, \"name\": \"\\ud800\\u0041\", \"quads\": []}"};
+    uint32_t col[] = {25, 24, 24};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(load_str(bad[i], &lv, &err), QN_E_JSON_SYNTAX);
+        assert_int_equal(err.line, 1);
+        assert_int_equal(err.column, col[i]);
+        assert_non_null(strstr(err.message, "surrogate"));
+    }
+}
+
 /* Mesh errors get the JSON path of the quad (and its id) or link. */
 static void test_mesh_error_paths(void **state) {
     (void)state;
@@ -653,6 +736,7 @@ int main(void) {
         cmocka_unit_test(test_bad_corpus),
         cmocka_unit_test(test_error_fields),
         cmocka_unit_test(test_syntax_positions),
+        cmocka_unit_test(test_read_in_place),
         cmocka_unit_test(test_mesh_error_paths),
         cmocka_unit_test(test_goal_limit),
         cmocka_unit_test(test_oom),

@@ -1,6 +1,10 @@
 /*
 ** util.c: status text, version, allocator plumbing, error filling, file read.
 */
+/* mmap and fstat (POSIX), MAP_POPULATE (Linux, glibc's default features);
+** elsewhere files are only read. */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
 #include "internal.h"
 
 #include <errno.h>
@@ -175,6 +179,51 @@ qn_status qn__read_file(const char *path, const qn_allocator *a, char **buf, siz
     *size = n;
     return QN_OK;
 }
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool qn__map_file(const char *path, const void **data, size_t *len) {
+    *data = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return false;
+    struct stat sb;
+    void *p = MAP_FAILED;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0 &&
+        (uint64_t)sb.st_size <= QN_MAX_FILE_BYTES) {
+        int flags = MAP_PRIVATE;
+#ifdef MAP_POPULATE
+        flags |= MAP_POPULATE; /* the loader reads every byte: map them all at once */
+#endif
+        p = mmap(NULL, (size_t)sb.st_size, PROT_READ, flags, fd, 0);
+    }
+    close(fd);
+    if (p == MAP_FAILED) return false;
+    *data = p;
+    *len = (size_t)sb.st_size;
+    return true;
+}
+
+void qn__unmap_file(const void *data, size_t len) {
+    if (data) munmap((void *)(uintptr_t)data, len);
+}
+#else
+bool qn__map_file(const char *path, const void **data, size_t *len) {
+    (void)path;
+    *data = NULL;
+    *len = 0;
+    return false;
+}
+
+void qn__unmap_file(const void *data, size_t len) {
+    (void)data;
+    (void)len;
+}
+#endif
 
 qn_status qn__write_file(const char *path, const void *buf, size_t n, qn_error *err) {
     errno = 0;

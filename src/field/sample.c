@@ -201,7 +201,8 @@ static qn_vec2 direction(const qn_field *f, uint32_t q, uint32_t ex, qn_vec2 p, 
     if (goal_quad) return qn__v2(0.0f, 0.0f);
     const qn__portal *pt = &f->mesh->portals[ex];
     int side = pt->q[0] == q ? 0 : 1;
-    const qn__planes *pl = &f->mesh->planes[q];
+    qn__planes tmp;
+    const qn__planes *pl = qn__quad_planes(f->mesh, q, &tmp);
     /* The reversed inward normal of q's edge points out through the portal. */
     return qn__v2(-pl->nx[pt->edge[side]], -pl->ny[pt->edge[side]]);
 }
@@ -377,7 +378,8 @@ static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
 
 /* The distance from p to the nearest edge of quad q (its edge planes). */
 static float edge_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
-    const qn__planes *pl = &m->planes[q];
+    qn__planes tmp;
+    const qn__planes *pl = qn__quad_planes(m, q, &tmp);
     float d = INFINITY;
     for (int i = 0; i < 4; i++) {
         float h = pl->nx[i] * p.x + pl->ny[i] * p.y - pl->c[i];
@@ -456,7 +458,8 @@ static bool portal_in_line(const qn_field *f, const qn__boundary *b, uint32_t ba
 ** corners on the open side this way. */
 /* How far the way from p along dir runs inside quad q (its edge planes). */
 static float run_inside(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 dir) {
-    const qn__planes *pl = &m->planes[q];
+    qn__planes tmp;
+    const qn__planes *pl = qn__quad_planes(m, q, &tmp);
     float t = INFINITY;
     for (int i = 0; i < 4; i++) {
         float closing = -(pl->nx[i] * dir.x + pl->ny[i] * dir.y);

@@ -309,22 +309,27 @@ static qn_status read_quads(qn__builder *bd, const uint8_t *b, qn_error *err) {
     return qn__mesh_shapes(bd);
 }
 
+/* Straight into the mesh's portal table: no candidate list in between. */
 static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn_error *err) {
     qn_mesh *m = bd->m;
-    bd->cands = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__cand));
-    if (!bd->cands) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-    bd->capcand = np;
+    m->portals = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__portal));
+    if (np && !m->portals) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    m->portal_count = np;
     for (uint32_t i = 0; i < np; i++, b += QNM_PORTAL) {
-        qn__cand c = {get_u32(b), get_u32(b + 4), b[8], b[9], {get_f32(b + 10), get_f32(b + 14)},
-                      {get_f32(b + 18), get_f32(b + 22)}};
-        bool order = i == 0 || c.a > bd->cands[i - 1].a ||
-                     (c.a == bd->cands[i - 1].a && c.b > bd->cands[i - 1].b);
-        if (c.a >= c.b || c.b >= m->quad_count || c.ea > 3 || c.eb > 3 || !order ||
-            !qn__finite2(c.p0) || !qn__finite2(c.p1) || (c.p0.x == c.p1.x && c.p0.y == c.p1.y))
+        qn__portal *p = &m->portals[i];
+        p->q[0] = get_u32(b), p->q[1] = get_u32(b + 4);
+        p->edge[0] = b[8], p->edge[1] = b[9];
+        p->p0 = qn__v2(get_f32(b + 10), get_f32(b + 14));
+        p->p1 = qn__v2(get_f32(b + 18), get_f32(b + 22));
+        const qn__portal *prev = i ? p - 1 : NULL;
+        bool order = !prev || p->q[0] > prev->q[0] || (p->q[0] == prev->q[0] && p->q[1] > prev->q[1]);
+        if (p->q[0] >= p->q[1] || p->q[1] >= m->quad_count || p->edge[0] > 3 || p->edge[1] > 3 ||
+            !order || !qn__finite2(p->p0) || !qn__finite2(p->p1) ||
+            (p->p0.x == p->p1.x && p->p0.y == p->p1.y)) {
             return qn__fail(err, QN_E_CORRUPT, i, "baked mesh: portal %u is invalid", i);
-        bd->cands[bd->ncand++] = c;
+        }
     }
-    return qn__mesh_portals(bd);
+    return qn__mesh_portal_lists(m, err);
 }
 
 static qn_status read_buckets(qn_mesh *m, const uint8_t *b, const qnm_header *h, qn_error *err) {
@@ -402,10 +407,17 @@ qn_status qn_mesh_load(const char *path, const qn_allocator *alloc, qn_mesh **ou
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!out || !path) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL argument");
+    const void *map;
+    size_t len;
+    qn_status st;
+    if (qn__map_file(path, &map, &len)) { /* no copy of the file in memory */
+        st = qn_mesh_load_mem(map, len, alloc, out, err);
+        qn__unmap_file(map, len);
+        return st;
+    }
     qn_allocator a = qn__allocator(alloc);
     char *buf;
-    size_t len;
-    qn_status st = qn__read_file(path, &a, &buf, &len, err);
+    st = qn__read_file(path, &a, &buf, &len, err);
     if (st != QN_OK) return st;
     st = qn_mesh_load_mem(buf, len, alloc, out, err);
     qn__free(&a, buf, len + 1);

@@ -65,11 +65,27 @@ static uint32_t path_top_index(const jpath *p) {
 
 /* ---- errors ------------------------------------------------------------ */
 
+/* The root members the loader reads, found in one pass over the root. */
+#define ROOT_KEYS 8u
+static const char *const root_keys[ROOT_KEYS] = {"format", "name",   "vertices", "quads",
+                                                 "links",  "goals",  "spawns",   "grid"};
+
+/* The members the loader reads in the objects below the root (quads,
+** points, the grid, cost rects): each object's are found in one pass. */
+#define OBJ_KEYS 13u
+static const char *const obj_keys[OBJ_KEYS] = {"v",     "rect",   "cost",      "blocked", "id",
+                                               "name",  "at",     "width",     "height",
+                                               "cell_size", "origin", "rows", "costs"};
+
 typedef struct loader {
     qn_allocator a;
     qn_error *err;
     qn_level *level;
-    const cJSON *quads_json;
+    qn__jv root;
+    qn__jv root_value[ROOT_KEYS]; /* NULL: absent */
+    qn__jv memo_obj;              /* the last object whose members were found */
+    qn__jv memo_value[OBJ_KEYS];
+    qn__jv quads_json;
     /* Mesh input, handed to qn_mesh_create (which copies it), then freed. */
     qn_vec2 *verts;
     uint32_t vert_count;  /* explicit "vertices" */
@@ -109,26 +125,68 @@ static qn_status fail_nomem(loader *c) {
     return qn__fail(c->err, QN_E_NOMEM, QN_NONE, "out of memory loading the level");
 }
 
-static const char *type_name(const cJSON *j) {
-    if (cJSON_IsNumber(j)) return "a number";
-    if (cJSON_IsString(j)) return "a string";
-    if (cJSON_IsBool(j)) return "a boolean";
-    if (cJSON_IsNull(j)) return "null";
-    if (cJSON_IsArray(j)) return "an array";
-    if (cJSON_IsObject(j)) return "an object";
+static const char *type_name(qn__jv j) {
+    if (qn__jv_is_number(j)) return "a number";
+    if (qn__jv_is_string(j)) return "a string";
+    if (qn__jv_is_bool(j)) return "a boolean";
+    if (qn__jv_is_null(j)) return "null";
+    if (qn__jv_is_array(j)) return "an array";
+    if (qn__jv_is_object(j)) return "an object";
     return "an unknown value";
 }
 
 /* ---- values ------------------------------------------------------------ */
 
-static const cJSON *field(const cJSON *obj, const char *key) {
-    return cJSON_GetObjectItemCaseSensitive(obj, key);
+/* Index of key in obj_keys, or -1. */
+static int obj_key_index(const char *key) {
+    for (uint32_t k = 0; k < OBJ_KEYS; k++)
+        if (strcmp(key, obj_keys[k]) == 0) return (int)k;
+    return -1;
+}
+
+/* The obj_keys entry a JSON key reads as (escapes decoded), or -1. */
+static int json_key_index(qn__jv key) {
+    char buf[16];
+    const char *s = key + 1, *e = s;
+    while (*e != '"' && *e != '\\' && e - s < (ptrdiff_t)sizeof buf - 1)
+        e++;
+    if (*e == '"') { /* at most sizeof buf - 1 bytes, no escape */
+        memcpy(buf, s, (size_t)(e - s));
+        buf[e - s] = '\0';
+    } else if (qn__jv_string(key, buf, sizeof buf) >= sizeof buf) {
+        return -1; /* longer than any key looked for */
+    }
+    return obj_key_index(buf);
+}
+
+/* Finds the first occurrence of each obj_keys member of obj in one pass. */
+static void memo_members(loader *c, qn__jv obj) {
+    c->memo_obj = obj;
+    memset(c->memo_value, 0, sizeof c->memo_value);
+    if (!qn__jv_is_object(obj)) return;
+    for (qn__jv k = qn__jv_child(obj); k; k = qn__jv_next(k)) {
+        int i = json_key_index(k);
+        if (i >= 0 && !c->memo_value[i]) c->memo_value[i] = qn__jv_key_value(k);
+    }
+}
+
+/* The value of obj's first member called key (NULL when none). The root's
+** members are found once (load_tree), another object's when the loader
+** first asks for one of them, so no object is scanned once per key. */
+static qn__jv field(loader *c, qn__jv obj, const char *key) {
+    if (obj == c->root)
+        for (uint32_t k = 0; k < ROOT_KEYS; k++)
+            if (strcmp(key, root_keys[k]) == 0) return c->root_value[k];
+    int i = obj_key_index(key);
+    if (i < 0) return qn__jv_member(obj, key);
+    if (obj != c->memo_obj) memo_members(c, obj);
+    return c->memo_value[i];
 }
 
 /* A required member: QN_E_MISSING_FIELD when absent. */
-static qn_status need(loader *c, const cJSON *obj, const jpath *objp, const char *key,
-                      const cJSON **out) {
-    *out = field(obj, key);
+static qn_status need(loader *c, qn__jv obj, const jpath *objp, const char *key,
+                      qn__jv *out) {
+    *out = field(c, obj, key);
     if (*out) return QN_OK;
     jpath p = pkey(objp, key);
     return fail_at(c, QN_E_MISSING_FIELD, &p, "required field is missing");
@@ -136,18 +194,19 @@ static qn_status need(loader *c, const cJSON *obj, const jpath *objp, const char
 
 /* A finite number. JSON has no NaN; an overlong exponent (1e999) parses to
 ** infinity and lands here. */
-static qn_status get_number(loader *c, const cJSON *j, const jpath *p, double *out) {
+static qn_status get_number(loader *c, qn__jv j, const jpath *p, double *out) {
     *out = 0;
-    if (!cJSON_IsNumber(j))
+    if (!qn__jv_is_number(j))
         return fail_at(c, QN_E_JSON_TYPE, p, "expected a number, got %s", type_name(j));
-    if (!isfinite(j->valuedouble))
+    double d = qn__jv_number(j);
+    if (!isfinite(d))
         return fail_at(c, QN_E_BAD_NUMBER, p, "number is too large (it reads as infinity)");
-    *out = j->valuedouble;
+    *out = d;
     return QN_OK;
 }
 
 /* A number with no fractional part (range checks are the caller's). */
-static qn_status get_integer(loader *c, const cJSON *j, const jpath *p, double *out) {
+static qn_status get_integer(loader *c, qn__jv j, const jpath *p, double *out) {
     qn_status st = get_number(c, j, p, out);
     if (st == QN_OK && *out != floor(*out))
         return fail_at(c, QN_E_JSON_TYPE, p, "expected an integer, got %.17g", *out);
@@ -156,7 +215,7 @@ static qn_status get_integer(loader *c, const cJSON *j, const jpath *p, double *
 
 /* An index into a table of `count` `plural`: an integer in [0, count);
 ** `code` for a negative or too large one. */
-static qn_status get_index(loader *c, const cJSON *j, const jpath *p, uint32_t count,
+static qn_status get_index(loader *c, qn__jv j, const jpath *p, uint32_t count,
                            qn_status code, const char *what, const char *plural, uint32_t *out) {
     double d;
     qn_status st = get_integer(c, j, p, &d);
@@ -168,7 +227,7 @@ static qn_status get_index(loader *c, const cJSON *j, const jpath *p, uint32_t c
 }
 
 /* A coordinate: finite, |x| <= QN_MAX_COORD. */
-static qn_status get_coord(loader *c, const cJSON *j, const jpath *p, float *out) {
+static qn_status get_coord(loader *c, qn__jv j, const jpath *p, float *out) {
     double d;
     *out = 0;
     qn_status st = get_number(c, j, p, &d);
@@ -181,18 +240,18 @@ static qn_status get_coord(loader *c, const cJSON *j, const jpath *p, float *out
 }
 
 /* Number of elements of an array, counting no further than max + 1. */
-static size_t count_items(const cJSON *arr, size_t max) {
+static size_t count_items(qn__jv arr, size_t max) {
     size_t n = 0;
-    for (const cJSON *e = arr->child; e && n <= max; e = e->next)
+    for (qn__jv e = qn__jv_child(arr); e && n <= max; e = qn__jv_next(e))
         n++;
     return n;
 }
 
 /* An array of at most max elements; *count gets its length. */
-static qn_status get_array(loader *c, const cJSON *j, const jpath *p, uint32_t max,
+static qn_status get_array(loader *c, qn__jv j, const jpath *p, uint32_t max,
                            const char *plural, uint32_t *count) {
     *count = 0;
-    if (!cJSON_IsArray(j))
+    if (!qn__jv_is_array(j))
         return fail_at(c, QN_E_JSON_TYPE, p, "expected an array of %s, got %s", plural,
                        type_name(j));
     size_t n = count_items(j, max);
@@ -203,8 +262,8 @@ static qn_status get_array(loader *c, const cJSON *j, const jpath *p, uint32_t m
 }
 
 /* An array of exactly n elements (a point, a rect, a quad's indices). */
-static qn_status get_tuple(loader *c, const cJSON *j, const jpath *p, size_t n, const char *what) {
-    if (!cJSON_IsArray(j))
+static qn_status get_tuple(loader *c, qn__jv j, const jpath *p, size_t n, const char *what) {
+    if (!qn__jv_is_array(j))
         return fail_at(c, QN_E_JSON_TYPE, p, "expected %s, got %s", what, type_name(j));
     size_t got = count_items(j, n);
     if (got != n)
@@ -214,30 +273,29 @@ static qn_status get_tuple(loader *c, const cJSON *j, const jpath *p, size_t n, 
 }
 
 /* A point [x, y] of coordinates. */
-static qn_status get_point(loader *c, const cJSON *j, const jpath *p, qn_vec2 *out) {
+static qn_status get_point(loader *c, qn__jv j, const jpath *p, qn_vec2 *out) {
     qn_status st = get_tuple(c, j, p, 2, "a point [x, y]");
     jpath px = pidx(p, 0), py = pidx(p, 1);
-    if (st == QN_OK) st = get_coord(c, j->child, &px, &out->x);
-    if (st == QN_OK) st = get_coord(c, j->child->next, &py, &out->y);
+    if (st == QN_OK) st = get_coord(c, qn__jv_child(j), &px, &out->x);
+    if (st == QN_OK) st = get_coord(c, qn__jv_next(qn__jv_child(j)), &py, &out->y);
     return st;
 }
 
 /* A name: a non-empty string of at most QN_MAX_NAME bytes, copied to out. */
-static qn_status get_name(loader *c, const cJSON *j, const jpath *p, char out[QN_MAX_NAME + 1]) {
-    if (!cJSON_IsString(j))
+static qn_status get_name(loader *c, qn__jv j, const jpath *p, char out[QN_MAX_NAME + 1]) {
+    if (!qn__jv_is_string(j))
         return fail_at(c, QN_E_JSON_TYPE, p, "expected a string, got %s", type_name(j));
-    size_t n = strlen(j->valuestring);
+    size_t n = qn__jv_string(j, out, QN_MAX_NAME + 1);
     if (n == 0) return fail_at(c, QN_E_JSON_TYPE, p, "expected a non-empty string");
     if (n > QN_MAX_NAME)
         return fail_at(c, QN_E_LIMIT, p, "name is %zu bytes long; the limit is %u", n, QN_MAX_NAME);
-    memcpy(out, j->valuestring, n + 1);
     return QN_OK;
 }
 
 /* ---- format, name, vertices -------------------------------------------- */
 
-static qn_status load_format(loader *c, const cJSON *root) {
-    const cJSON *f;
+static qn_status load_format(loader *c, qn__jv root) {
+    qn__jv f;
     jpath p = pkey(NULL, "format");
     qn_status st = need(c, root, NULL, "format", &f);
     double d = 0;
@@ -249,16 +307,16 @@ static qn_status load_format(loader *c, const cJSON *root) {
     return st;
 }
 
-static qn_status load_name(loader *c, const cJSON *root) {
-    const cJSON *n = field(root, "name");
+static qn_status load_name(loader *c, qn__jv root) {
+    qn__jv n = field(c, root, "name");
     jpath p = pkey(NULL, "name");
     return n ? get_name(c, n, &p, c->level->name) : QN_OK;
 }
 
 /* Counts explicit vertices and rect quads, checks the limits, and allocates
 ** the mesh input arrays. */
-static qn_status size_mesh_input(loader *c, const cJSON *root) {
-    const cJSON *v = field(root, "vertices"), *q;
+static qn_status size_mesh_input(loader *c, qn__jv root) {
+    qn__jv v = field(c, root, "vertices"), q;
     jpath pv = pkey(NULL, "vertices"), pq = pkey(NULL, "quads");
     qn_status st = v ? get_array(c, v, &pv, QN_MAX_VERTICES, "vertices", &c->vert_count) : QN_OK;
     if (st == QN_OK) st = need(c, root, NULL, "quads", &q);
@@ -266,8 +324,8 @@ static qn_status size_mesh_input(loader *c, const cJSON *root) {
     if (st != QN_OK) return st;
     if (c->quad_count == 0) return fail_at(c, QN_E_MISSING_FIELD, &pq, "needs at least one quad");
     size_t rects = 0;
-    for (const cJSON *e = q->child; e; e = e->next)
-        rects += field(e, "rect") != NULL;
+    for (qn__jv e = qn__jv_child(q); e; e = qn__jv_next(e))
+        rects += field(c, e, "rect") != NULL;
     size_t total = (size_t)c->vert_count + 4 * rects;
     if (total > QN_MAX_VERTICES)
         return fail_at(c, QN_E_LIMIT, &pq, "%zu vertices with 4 per rect, more than the limit %u",
@@ -282,11 +340,11 @@ static qn_status size_mesh_input(loader *c, const cJSON *root) {
     return QN_OK;
 }
 
-static qn_status load_vertices(loader *c, const cJSON *root) {
-    const cJSON *v = field(root, "vertices");
+static qn_status load_vertices(loader *c, qn__jv root) {
+    qn__jv v = field(c, root, "vertices");
     jpath pv = pkey(NULL, "vertices");
     uint32_t i = 0;
-    for (const cJSON *e = v ? v->child : NULL; e; e = e->next, i++) {
+    for (qn__jv e = v ? qn__jv_child(v) : NULL; e; e = qn__jv_next(e), i++) {
         jpath p = pidx(&pv, i);
         qn_status st = get_point(c, e, &p, &c->verts[i]);
         if (st != QN_OK) return st;
@@ -296,14 +354,14 @@ static qn_status load_vertices(loader *c, const cJSON *root) {
 
 /* ---- quads ------------------------------------------------------------- */
 
-static qn_status load_quad_v(loader *c, const cJSON *v, const jpath *p, uint32_t *idx) {
+static qn_status load_quad_v(loader *c, qn__jv v, const jpath *p, uint32_t *idx) {
     qn_status st = get_tuple(c, v, p, 4, "4 vertex indices");
     if (st != QN_OK) return st;
     if (c->vert_count == 0)
         return fail_at(c, QN_E_MISSING_FIELD, p,
                        "vertex indices need the top-level \"vertices\" array");
     uint32_t k = 0;
-    for (const cJSON *e = v->child; e && st == QN_OK; e = e->next, k++) {
+    for (qn__jv e = qn__jv_child(v); e && st == QN_OK; e = qn__jv_next(e), k++) {
         jpath pk = pidx(p, k);
         st = get_index(c, e, &pk, c->vert_count, QN_E_INDEX_RANGE, "vertex", "vertices", &idx[k]);
     }
@@ -311,11 +369,11 @@ static qn_status load_quad_v(loader *c, const cJSON *v, const jpath *p, uint32_t
 }
 
 /* A rect becomes four new vertices, wound with positive area. */
-static qn_status load_quad_rect(loader *c, const cJSON *r, const jpath *p, uint32_t *idx) {
+static qn_status load_quad_rect(loader *c, qn__jv r, const jpath *p, uint32_t *idx) {
     qn_status st = get_tuple(c, r, p, 4, "a rect [x0, y0, x1, y1]");
     float v[4];
     uint32_t k = 0;
-    for (const cJSON *e = st == QN_OK ? r->child : NULL; e && st == QN_OK; e = e->next, k++) {
+    for (qn__jv e = st == QN_OK ? qn__jv_child(r) : NULL; e && st == QN_OK; e = qn__jv_next(e), k++) {
         jpath pk = pidx(p, k);
         st = get_coord(c, e, &pk, &v[k]);
     }
@@ -335,8 +393,8 @@ static qn_status load_quad_rect(loader *c, const cJSON *r, const jpath *p, uint3
     return QN_OK;
 }
 
-static qn_status load_quad_cost(loader *c, const cJSON *q, const jpath *qp, float *cost) {
-    const cJSON *j = field(q, "cost");
+static qn_status load_quad_cost(loader *c, qn__jv q, const jpath *qp, float *cost) {
+    qn__jv j = field(c, q, "cost");
     jpath p = pkey(qp, "cost");
     double d = 1;
     qn_status st = j ? get_number(c, j, &p, &d) : QN_OK;
@@ -347,24 +405,24 @@ static qn_status load_quad_cost(loader *c, const cJSON *q, const jpath *qp, floa
     return st;
 }
 
-static qn_status load_quad_flags(loader *c, const cJSON *q, const jpath *qp, uint8_t *blocked) {
-    const cJSON *b = field(q, "blocked"), *id = field(q, "id");
+static qn_status load_quad_flags(loader *c, qn__jv q, const jpath *qp, uint8_t *blocked) {
+    qn__jv b = field(c, q, "blocked"), id = field(c, q, "id");
     jpath pb = pkey(qp, "blocked"), pi = pkey(qp, "id");
-    if (b && !cJSON_IsBool(b))
+    if (b && !qn__jv_is_bool(b))
         return fail_at(c, QN_E_JSON_TYPE, &pb, "expected true or false, got %s", type_name(b));
     char name[QN_MAX_NAME + 1];
     qn_status st = id ? get_name(c, id, &pi, name) : QN_OK;
     if (st != QN_OK) return st;
-    *blocked = cJSON_IsTrue(b) ? 1 : 0;
+    *blocked = qn__jv_is_true(b) ? 1 : 0;
     return QN_OK;
 }
 
 /* Exactly one of "v" and "rect": both is a type error (the object is not a
 ** quad of either kind), neither a missing field. */
-static qn_status load_quad(loader *c, const cJSON *q, const jpath *p, uint32_t i) {
-    if (!cJSON_IsObject(q))
+static qn_status load_quad(loader *c, qn__jv q, const jpath *p, uint32_t i) {
+    if (!qn__jv_is_object(q))
         return fail_at(c, QN_E_JSON_TYPE, p, "expected a quad object, got %s", type_name(q));
-    const cJSON *v = field(q, "v"), *r = field(q, "rect");
+    qn__jv v = field(c, q, "v"), r = field(c, q, "rect");
     if (v && r) return fail_at(c, QN_E_JSON_TYPE, p, "has both \"v\" and \"rect\"; give one");
     if (!v && !r)
         return fail_at(c, QN_E_MISSING_FIELD, p,
@@ -381,7 +439,7 @@ static qn_status load_quads(loader *c) {
     jpath pq = pkey(NULL, "quads");
     uint32_t i = 0;
     c->vert_total = c->vert_count;
-    for (const cJSON *e = c->quads_json->child; e; e = e->next, i++) {
+    for (qn__jv e = qn__jv_child(c->quads_json); e; e = qn__jv_next(e), i++) {
         jpath p = pidx(&pq, i);
         qn_status st = load_quad(c, e, &p, i);
         if (st != QN_OK) return st;
@@ -394,16 +452,20 @@ static qn_status load_quads(loader *c) {
 static qn_status load_quad_ids(loader *c) {
     uint32_t named = 0, i = 0, first, later;
     size_t bytes = 0;
-    const cJSON *q, *id;
-    for (q = c->quads_json->child; q; q = q->next)
-        if ((id = field(q, "id")) != NULL) {
+    qn__jv q, id;
+    for (q = qn__jv_child(c->quads_json); q; q = qn__jv_next(q))
+        if ((id = field(c, q, "id")) != NULL) {
             named++;
-            bytes += strlen(id->valuestring) + 1;
+            bytes += qn__jv_string(id, NULL, 0) + 1;
         }
     qn__names *t = &c->level->quad_ids;
     if (qn__names_init(t, &c->a, c->quad_count, named, bytes) != QN_OK) return fail_nomem(c);
-    for (q = c->quads_json->child; q; q = q->next, i++)
-        if ((id = field(q, "id")) != NULL) qn__names_add(t, i, id->valuestring);
+    for (q = qn__jv_child(c->quads_json); q; q = qn__jv_next(q), i++)
+        if ((id = field(c, q, "id")) != NULL) {
+            char name[QN_MAX_NAME + 1]; /* load_quad_flags checked the length */
+            qn__jv_string(id, name, sizeof name);
+            qn__names_add(t, i, name);
+        }
     if (qn__names_finish(t, &first, &later) == QN_OK) return QN_OK;
     jpath pq = pkey(NULL, "quads"), pe = pidx(&pq, later), p = pkey(&pe, "id");
     return fail_at(c, QN_E_DUPLICATE_NAME, &p, "\"%s\" is already the id of quads[%u]",
@@ -414,8 +476,8 @@ static qn_status load_quad_ids(loader *c) {
 
 /* Links are checked here only for shape and quad range; duplicates, self
 ** links and the shared edge are the mesh's to judge. */
-static qn_status load_links(loader *c, const cJSON *root) {
-    const cJSON *l = field(root, "links");
+static qn_status load_links(loader *c, qn__jv root) {
+    qn__jv l = field(c, root, "links");
     jpath pl = pkey(NULL, "links");
     if (!l) return QN_OK;
     qn_status st = get_array(c, l, &pl, QN_MAX_LINKS, "links", &c->link_count);
@@ -424,14 +486,14 @@ static qn_status load_links(loader *c, const cJSON *root) {
     c->links = qn__calloc(&c->a, c->link_count, sizeof *c->links);
     if (!c->links) return fail_nomem(c);
     uint32_t i = 0;
-    for (const cJSON *e = l->child; e && st == QN_OK; e = e->next, i++) {
+    for (qn__jv e = qn__jv_child(l); e && st == QN_OK; e = qn__jv_next(e), i++) {
         jpath p = pidx(&pl, i), pa = pidx(&p, 0), pb = pidx(&p, 1);
         st = get_tuple(c, e, &p, 2, "a link [a, b] of two quad indices");
         if (st == QN_OK)
-            st = get_index(c, e->child, &pa, c->quad_count, QN_E_LINK_TARGET, "quad", "quads",
+            st = get_index(c, qn__jv_child(e), &pa, c->quad_count, QN_E_LINK_TARGET, "quad", "quads",
                            &c->links[i].a);
         if (st == QN_OK)
-            st = get_index(c, e->child->next, &pb, c->quad_count, QN_E_LINK_TARGET, "quad", "quads",
+            st = get_index(c, qn__jv_next(qn__jv_child(e)), &pb, c->quad_count, QN_E_LINK_TARGET, "quad", "quads",
                            &c->links[i].b);
     }
     return st;
@@ -471,11 +533,11 @@ static qn_status check_unique(loader *c, const char *key, const level_point *pts
                    pts[later].name, key, first);
 }
 
-static qn_status load_point(loader *c, const cJSON *e, const jpath *p, level_point *out) {
-    if (!cJSON_IsObject(e))
+static qn_status load_point(loader *c, qn__jv e, const jpath *p, level_point *out) {
+    if (!qn__jv_is_object(e))
         return fail_at(c, QN_E_JSON_TYPE, p, "expected {\"name\": ..., \"at\": [x, y]}, got %s",
                        type_name(e));
-    const cJSON *name, *at;
+    qn__jv name, at;
     jpath pn = pkey(p, "name"), pa = pkey(p, "at");
     qn_status st = need(c, e, p, "name", &name);
     if (st == QN_OK) st = get_name(c, name, &pn, out->name);
@@ -486,9 +548,9 @@ static qn_status load_point(loader *c, const cJSON *e, const jpath *p, level_poi
 
 /* "goals" or "spawns": named points. Points outside the mesh are allowed
 ** here; building a field from one reports it. */
-static qn_status load_points(loader *c, const cJSON *root, const char *key, uint32_t max,
+static qn_status load_points(loader *c, qn__jv root, const char *key, uint32_t max,
                              level_point **out, uint32_t *count) {
-    const cJSON *arr = field(root, key);
+    qn__jv arr = field(c, root, key);
     jpath pk = pkey(NULL, key);
     if (!arr) return QN_OK;
     uint32_t n;
@@ -498,7 +560,7 @@ static qn_status load_points(loader *c, const cJSON *root, const char *key, uint
     if (!*out) return fail_nomem(c);
     *count = n; /* from here the level frees the array */
     uint32_t i = 0;
-    for (const cJSON *e = arr->child; e && st == QN_OK; e = e->next, i++) {
+    for (qn__jv e = qn__jv_child(arr); e && st == QN_OK; e = qn__jv_next(e), i++) {
         jpath p = pidx(&pk, i);
         st = load_point(c, e, &p, &(*out)[i]);
     }
@@ -525,9 +587,9 @@ static uint8_t cell_cost(char ch) {
 }
 
 /* grid.width or grid.height: an integer in [1, QN_MAX_GRID_SIDE]. */
-static qn_status grid_side(loader *c, const cJSON *g, const jpath *gp, const char *key,
+static qn_status grid_side(loader *c, qn__jv g, const jpath *gp, const char *key,
                            uint32_t *out) {
-    const cJSON *j;
+    qn__jv j;
     jpath p = pkey(gp, key);
     double d = 0;
     qn_status st = need(c, g, gp, key, &j);
@@ -543,14 +605,14 @@ static qn_status grid_side(loader *c, const cJSON *g, const jpath *gp, const cha
 
 /* Width, height, cell size and origin; the grid must lie within
 ** +-QN_MAX_COORD like every other coordinate. */
-static qn_status grid_shape(loader *c, const cJSON *g, const jpath *gp, qn_grid_desc *d) {
+static qn_status grid_shape(loader *c, qn__jv g, const jpath *gp, qn_grid_desc *d) {
     qn_status st = grid_side(c, g, gp, "width", &d->width);
     if (st == QN_OK) st = grid_side(c, g, gp, "height", &d->height);
     if (st != QN_OK) return st;
     if ((uint64_t)d->width * d->height > QN_MAX_GRID_CELLS)
         return fail_at(c, QN_E_LIMIT, gp, "%u x %u cells, more than the limit %u", d->width,
                        d->height, QN_MAX_GRID_CELLS);
-    const cJSON *cs = field(g, "cell_size"), *org = field(g, "origin");
+    qn__jv cs = field(c, g, "cell_size"), org = field(c, g, "origin");
     jpath pc = pkey(gp, "cell_size"), po = pkey(gp, "origin");
     d->cell_size = 1;
     if (cs) st = get_coord(c, cs, &pc, &d->cell_size);
@@ -566,15 +628,16 @@ static qn_status grid_shape(loader *c, const cJSON *g, const jpath *gp, qn_grid_
     return QN_OK;
 }
 
-static qn_status grid_row(loader *c, const cJSON *row, const jpath *p, uint32_t width,
+/* text: room for width + 1 bytes, where the row is decoded. */
+static qn_status grid_row(loader *c, qn__jv row, const jpath *p, uint32_t width, char *text,
                           uint8_t *cells) {
-    if (!cJSON_IsString(row))
+    if (!qn__jv_is_string(row))
         return fail_at(c, QN_E_JSON_TYPE, p, "expected a string of cells, got %s", type_name(row));
-    size_t n = strlen(row->valuestring);
+    size_t n = qn__jv_string(row, text, (size_t)width + 1);
     if (n != width)
         return fail_at(c, QN_E_MISMATCH, p, "row has %zu cells but the width is %u", n, width);
     for (size_t x = 0; x < n; x++) {
-        unsigned char ch = (unsigned char)row->valuestring[x];
+        unsigned char ch = (unsigned char)text[x];
         cells[x] = cell_cost((char)ch);
         if (cells[x] == 0)
             return fail_at(c, QN_E_MAP_SYNTAX, p,
@@ -584,12 +647,12 @@ static qn_status grid_row(loader *c, const cJSON *row, const jpath *p, uint32_t 
     return QN_OK;
 }
 
-static qn_status grid_rows(loader *c, const cJSON *g, const jpath *gp, const qn_grid_desc *d) {
-    const cJSON *rows;
+static qn_status grid_rows(loader *c, qn__jv g, const jpath *gp, const qn_grid_desc *d) {
+    qn__jv rows;
     jpath pr = pkey(gp, "rows");
     qn_status st = need(c, g, gp, "rows", &rows);
     if (st != QN_OK) return st;
-    if (!cJSON_IsArray(rows))
+    if (!qn__jv_is_array(rows))
         return fail_at(c, QN_E_JSON_TYPE, &pr, "expected an array of strings, got %s",
                        type_name(rows));
     size_t n = count_items(rows, d->height);
@@ -597,29 +660,32 @@ static qn_status grid_rows(loader *c, const cJSON *g, const jpath *gp, const qn_
         return fail_at(c, QN_E_MISMATCH, &pr, "%s%zu rows but the height is %u",
                        n > d->height ? "more than " : "", n > d->height ? (size_t)d->height : n,
                        d->height);
+    char *text = qn__alloc(&c->a, (size_t)d->width + 1);
+    if (!text) return fail_nomem(c);
     uint32_t y = 0;
-    for (const cJSON *e = rows->child; e && st == QN_OK; e = e->next, y++) {
+    for (qn__jv e = qn__jv_child(rows); e && st == QN_OK; e = qn__jv_next(e), y++) {
         jpath p = pidx(&pr, y);
-        st = grid_row(c, e, &p, d->width, &c->cells[(size_t)y * d->width]);
+        st = grid_row(c, e, &p, d->width, text, &c->cells[(size_t)y * d->width]);
     }
+    qn__free(&c->a, text, (size_t)d->width + 1);
     return st;
 }
 
 /* One grid.costs entry: {"rect": [x0, y0, x1, y1], "cost": 1..255} in
 ** cells; *painted accumulates the cells written (bounded, so a file cannot
 ** make the loader paint the same huge area millions of times). */
-static qn_status grid_cost_rect(loader *c, const cJSON *e, const jpath *p, const qn_grid_desc *d,
+static qn_status grid_cost_rect(loader *c, qn__jv e, const jpath *p, const qn_grid_desc *d,
                                 uint64_t *painted) {
-    if (!cJSON_IsObject(e))
+    if (!qn__jv_is_object(e))
         return fail_at(c, QN_E_JSON_TYPE, p, "expected {\"rect\": ..., \"cost\": ...}, got %s",
                        type_name(e));
-    const cJSON *r, *cj;
+    qn__jv r, cj;
     jpath pr = pkey(p, "rect"), pc = pkey(p, "cost");
     double v[4], cost = 0;
     qn_status st = need(c, e, p, "rect", &r);
     if (st == QN_OK) st = get_tuple(c, r, &pr, 4, "a cell rect [x0, y0, x1, y1]");
     uint32_t k = 0;
-    for (const cJSON *x = st == QN_OK ? r->child : NULL; x && st == QN_OK; x = x->next, k++) {
+    for (qn__jv x = st == QN_OK ? qn__jv_child(r) : NULL; x && st == QN_OK; x = qn__jv_next(x), k++) {
         jpath pk = pidx(&pr, k);
         st = get_integer(c, x, &pk, &v[k]);
     }
@@ -643,15 +709,15 @@ static qn_status grid_cost_rect(loader *c, const cJSON *e, const jpath *p, const
     return QN_OK;
 }
 
-static qn_status grid_costs(loader *c, const cJSON *g, const jpath *gp, const qn_grid_desc *d) {
-    const cJSON *costs = field(g, "costs");
+static qn_status grid_costs(loader *c, qn__jv g, const jpath *gp, const qn_grid_desc *d) {
+    qn__jv costs = field(c, g, "costs");
     jpath pc = pkey(gp, "costs");
     if (!costs) return QN_OK;
     uint32_t n;
     qn_status st = get_array(c, costs, &pc, QN_MAX_GRID_CELLS, "cost rects", &n);
     uint64_t painted = 0;
     uint32_t i = 0;
-    for (const cJSON *e = st == QN_OK ? costs->child : NULL; e && st == QN_OK; e = e->next, i++) {
+    for (qn__jv e = st == QN_OK ? qn__jv_child(costs) : NULL; e && st == QN_OK; e = qn__jv_next(e), i++) {
         jpath p = pidx(&pc, i);
         st = grid_cost_rect(c, e, &p, d, &painted);
     }
@@ -667,11 +733,11 @@ static qn_status grid_create(loader *c, const qn_grid_desc *d, const jpath *gp) 
     return fail_at(c, st, gp, "%s", msg);
 }
 
-static qn_status load_grid(loader *c, const cJSON *root) {
-    const cJSON *g = field(root, "grid");
+static qn_status load_grid(loader *c, qn__jv root) {
+    qn__jv g = field(c, root, "grid");
     jpath gp = pkey(NULL, "grid");
     if (!g) return QN_OK;
-    if (!cJSON_IsObject(g))
+    if (!qn__jv_is_object(g))
         return fail_at(c, QN_E_JSON_TYPE, &gp, "expected an object, got %s", type_name(g));
     qn_grid_desc d;
     memset(&d, 0, sizeof d);
@@ -683,7 +749,11 @@ static qn_status load_grid(loader *c, const cJSON *root) {
     st = grid_rows(c, g, &gp, &d);
     if (st == QN_OK) st = grid_costs(c, g, &gp, &d);
     d.costs = c->cells;
-    return st == QN_OK ? grid_create(c, &d, &gp) : st;
+    if (st == QN_OK) st = grid_create(c, &d, &gp);
+    qn__free(&c->a, c->cells, c->cell_count); /* the grid has its own copy */
+    c->cells = NULL;
+    c->cell_count = 0;
+    return st;
 }
 
 /* ---- mesh -------------------------------------------------------------- */
@@ -695,13 +765,10 @@ static qn_status annotate_mesh_error(loader *c, qn_status st) {
     bool link = st == QN_E_LINK_TARGET || st == QN_E_LINK_NO_EDGE || st == QN_E_LINK_DUPLICATE;
     if (!e || e->index == QN_NONE || e->index >= (link ? c->link_count : c->quad_count)) return st;
     jpath top = pkey(NULL, link ? "links" : "quads"), p = pidx(&top, e->index);
-    const cJSON *q = c->quads_json->child, *id = NULL;
-    for (uint32_t i = 0; !link && q && i < e->index; i++)
-        q = q->next;
-    if (!link) id = field(q, "id");
+    const char *id = link ? NULL : qn__names_get(&c->level->quad_ids, e->index);
     char msg[sizeof e->message];
     memcpy(msg, e->message, sizeof msg);
-    if (cJSON_IsString(id)) return fail_at(c, st, &p, "(id \"%s\") %s", id->valuestring, msg);
+    if (id) return fail_at(c, st, &p, "(id \"%s\") %s", id, msg);
     return fail_at(c, st, &p, "%s", msg);
 }
 
@@ -725,10 +792,15 @@ static qn_status build_mesh(loader *c) {
 
 /* JSON checks come first, all of them, so a file with both a type error and
 ** a geometry error reports the type error. */
-static qn_status load_tree(loader *c, const cJSON *root) {
-    if (!cJSON_IsObject(root))
+static qn_status load_tree(loader *c, qn__jv root) {
+    if (!qn__jv_is_object(root))
         return fail_at(c, QN_E_JSON_TYPE, NULL, "the level must be a JSON object, got %s",
                        type_name(root));
+    for (qn__jv k = qn__jv_child(root); k; k = qn__jv_next(k))
+        for (uint32_t i = 0; i < ROOT_KEYS; i++)
+            if (!c->root_value[i] && qn__jv_key_is(k, root_keys[i]))
+                c->root_value[i] = qn__jv_key_value(k);
+    c->root = root; /* from here field() finds its members in root_value */
     qn_status st = load_format(c, root);
     if (st == QN_OK) st = load_name(c, root);
     if (st == QN_OK) st = size_mesh_input(c, root);
@@ -742,8 +814,7 @@ static qn_status load_tree(loader *c, const cJSON *root) {
         st = load_points(c, root, "spawns", QN_MAX_SPAWNS, &c->level->spawns,
                          &c->level->spawn_count);
     if (st == QN_OK) st = load_grid(c, root);
-    if (st == QN_OK) st = build_mesh(c);
-    return st;
+    return st; /* then build_mesh, once the text is no longer needed */
 }
 
 static void free_scratch(loader *c) {
@@ -839,8 +910,8 @@ static qn_status fail_truncated(qn_error *err, const char *text, size_t len) {
     return QN_E_TRUNCATED;
 }
 
-/* Peak memory of loading a level from JSON text, in MB per MB of text
-** (cJSON's tree dominates; measured on imported maps, see README). */
+/* Peak memory of loading a level from text that is not strict JSON (cJSON
+** reads it into a tree first), in MB per MB of text. */
 #define QN__JSON_PEAK_PER_MB 30
 
 /* QN_E_JSON_SYNTAX at pos, quoting the text there. */
@@ -861,42 +932,91 @@ static qn_status fail_syntax(qn_error *err, const char *text, size_t len, size_t
     return QN_E_JSON_SYNTAX;
 }
 
-/* Parses text[0..len) (text[len] must be a readable NUL) into *root. The
+/* cJSON prints an infinite number as null; as a raw 1e999 it reads back
+** as the same infinity, so the loader names it as before. */
+static bool raw_infinities(cJSON *j) {
+    for (; j; j = j->next) {
+        if (cJSON_IsNumber(j) && !isfinite(j->valuedouble)) {
+            const char *lit = j->valuedouble > 0 ? "1e999" : "-1e999";
+            j->valuestring = cJSON_malloc(strlen(lit) + 1);
+            if (!j->valuestring) return false;
+            memcpy(j->valuestring, lit, strlen(lit) + 1);
+            j->type = cJSON_Raw | (j->type & cJSON_StringIsConst);
+        }
+        if (!raw_infinities(j->child)) return false;
+    }
+    return true;
+}
+
+/* Text cJSON reads but strict JSON does not (a number "01", a control
+** character inside a string, ...) is read by cJSON and printed back as
+** strict JSON into *printed (free with cJSON_free), with the same values,
+** for the in-place reader. pos: where cJSON stopped. */
+static qn_status parse_lenient(qn_error *err, const char *text, size_t len, char **printed) {
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 0);
+    size_t pos = end && end >= text ? (size_t)(end - text) : len;
+    if (pos > len) pos = len;
+    if (!root)
+        return is_truncated(text, pos, len) ? fail_truncated(err, text, len)
+                                            : fail_syntax(err, text, len, pos, "malformed JSON");
+    while (pos < len && is_space(text[pos]))
+        pos++;
+    if (pos != len) {
+        cJSON_Delete(root);
+        return fail_syntax(err, text, len, pos, "unexpected text after the JSON value");
+    }
+    *printed = raw_infinities(root) ? cJSON_PrintUnformatted(root) : NULL;
+    cJSON_Delete(root);
+    if (!*printed)
+        return qn__fail(err, QN_E_NOMEM, QN_NONE,
+                        "out of memory parsing the JSON text (%zu bytes; text that is not strict "
+                        "JSON takes up to about %zu MB per MB to load)",
+                        len, (size_t)QN__JSON_PEAK_PER_MB);
+    return QN_OK;
+}
+
+/* Checks text[0..len) (text[len] must be a readable NUL) and finds its
+** root value: strict JSON is read in place; other text cJSON accepts is
+** read through parse_lenient, *printed then holding the text read. The
 ** NUL is handed to cJSON as part of the buffer: cJSON skips it as
 ** whitespace, so a document that runs out fails at offset len rather than
 ** at len - 1, which tells "cut short" from "bad last byte", and no read can
 ** pass the buffer's end. */
-static qn_status parse_json(qn_error *err, const char *text, size_t len, cJSON **root) {
-    const char *end = NULL;
+static qn_status parse_json(qn_error *err, const char *text, size_t len, qn__jv *root,
+                            char **printed) {
     *root = NULL;
+    *printed = NULL;
     size_t nul = qn__json_find_nul_escape(text, len);
     if (nul < len)
         return fail_syntax(err, text, len, nul,
                            "\\u0000 (a NUL character) in a string; names, keys and grid rows "
                            "cannot hold one");
-    *root = cJSON_ParseWithLengthOpts(text, len + 1, &end, 0);
-    size_t pos = end && end >= text ? (size_t)(end - text) : len;
-    if (pos > len) pos = len;
-    /* cJSON returns NULL both for bad text and when malloc fails: text
-    ** that is well formed means the latter. */
-    if (!*root && qn__json_well_formed(text, len, CJSON_NESTING_LIMIT))
-        return qn__fail(err, QN_E_NOMEM, QN_NONE,
-                        "out of memory parsing the JSON text (%zu bytes; loading a level takes up to about "
-                        "%zu MB per MB of text)",
-                        len, (size_t)QN__JSON_PEAK_PER_MB);
-    if (!*root)
-        return is_truncated(text, pos, len) ? fail_truncated(err, text, len)
-                                            : fail_syntax(err, text, len, pos, "malformed JSON");
-    while (pos < len && is_space(text[pos]))
-        pos++;
-    if (pos == len) return QN_OK;
-    cJSON_Delete(*root);
-    *root = NULL;
-    return fail_syntax(err, text, len, pos, "unexpected text after the JSON value");
+    if (!qn__json_well_formed(text, len, CJSON_NESTING_LIMIT)) {
+        qn_status st = parse_lenient(err, text, len, printed);
+        if (st != QN_OK) return st;
+        text = *printed;
+        len = strlen(text);
+        if (!qn__json_well_formed(text, len, CJSON_NESTING_LIMIT))
+            return fail_syntax(err, text, len, 0, "malformed JSON"); /* not expected */
+    }
+    size_t bad = qn__json_find_bad_escape(text, len);
+    if (bad < len)
+        return fail_syntax(err, text, len, bad,
+                           "\\u escape of half a UTF-16 surrogate pair without its other half");
+    while (is_space(*text))
+        text++;
+    *root = text;
+    return QN_OK;
 }
 
+/* Loads the level in text[0..len) (text[len] must be a readable NUL).
+** owned, when not NULL, is the caller's buffer holding the text (owned_size
+** bytes, from alloc): it is freed as soon as the JSON has been read, before
+** the mesh is built, so the text and the mesh are not in memory together. */
 static qn_status load_text(const char *text, size_t len, const qn_allocator *alloc, qn_level **out,
-                           qn_error *err) {
+                           qn_error *err, char *owned, size_t owned_size) {
+    qn_allocator oa = qn__allocator(alloc);
     /* Editors on some systems start UTF-8 files with a byte-order mark;
     ** JSON does not allow one, so step over it (positions count after it). */
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
@@ -909,11 +1029,17 @@ static qn_status load_text(const char *text, size_t len, const qn_allocator *all
                  "line 1, column 1: a second byte order mark (EF BB BF); at most one is "
                  "allowed");
         if (err) err->line = 1, err->column = 1;
+        qn__free(&oa, owned, owned_size);
         return QN_E_JSON_SYNTAX;
     }
-    cJSON *root;
-    qn_status st = parse_json(err, text, len, &root);
-    if (st != QN_OK) return st;
+    qn__jv root;
+    char *printed;
+    qn_status st = parse_json(err, text, len, &root, &printed);
+    if (st != QN_OK) {
+        cJSON_free(printed);
+        qn__free(&oa, owned, owned_size);
+        return st;
+    }
     loader c;
     memset(&c, 0, sizeof c);
     c.a = qn__allocator(alloc);
@@ -925,7 +1051,9 @@ static qn_status load_text(const char *text, size_t len, const qn_allocator *all
     } else {
         st = fail_nomem(&c);
     }
-    cJSON_Delete(root);
+    cJSON_free(printed);
+    qn__free(&oa, owned, owned_size);
+    if (st == QN_OK) st = build_mesh(&c);
     free_scratch(&c);
     if (st != QN_OK) {
         qn_level_destroy(c.level);
@@ -952,40 +1080,42 @@ qn_status qn_level_load_mem(const char *json, size_t len, const qn_allocator *al
     if (!text) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory loading the level");
     if (len > 0) memcpy(text, json, len);
     text[len] = '\0';
-    qn_status st = load_text(text, len, alloc, out, err);
-    qn__free(&a, text, len + 1);
-    return st;
+    return load_text(text, len, alloc, out, err, text, len + 1);
 }
 
-typedef qn_status (*level_loader)(const void *buf, size_t len, const qn_allocator *alloc,
-                                  qn_level **out, qn_error *err);
-
-/* load_text for a file's bytes, which the reader NUL-terminates. */
-static qn_status load_json(const void *buf, size_t len, const qn_allocator *alloc,
-                           qn_level **out, qn_error *err) {
-    return load_text(buf, len, alloc, out, err);
-}
-
-/* Reads the file at path once and hands its bytes to `load`. */
+/* Reads the file at path once; JSON text is loaded from that buffer (which
+** load_text frees early), other forms (any: by content) through
+** qn_level_load_any_mem. */
 static qn_status load_path(const char *path, const qn_allocator *alloc, qn_level **out,
-                           qn_error *err, level_loader load) {
+                           qn_error *err, bool any) {
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!out || !path)
         return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL level pointer or path");
+    const void *map;
+    size_t len;
+    if (any && qn__map_file(path, &map, &len)) { /* baked files are used in place */
+        if (qn_level_sniff(map, len) == QN_LEVEL_BAKED) {
+            qn_status st = qn_level_load_any_mem(map, len, alloc, out, err);
+            qn__unmap_file(map, len);
+            return st;
+        }
+        qn__unmap_file(map, len);
+    }
     qn_allocator a = qn__allocator(alloc);
     char *buf;
-    size_t len;
     qn_status st = qn__read_file(path, &a, &buf, &len, err);
     if (st != QN_OK) return st;
-    st = load(buf, len, alloc, out, err);
+    if (!any || qn_level_sniff(buf, len) == QN_LEVEL_JSON)
+        return load_text(buf, len, alloc, out, err, buf, len + 1);
+    st = qn_level_load_any_mem(buf, len, alloc, out, err);
     qn__free(&a, buf, len + 1);
     return st;
 }
 
 qn_status qn_level_load_file(const char *path, const qn_allocator *alloc, qn_level **out,
                              qn_error *err) {
-    return load_path(path, alloc, out, err, load_json);
+    return load_path(path, alloc, out, err, false);
 }
 
 void qn_level_destroy(qn_level *level) {
@@ -1234,5 +1364,5 @@ qn_status qn_level_load_any_mem(const void *data, size_t len, const qn_allocator
 
 qn_status qn_level_load_any_file(const char *path, const qn_allocator *alloc, qn_level **out,
                                  qn_error *err) {
-    return load_path(path, alloc, out, err, qn_level_load_any_mem);
+    return load_path(path, alloc, out, err, true);
 }

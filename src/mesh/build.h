@@ -32,6 +32,9 @@ qn_status qn__mesh_alloc_quads(qn_mesh *m, qn_error *err); /* corners .. island 
 qn_status qn__mesh_shapes(qn__builder *bd);
 /* Portal table and per-quad lists from bd->cands (sorted by (a, b)). */
 qn_status qn__mesh_portals(qn__builder *bd);
+/* With m->portals' quads, edges and end points set: the rest of each portal
+** (mid point, width, direction) and the per-quad lists. */
+qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err);
 size_t qn__mesh_array_bytes(const qn_mesh *m);
 
 #endif /* QN_MESH_BUILD_H */

@@ -23,7 +23,7 @@ size_t qn__mesh_array_bytes(const qn_mesh *m) {
     size_t q = m->quad_count, p = m->portal_count;
     size_t cells = (size_t)m->grid_w * m->grid_h;
     size_t ncl = m->cell_start ? m->cell_start[cells] : 0;
-    return q * (4 * sizeof(qn_vec2) + sizeof(qn__planes) + sizeof(float) + 1 +
+    return (m->planes ? q * sizeof(qn__planes) : 0) + q * (4 * sizeof(qn_vec2) + sizeof(float) + 1 +
                 sizeof(uint32_t)) +
            p * sizeof(qn__portal) + (q + 1) * 2 * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) +
            (cells + 1 + ncl) * sizeof(uint32_t);
@@ -129,11 +129,27 @@ static double quad_tol(const qn_vec2 *c) {
     return qn__tol_at(maxabs);
 }
 
+/* An axis-aligned rectangle wound counter-clockwise passes the convexity
+** tests (each corner's turn is +width*height) and its edges are exactly
+** as long as their coordinate differences: when those and the area pass,
+** check_quad_shape would find nothing. Anything else takes the full tests. */
+static bool rect_shape_ok(const qn_vec2 *c, double eps) {
+    double w = (double)c[1].x - (double)c[0].x, h = (double)c[2].y - (double)c[1].y;
+    if (w <= eps || h <= eps) return false;
+    double area2 = 0.0;
+    for (int i = 0; i < 4; i++)
+        area2 += (double)c[i].x * (double)c[(i + 1) & 3].y - (double)c[(i + 1) & 3].x * (double)c[i].y;
+    return fabs(area2) > eps * dmax(w, h);
+}
+
 /* Zero lengths, zero area, winding and convexity, each against the quad's
 ** own tolerance: a corner may sit up to that far inside the line of its
 ** neighbours (a T-junction vertex rounded a hair inwards). */
 static qn_status check_quad_shape(qn_mesh *m, uint32_t q, double eps, qn_error *err) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    if (qn__axis_rect(c)) { /* the same tests, less work: see rect_shape */
+        if (rect_shape_ok(c, eps)) return QN_OK;
+    }
     double area2 = 0.0, longest = 0.0;
     for (int i = 0; i < 4; i++) {
         double len = dist_d(c[i], c[(i + 1) & 3]);
@@ -194,13 +210,21 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
     /* Queries (point location, portal widths) use one tolerance: a few
     ** float ulps of the largest coordinate. Building uses local ones. */
     m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
+    /* A mesh of rectangles keeps no planes: qn__quad_planes derives them. */
+    bool rects = true;
+    for (uint32_t q = 0; q < m->quad_count && rects; q++)
+        rects = qn__axis_rect(&m->corners[4 * (size_t)q]);
+    if (!rects) {
+        m->planes = qn__alloc(&m->alloc, (size_t)m->quad_count * sizeof(qn__planes));
+        if (!m->planes) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
+    }
     qn_rect b = {{FLT_MAX, FLT_MAX}, {-FLT_MAX, -FLT_MAX}};
     for (uint32_t q = 0; q < m->quad_count; q++) {
         double t = quad_tol(&m->corners[4 * (size_t)q]);
         bd->tol[q] = (float)t;
         qn_status st = check_quad_shape(m, q, t, err);
         if (st != QN_OK) return st;
-        quad_planes(m, q);
+        if (m->planes) quad_planes(m, q);
         for (int k = 0; k < 4; k++) {
             qn_vec2 v = m->corners[4 * (size_t)q + (size_t)k];
             b.min.x = fminf(b.min.x, v.x);
@@ -220,7 +244,8 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
 ** eps / sin(angle / 2) past the vertex, further than eps. */
 static qn_rect quad_box(const qn_mesh *m, uint32_t q) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
-    const qn__planes *pl = &m->planes[q];
+    qn__planes tmp;
+    const qn__planes *pl = qn__quad_planes(m, q, &tmp);
     double eps = (double)m->eps;
     qn_rect r = {c[0], c[0]};
     for (int k = 0; k < 4; k++) {
@@ -301,9 +326,8 @@ static bool strip_range(const qn_vec2 *c, double ya, double yb, double *lo, doub
 }
 
 /* How far the tolerant region of q reaches past its corners' box (see
-** quad_box): at least eps, more at sharp corners. */
-static double quad_reach(const qn_mesh *m, uint32_t q) {
-    qn_rect r = quad_box(m, q);
+** quad_box, given as r): at least eps, more at sharp corners. */
+static double quad_reach(const qn_mesh *m, uint32_t q, qn_rect r) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
     double reach = (double)m->eps;
     double minx = (double)c[0].x, maxx = minx, miny = (double)c[0].y, maxy = miny;
@@ -320,8 +344,9 @@ static double quad_reach(const qn_mesh *m, uint32_t q) {
 static uint32_t grid_add(qn_mesh *m, uint32_t q, uint32_t *fill) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
     uint32_t b[4], n = 0;
-    box_cells(m, quad_box(m, q), b);
-    double g = quad_reach(m, q), cs = (double)m->grid_cell;
+    qn_rect r = quad_box(m, q);
+    box_cells(m, r, b);
+    double g = quad_reach(m, q, r), cs = (double)m->grid_cell;
     double oy = (double)m->grid_origin.y;
     for (uint32_t y = b[1]; y <= b[3]; y++) {
         double ya = y == 0 ? -DBL_MAX : oy + (double)y * cs - g;
@@ -449,10 +474,7 @@ qn_status qn__mesh_portals(qn__builder *bd) {
     qn_mesh *m = bd->m;
     m->portal_count = bd->ncand;
     m->portals = qn__alloc(&m->alloc, (size_t)bd->ncand * sizeof(qn__portal));
-    m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
-    m->qp_list = qn__alloc(&m->alloc, 2 * (size_t)bd->ncand * sizeof(uint32_t));
-    if (!m->portals || !m->qp_start || !m->qp_list)
-        return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    if (!m->portals) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     for (uint32_t i = 0; i < bd->ncand; i++) {
         const qn__cand *c = &bd->cands[i];
         qn__portal *p = &m->portals[i];
@@ -462,16 +484,27 @@ qn_status qn__mesh_portals(qn__builder *bd) {
         p->edge[1] = c->eb;
         p->p0 = c->p0;
         p->p1 = c->p1;
-        p->mid = qn__scale(qn__add(c->p0, c->p1), 0.5f);
-        p->width = qn__len(qn__sub(c->p1, c->p0));
-        p->u = qn__scale(qn__sub(c->p1, c->p0), 1.0f / p->width);
-        m->qp_start[c->a + 1]++;
-        m->qp_start[c->b + 1]++;
+    }
+    return qn__mesh_portal_lists(m, bd->err);
+}
+
+qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err) {
+    m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
+    m->qp_list = qn__alloc(&m->alloc, 2 * (size_t)m->portal_count * sizeof(uint32_t));
+    if (!m->qp_start || !m->qp_list)
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    for (uint32_t i = 0; i < m->portal_count; i++) {
+        qn__portal *p = &m->portals[i];
+        p->mid = qn__scale(qn__add(p->p0, p->p1), 0.5f);
+        p->width = qn__len(qn__sub(p->p1, p->p0));
+        p->u = qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width);
+        m->qp_start[p->q[0] + 1]++;
+        m->qp_start[p->q[1] + 1]++;
     }
     for (uint32_t q = 0; q < m->quad_count; q++) m->qp_start[q + 1] += m->qp_start[q];
     uint32_t *fill = qn__calloc(&m->alloc, m->quad_count, sizeof(uint32_t));
-    if (!fill) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-    for (uint32_t i = 0; i < bd->ncand; i++)
+    if (!fill) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    for (uint32_t i = 0; i < m->portal_count; i++)
         for (int s = 0; s < 2; s++) {
             uint32_t q = m->portals[i].q[s];
             m->qp_list[m->qp_start[q] + fill[q]++] = i;
@@ -517,11 +550,10 @@ void qn__mesh_islands(qn_mesh *m) {
 qn_status qn__mesh_alloc_quads(qn_mesh *m, qn_error *err) {
     size_t q = m->quad_count;
     m->corners = qn__alloc(&m->alloc, q * 4 * sizeof(qn_vec2));
-    m->planes = qn__alloc(&m->alloc, q * sizeof(qn__planes));
     m->cost = qn__alloc(&m->alloc, q * sizeof(float));
     m->blocked = qn__alloc(&m->alloc, q);
     m->island = qn__alloc(&m->alloc, q * sizeof(uint32_t));
-    if (!m->corners || !m->planes || !m->cost || !m->blocked || !m->island)
+    if (!m->corners || !m->cost || !m->blocked || !m->island)
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
     return QN_OK;
 }

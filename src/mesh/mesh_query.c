@@ -205,7 +205,8 @@ qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_blocked, uin
 /* Where the segment a + t*d leaves quad q: the smallest t at which it goes
 ** out through an edge (with the mesh tolerance). FLT_MAX when never. */
 static float exit_param(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 d) {
-    const qn__planes *pl = &m->planes[q];
+    qn__planes tmp;
+    const qn__planes *pl = qn__quad_planes(m, q, &tmp);
     float best = FLT_MAX;
     for (int i = 0; i < 4; i++) {
         float nd = pl->nx[i] * d.x + pl->ny[i] * d.y;

@@ -127,6 +127,9 @@ static void sort_any(void *base, size_t n, size_t size, int (*cmp)(const void *,
 
 /* ---- twins ------------------------------------------------------------ */
 
+/* How far ahead the hash-table loops fetch their next slots. */
+#define PREFETCH_AHEAD 16
+
 /* Edge slot of (a, b) in the table, or the empty slot where it would go. */
 static size_t twin_slot(const qn_mesh *m, const uint32_t *table, size_t mask, qn_vec2 a,
                         qn_vec2 b) {
@@ -149,13 +152,22 @@ static qn_status match_twins(qn__builder *bd, uint8_t *done) {
     if (!table) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edge table)");
     memset(table, 0xFF, size * sizeof(uint32_t));
     qn_status st = QN_OK;
+    /* The slots are random: fetch the one PREFETCH_AHEAD edges on early. */
     for (size_t e = 0; e < ne && st == QN_OK; e++) {
+        if (e + PREFETCH_AHEAD < ne) {
+            uint32_t g = (uint32_t)(e + PREFETCH_AHEAD);
+            QN__PREFETCH(&table[hash_edge(corner(m, g), corner_next(m, g)) & (size - 1)]);
+        }
         size_t i = twin_slot(m, table, size - 1, corner(m, (uint32_t)e),
                              corner_next(m, (uint32_t)e));
         if (table[i] != EMPTY) st = overlap_error(bd, table[i] >> 2, (uint32_t)e >> 2);
         else table[i] = (uint32_t)e;
     }
     for (size_t e = 0; e < ne && st == QN_OK; e++) {
+        if (e + PREFETCH_AHEAD < ne) {
+            uint32_t g = (uint32_t)(e + PREFETCH_AHEAD);
+            QN__PREFETCH(&table[hash_edge(corner_next(m, g), corner(m, g)) & (size - 1)]);
+        }
         qn_vec2 a = corner(m, (uint32_t)e), b = corner_next(m, (uint32_t)e);
         uint32_t f = table[twin_slot(m, table, size - 1, b, a)];
         if (f == EMPTY || (f >> 2) == (e >> 2)) continue;
@@ -411,6 +423,163 @@ static qn_status match_loose(qn__builder *bd, const uint8_t *done) {
     return st;
 }
 
+/* ---- the other edges of a mesh of rectangles: sweeps along lines -------- */
+
+/* When every quad is an axis-aligned rectangle (qn__axis_rect), every loose
+** edge is horizontal or vertical, and compare_edges pairs (or finds in
+** conflict) only edges of one orientation whose lines lie within the larger
+** local tolerance of each other and which overlap along them. Sorted by
+** line, edges whose lines chain within the largest tolerance form a group;
+** sorted along the line inside it, each edge is compared with those still
+** open where it starts. compare_edges then decides every pair exactly as
+** the bucket sweep would (from the longer edge, ties to the later one); the
+** pairs compared are a superset of those, so the outcome is the same when
+** no conflict is found. On a conflict the caller reruns the bucket sweep,
+** which reports the same error as ever. */
+typedef struct rside {
+    double line, lo, hi; /* the line's coordinate; the span along it */
+    uint32_t i;          /* index into the loose array */
+} rside;
+
+static int cmp_rside_lo(const void *x, const void *y) {
+    const rside *a = x, *b = y;
+    if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+    return a->i < b->i ? -1 : (a->i > b->i);
+}
+
+/* A double's bits as an unsigned key in the same order (no NaN here; -0
+** reads as +0, so equal lines have equal keys). */
+static uint64_t order_key(double d) {
+    d += 0.0;
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u >> 63 ? ~u : u | (1ull << 63);
+}
+
+/* Stable radix sort of r[0..n) by the key of field `lo` (by_lo) or `line`,
+** 16 bits a pass, skipping passes whose digit is the same for all (most,
+** on integer coordinates); tmp: room for n. Returns where the result is. */
+static rside *radix_rsides(rside *r, rside *tmp, uint32_t n, bool by_lo, uint32_t *count) {
+    for (int shift = 0; shift < 64; shift += 16) {
+        memset(count, 0, 65537 * sizeof *count);
+        for (uint32_t k = 0; k < n; k++)
+            count[((order_key(by_lo ? r[k].lo : r[k].line) >> shift) & 0xFFFFu) + 1]++;
+        bool one = false;
+        for (uint32_t d = 1; d <= 65536 && !one; d++) one = count[d] == n;
+        if (one) continue;
+        for (uint32_t d = 0; d < 65536; d++) count[d + 1] += count[d];
+        for (uint32_t k = 0; k < n; k++)
+            tmp[count[(order_key(by_lo ? r[k].lo : r[k].line) >> shift) & 0xFFFFu]++] = r[k];
+        rside *t = r;
+        r = tmp;
+        tmp = t;
+    }
+    return r;
+}
+
+/* One group of edges near one line, sorted by (lo, i) here; act: room for
+** n. A group on one exact line comes sorted so from sweep_lines. */
+static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
+    if (n > 1 && g[0].line != g[n - 1].line) qsort(g, n, sizeof *g, cmp_rside_lo);
+    uint32_t na = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t keep = 0;
+        for (uint32_t a = 0; a < na; a++) /* drop edges that end before this one starts */
+            if (g[act[a]].hi >= g[k].lo) act[keep++] = act[a];
+        na = keep;
+        for (uint32_t a = 0; a < na; a++) {
+            uint32_t i = g[k].i, j = g[act[a]].i;
+            const loose *li = &S->ls[i], *lj = &S->ls[j];
+            qn_status st = shorter(li, i, lj, j) ? compare_edges(S->bd, lj, li)
+                                                 : compare_edges(S->bd, li, lj);
+            if (st != QN_OK) return st;
+        }
+        act[na++] = k;
+    }
+    return QN_OK;
+}
+
+/* The edges of one orientation (vertical: 1, horizontal: 0); r and tmp:
+** room for every loose edge, count: 65537. */
+static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, uint32_t *act,
+                             bool vertical, double tmax) {
+    const qn_mesh *m = S->bd->m;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < S->nl; i++) {
+        uint32_t e = S->ls[i].e;
+        if (((e & 1u) != 0) != vertical) continue;
+        qn_vec2 a = corner(m, e), b = corner_next(m, e);
+        double la = vertical ? (double)a.y : (double)a.x, lb = vertical ? (double)b.y : (double)b.x;
+        r[n++] = (rside){vertical ? (double)a.x : (double)a.y, dmin(la, lb), dmax(la, lb), i};
+    }
+    /* By (line, lo, i): by lo first, then stably by line (i is the order made). */
+    rside *lo_sorted = radix_rsides(r, tmp, n, true, count);
+    r = radix_rsides(lo_sorted, lo_sorted == r ? tmp : r, n, false, count);
+    qn_status st = QN_OK;
+    for (uint32_t from = 0, k = 1; st == QN_OK && from < n; k++)
+        if (k == n || r[k].line - r[k - 1].line > tmax) {
+            st = sweep_group(S, r + from, k - from, act);
+            from = k;
+        }
+    return st;
+}
+
+/* QN_OK with every portal candidate of the loose edges pushed; QN_E_NOMEM
+** or QN_E_LIMIT (no message: bd->err is NULL here); any other status means
+** "ask the bucket sweep" (the cands pushed here are then dropped). */
+static qn_status match_loose_rects(qn__builder *bd, const uint8_t *done) {
+    qn_mesh *m = bd->m;
+    size_t ne = 4 * (size_t)m->quad_count;
+    uint32_t nl = 0;
+    double tmax = 0.0;
+    for (size_t e = 0; e < ne; e++) nl += !done[e];
+    for (uint32_t q = 0; q < m->quad_count; q++) tmax = dmax(tmax, (double)bd->tol[q]);
+    sweep S = {bd, qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(loose)), 0, NULL, NULL, 0};
+    rside *r = qn__alloc(&m->alloc, 2 * ((size_t)nl + 1) * sizeof(rside));
+    uint32_t *act = qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(uint32_t));
+    uint32_t *count = qn__alloc(&m->alloc, 65537 * sizeof(uint32_t));
+    qn_status st = S.ls && r && act && count ? QN_OK : QN_E_NOMEM;
+    for (size_t e = 0; st == QN_OK && e < ne; e++) {
+        if (done[e]) continue;
+        loose *l = &S.ls[S.nl++];
+        memset(l, 0, sizeof *l); /* theta and off: the bucket sweep's, unused here */
+        l->e = (uint32_t)e;
+        l->tol = bd->tol[e >> 2];
+        l->len = dlen(corner(m, (uint32_t)e), corner_next(m, (uint32_t)e));
+    }
+    rside *tmp = r ? r + nl + 1 : NULL;
+    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, false, tmax);
+    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, true, tmax);
+    qn__free(&m->alloc, count, 65537 * sizeof(uint32_t));
+    qn__free(&m->alloc, act, ((size_t)nl + 1) * sizeof(uint32_t));
+    qn__free(&m->alloc, r, 2 * ((size_t)nl + 1) * sizeof(rside));
+    qn__free(&m->alloc, S.ls, ((size_t)nl + 1) * sizeof(loose));
+    return st;
+}
+
+static bool all_rects(const qn_mesh *m) {
+    for (uint32_t q = 0; q < m->quad_count; q++)
+        if (!qn__axis_rect(&m->corners[4 * (size_t)q])) return false;
+    return true;
+}
+
+/* The loose edges: by lines when every quad is a rectangle and that finds
+** no conflict, else (and then) by buckets. */
+static qn_status match_loose_any(qn__builder *bd, const uint8_t *done) {
+    if (!all_rects(bd->m)) return match_loose(bd, done);
+    uint32_t before = bd->ncand;
+    qn_error *err = bd->err;
+    bd->err = NULL; /* a conflict here is reported by the bucket sweep */
+    qn_status st = match_loose_rects(bd, done);
+    bd->err = err;
+    if (st == QN_OK) return QN_OK;
+    if (st == QN_E_NOMEM) return qn__fail(err, st, QN_NONE, "out of memory (edges)");
+    if (st == QN_E_LIMIT)
+        return qn__fail(err, st, QN_NONE, "more than %u shared edge segments", UINT32_MAX / 4);
+    bd->ncand = before;
+    return match_loose(bd, done);
+}
+
 /* ---- one candidate per quad pair: the longest -------------------------- */
 
 static double cand_len(const qn__cand *c) { return dlen(c->p0, c->p1); }
@@ -460,9 +629,15 @@ static qn_status best_per_pair(qn__builder *bd) {
 
 /* Separating-axis test on the 8 edge normals; touching (within the local
 ** tolerance) is not overlap. */
+/* Two axis-aligned rectangles (qn__axis_rect): the other's corner that lies
+** furthest inside edge i (the distance is monotone in one coordinate, so
+** this corner gives the same maximum as all four). */
+static const int rect_far[4] = {2, 0, 0, 2};
+
 static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32_t b) {
     const uint32_t qs[2] = {a, b};
     double t = 4.0 * dmax((double)tol[a], (double)tol[b]);
+    bool rects = qn__axis_rect(&m->corners[4 * (size_t)a]) && qn__axis_rect(&m->corners[4 * (size_t)b]);
     for (int s = 0; s < 2; s++) {
         const qn_vec2 *c = &m->corners[4 * (size_t)qs[s]];
         const qn_vec2 *o = &m->corners[4 * (size_t)qs[1 - s]];
@@ -470,7 +645,8 @@ static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32
             dv2 p = dv(c[i]), q = dv(c[(i + 1) & 3]);
             double ex = q.x - p.x, ey = q.y - p.y, len = sqrt(ex * ex + ey * ey);
             double maxo = -DBL_MAX;
-            for (int k = 0; k < 4; k++) { /* distance inside edge i's line */
+            for (int k = rects ? rect_far[i] : 0; k < (rects ? rect_far[i] + 1 : 4); k++) {
+                /* distance inside edge i's line */
                 dv2 v = dv(o[k]);
                 maxo = dmax(maxo, (ex * (v.y - p.y) - ey * (v.x - p.x)) / len);
             }
@@ -495,10 +671,30 @@ static int cmp_wedge(const void *x, const void *y) {
     return a->corner < b->corner ? -1 : (a->corner > b->corner);
 }
 
-static wedge corner_wedge(const qn_mesh *m, uint32_t c) {
+/* atan2 of the four axis directions (+x, +y, -x, -y): what it returns for
+** any length along them (C Annex F), so a rectangle's corner needs none. */
+typedef struct axis_angles {
+    double a[4];
+} axis_angles;
+
+static axis_angles make_axis_angles(void) {
+    axis_angles t = {{atan2(0.0, 1.0), atan2(1.0, 0.0), atan2(0.0, -1.0), atan2(-1.0, 0.0)}};
+    return t;
+}
+
+static wedge corner_wedge(const qn_mesh *m, uint32_t c, const axis_angles *ax) {
     dv2 v = dv(m->corners[c]), n = dv(corner_next(m, c));
     dv2 p = dv(m->corners[(c & ~3u) | ((c + 3) & 3u)]);
-    double s = atan2(n.y - v.y, n.x - v.x), e = atan2(p.y - v.y, p.x - v.x), w = e - s;
+    double s, e;
+    if (qn__axis_rect(&m->corners[c & ~3u])) {
+        /* corner k leaves along axis k (+x, +y, -x, -y), comes from axis k + 1 */
+        s = ax->a[c & 3u];
+        e = ax->a[(c + 1) & 3u];
+    } else {
+        s = atan2(n.y - v.y, n.x - v.x);
+        e = atan2(p.y - v.y, p.x - v.x);
+    }
+    double w = e - s;
     while (w <= 0) w += 2 * PI;
     while (w > 2 * PI) w -= 2 * PI;
     wedge out = {s < 0 ? s + 2 * PI : s, w, c};
@@ -537,10 +733,15 @@ static qn_status check_fans(qn__builder *bd) {
     uint32_t *table = qn__alloc(&m->alloc, size * sizeof(uint32_t));
     uint32_t *next = qn__alloc(&m->alloc, nc * sizeof(uint32_t));
     wedge *w = qn__alloc(&m->alloc, wcap * sizeof(wedge));
+    axis_angles ax = make_axis_angles();
     qn_status st = QN_OK;
     if (!table || !next || !w) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (corners)");
     if (table) memset(table, 0xFF, size * sizeof(uint32_t));
     for (size_t c = 0; st == QN_OK && c < nc; c++) {
+        if (c + PREFETCH_AHEAD < nc) {
+            qn_vec2 f = m->corners[c + PREFETCH_AHEAD];
+            QN__PREFETCH(&table[hash_edge(f, f) & (size - 1)]);
+        }
         qn_vec2 p = m->corners[c];
         size_t i = hash_edge(p, p) & (size - 1);
         while (table[i] != EMPTY && !same_point(m->corners[table[i]], p)) i = (i + 1) & (size - 1);
@@ -560,7 +761,7 @@ static qn_status check_fans(qn__builder *bd) {
                 w = nw;
                 wcap *= 2;
             }
-            w[k++] = corner_wedge(m, c);
+            w[k++] = corner_wedge(m, c, &ax);
         }
         if (st == QN_OK) st = check_fan(bd, w, k);
     }
@@ -640,7 +841,7 @@ qn_status qn__mesh_pairs(qn__builder *bd) {
     if (!done) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
     qn_status st = check_overlaps(bd);
     if (st == QN_OK) st = match_twins(bd, done);
-    if (st == QN_OK) st = match_loose(bd, done);
+    if (st == QN_OK) st = match_loose_any(bd, done);
     qn__free(&m->alloc, done, ne);
     if (st == QN_OK) st = best_per_pair(bd);
     return st;

@@ -50,12 +50,13 @@ typedef struct xnode {
 } xnode;
 
 
-/* A piece of a portal's envelope: root r at cost g reaches [t0, t1]
-** (distances along the portal from p0). */
+/* A piece of a portal's envelope: root rid, at (a, h) in the portal's
+** frame (along and across from p0) and cost g, reaches [t0, t1] (distances
+** along the portal from p0); `node` is the open state that carries it into
+** the quad beyond (QN_NONE once taken out, or for a path). */
 typedef struct piece {
-    qn_vec2 r;
-    float g, t0, t1;
-    uint32_t next;
+    float a, h, g, t0, t1;
+    uint32_t next, rid, node;
 } piece;
 
 /* An entry as the search finds it. A root seeing all of the quad (rid with
@@ -82,10 +83,11 @@ struct qn__isearch {
     xnode *nodes;
     uint32_t *heap; /* the open states (src/core/heap.h), ordered by fkey */
     float *fkey;    /* per node slot: its f */
+    uint32_t *hpos; /* per node slot: where it sits in the heap while open */
     qn__heap q;
     piece *pieces;
     xentry *ents;
-    uint32_t nn, ncap, hcap, kcap, npc, pcap, ne, ecap;
+    uint32_t nn, ncap, hcap, kcap, poscap, npc, pcap, ne, ecap;
     /* fixed scratch */
     uint32_t *head;             /* per portal: first piece */
     float *rg;                  /* per root: best cost so far (INFINITY: none) */
@@ -150,9 +152,12 @@ static bool reserve(xsearch *S, void **p, uint32_t *cap, size_t sz, uint32_t wan
 static void push_key(xsearch *S, float f, uint32_t node) {
     while (node >= S->kcap)
         if (!grow(S, (void **)&S->fkey, &S->kcap, sizeof(float))) return;
+    while (node >= S->poscap)
+        if (!grow(S, (void **)&S->hpos, &S->poscap, sizeof(uint32_t))) return;
     if (S->q.n == S->hcap && !grow(S, (void **)&S->heap, &S->hcap, sizeof(uint32_t))) return;
     S->q.a = S->heap;
     S->q.key = S->fkey;
+    S->q.pos = S->hpos;
     S->fkey[node] = f;
     qn__heap_push(&S->q, node);
 }
@@ -271,11 +276,10 @@ static void unbeaten(froot n, froot w, float lo, float hi, double tol, span *out
 }
 
 /* Cuts spans sp[0..*n) of portal e to where root n beats piece w. */
-static void cut_by(const qn__portal *pt, froot n, const piece *w, double tol, span *sp,
-                   uint32_t *cnt) {
+static void cut_by(froot n, const piece *w, double tol, span *sp, uint32_t *cnt) {
     span out[MAX_SPANS];
     uint32_t k = 0;
-    froot fw = in_frame(pt, w->r, w->g);
+    froot fw = {(double)w->a, (double)w->h, (double)w->g};
     for (uint32_t i = 0; i < *cnt; i++) {
         float lo = fmaxf(sp[i].a, w->t0), hi = fminf(sp[i].b, w->t1);
         if (!(hi > lo)) {
@@ -303,14 +307,16 @@ static uint32_t envelope_cut(const xsearch *S, uint32_t e, uint32_t self, qn_vec
     uint32_t cnt = 1;
     sp[0] = (span){t0, t1};
     for (uint32_t w = S->head[e]; w != QN_NONE && cnt; w = S->pieces[w].next)
-        if (w != self) cut_by(pt, n, &S->pieces[w], tol, sp, &cnt);
+        if (w != self) cut_by(n, &S->pieces[w], tol, sp, &cnt);
     return cnt;
 }
 
-static uint32_t add_piece_record(xsearch *S, uint32_t e, qn_vec2 r, float g, float t0, float t1) {
+static uint32_t add_piece_record(xsearch *S, uint32_t e, qn_vec2 r, uint32_t rid, float g,
+                                 float t0, float t1) {
     if (S->npc == S->pcap && !grow(S, (void **)&S->pieces, &S->pcap, sizeof(piece))) return QN_NONE;
     uint32_t i = S->npc++;
-    S->pieces[i] = (piece){r, g, t0, t1, S->head[e]};
+    froot fr = in_frame(&S->m->portals[e], r, g);
+    S->pieces[i] = (piece){(float)fr.a, (float)fr.h, g, t0, t1, S->head[e], rid, QN_NONE};
     S->head[e] = i;
     return i;
 }
@@ -434,7 +440,42 @@ static void push_node(xsearch *S, xnode *n) {
     uint32_t i = S->nfree != QN_NONE ? S->nfree : S->nn++;
     if (i == S->nfree) S->nfree = S->nodes[i].parent;
     S->nodes[i] = *n;
+    if (!S->target && n->piece < S->npc) S->pieces[n->piece].node = i;
     push_key(S, n->f, i);
+}
+
+/* One-to-all: the open state of root rid entering quad nq through portal
+** e whose piece ends where [t0, t1] begins, or begins where it ends (a
+** root's view split by a vertex it saw past); QN_NONE when there is none. */
+static uint32_t touching_piece(const xsearch *S, uint32_t e, uint32_t rid, float g, uint32_t nq,
+                               float t0, float t1) {
+    for (uint32_t w = S->head[e]; w != QN_NONE; w = S->pieces[w].next) {
+        const piece *pc = &S->pieces[w];
+        if (pc->rid != rid || pc->node == QN_NONE || pc->g != g) continue;
+        const xnode *n = &S->nodes[pc->node];
+        if (n->quad != nq || n->on) continue;
+        if (fabsf(pc->t1 - t0) <= S->tol || fabsf(pc->t0 - t1) <= S->tol) return w;
+    }
+    return QN_NONE;
+}
+
+/* Widens the open state of piece w to [t0, t1] too: one state carries the
+** root's whole view through the portal, instead of one per part, whose
+** count would grow with every vertex the root sees past. */
+static void widen(xsearch *S, uint32_t w, uint32_t e, bool up, float t0, float t1) {
+    piece *pc = &S->pieces[w];
+    const qn__portal *pt = &S->m->portals[e];
+    if (t0 < pc->t0) pc->t0 = t0;
+    if (t1 > pc->t1) pc->t1 = t1;
+    xnode *n = &S->nodes[pc->node];
+    qn_vec2 lo = on_portal(pt, pc->t0), hi = on_portal(pt, pc->t1);
+    n->R = up ? lo : hi;
+    n->L = up ? hi : lo;
+    float f = n->g + point_segment_dist(n->r, n->R, n->L);
+    if (f < S->fkey[pc->node]) {
+        n->f = S->fkey[pc->node] = f;
+        qn__heap_lowered(&S->q, pc->node);
+    }
 }
 
 /* States for root rt (id rid, cost g) through the part [x0, x1] of the
@@ -450,9 +491,16 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
     const qn_mesh *m = S->m;
     uint32_t sub = S->b->psub[2 * e + (m->portals[e].q[0] == nq ? 0 : 1)];
     for (uint32_t i = 0; i < n && S->st == QN_OK; i++) {
+        if (!on && !S->target) {
+            uint32_t w = touching_piece(S, e, rid, g, nq, sp[i].a, sp[i].b);
+            if (w != QN_NONE) {
+                widen(S, w, e, up, sp[i].a, sp[i].b);
+                continue;
+            }
+        }
         qn_vec2 pa = on ? x0 : on_portal(pt, up ? sp[i].a : sp[i].b);
         qn_vec2 pb = on ? x1 : on_portal(pt, up ? sp[i].b : sp[i].a);
-        uint32_t pc = add_piece_record(S, e, rt, g, sp[i].a, sp[i].b);
+        uint32_t pc = add_piece_record(S, e, rt, rid, g, sp[i].a, sp[i].b);
         xnode nd = {rt, pb, pa, g, g + point_segment_dist(rt, pa, pb), rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
         push_node(S, &nd);
     }
@@ -650,7 +698,10 @@ static void run(xsearch *S) {
             S->found = i;
             return;
         }
-        if (!S->target) S->nodes[i].parent = S->nfree, S->nfree = i;
+        if (!S->target) {
+            S->nodes[i].parent = S->nfree, S->nfree = i;
+            if (n.piece < S->npc && S->pieces[n.piece].node == i) S->pieces[n.piece].node = QN_NONE;
+        }
         if (n.g > S->rg[n.rid] * (1.0f + 1e-6f) + S->tol) continue; /* a cheaper root since */
         S->cur = S->target ? i : QN_NONE;
         expand(S, n);
@@ -886,6 +937,7 @@ static void search_free(xsearch *S) {
     qn__free(&S->alloc, S->nodes, (size_t)S->ncap * sizeof(xnode));
     qn__free(&S->alloc, S->heap, (size_t)S->hcap * sizeof(uint32_t));
     qn__free(&S->alloc, S->fkey, (size_t)S->kcap * sizeof(float));
+    qn__free(&S->alloc, S->hpos, (size_t)S->poscap * sizeof(uint32_t));
     qn__free(&S->alloc, S->pieces, (size_t)S->pcap * sizeof(piece));
     qn__free(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry));
 }
@@ -949,6 +1001,7 @@ qn_status qn__isearch_create(const qn_mesh *m, const qn_allocator *a, uint32_t m
     if (!grow(S, (void **)&S->nodes, &S->ncap, sizeof(xnode)) ||
         !grow(S, (void **)&S->heap, &S->hcap, sizeof(uint32_t)) ||
         !grow(S, (void **)&S->fkey, &S->kcap, sizeof(float)) ||
+        !grow(S, (void **)&S->hpos, &S->poscap, sizeof(uint32_t)) ||
         !grow(S, (void **)&S->pieces, &S->pcap, sizeof(piece))) {
         qn__isearch_destroy(S);
         return QN_E_NOMEM;
@@ -971,7 +1024,7 @@ size_t qn__isearch_bytes(const qn__isearch *S) {
     const qn_mesh *m = S->m;
     return sizeof *S + fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv) +
            (size_t)S->ncap * sizeof(xnode) + (size_t)S->hcap * sizeof(uint32_t) +
-           (size_t)S->kcap * sizeof(float) +
+           (size_t)S->kcap * sizeof(float) + (size_t)S->poscap * sizeof(uint32_t) +
            (size_t)S->pcap * sizeof(piece) +
            ((size_t)S->nr + S->m->quad_count + 1) * sizeof(uint32_t);
 }

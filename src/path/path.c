@@ -95,6 +95,7 @@ struct qn_pathfinder {
     float *bangle;   /* per boundary vertex: the quad's interior angle there */
     uint32_t nb;     /* boundary vertices */
     uint32_t *cstamp, *cpos; /* per quad: place in the corridor being cut */
+    uint32_t *qseen, qgen;   /* per quad: last corner scan (qgen) that looked at it */
     void *block;
     size_t block_bytes;
     /* the any-angle search: the shared interval engine, and the chain of
@@ -154,6 +155,7 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
     TAKE(bangle, nbmax);
     TAKE(cstamp, pf->nq);
     TAKE(cpos, pf->nq);
+    TAKE(qseen, pf->nq);
     TAKE(via, nodes);
     TAKE(vwall, nbmax);
     TAKE(vcorner, nbmax);
@@ -308,6 +310,8 @@ static qn_status alloc_block(qn_pathfinder *pf, qn_error *err) {
     layout(pf, pf->block, nbmax_);
     memset(pf->stamp, 0, ((size_t)pf->np + 1) * sizeof(uint32_t));
     memset(pf->cstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
+    memset(pf->qseen, 0, (size_t)pf->nq * sizeof(uint32_t));
+    pf->qgen = 0;
     return QN_OK;
 }
 
@@ -804,21 +808,30 @@ static void corners_of(near_corner *nc, uint32_t q) {
 static inline float min_f(float a, float b) { return a < b ? a : b; }
 static inline float max_f(float a, float b) { return a > b ? a : b; }
 
-/* Do the boxes of quad q and of segment a-b grown by pad overlap? */
+/* Does segment a-b pass within pad of quad q's box (the box grown by pad
+** meets it)? Boxes first; then whether the segment's line leaves all four
+** corners of the grown box on one side. */
 static bool near_box(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 b, float pad) {
     const qn_vec2 *k = &m->corners[4 * (size_t)q];
-    float x0 = min_f(min_f(k[0].x, k[1].x), min_f(k[2].x, k[3].x));
-    float x1 = max_f(max_f(k[0].x, k[1].x), max_f(k[2].x, k[3].x));
-    float y0 = min_f(min_f(k[0].y, k[1].y), min_f(k[2].y, k[3].y));
-    float y1 = max_f(max_f(k[0].y, k[1].y), max_f(k[2].y, k[3].y));
-    return !(min_f(a.x, b.x) - pad > x1 || max_f(a.x, b.x) + pad < x0 ||
-             min_f(a.y, b.y) - pad > y1 || max_f(a.y, b.y) + pad < y0);
+    float x0 = min_f(min_f(k[0].x, k[1].x), min_f(k[2].x, k[3].x)) - pad;
+    float x1 = max_f(max_f(k[0].x, k[1].x), max_f(k[2].x, k[3].x)) + pad;
+    float y0 = min_f(min_f(k[0].y, k[1].y), min_f(k[2].y, k[3].y)) - pad;
+    float y1 = max_f(max_f(k[0].y, k[1].y), max_f(k[2].y, k[3].y)) + pad;
+    if (min_f(a.x, b.x) > x1 || max_f(a.x, b.x) < x0 || min_f(a.y, b.y) > y1 ||
+        max_f(a.y, b.y) < y0)
+        return false;
+    qn_vec2 d = qn__sub(b, a);
+    float s0 = d.x * (y0 - a.y) - d.y * (x0 - a.x), s1 = d.x * (y0 - a.y) - d.y * (x1 - a.x);
+    float s2 = d.x * (y1 - a.y) - d.y * (x0 - a.x), s3 = d.x * (y1 - a.y) - d.y * (x1 - a.x);
+    return !((s0 > 0.0f && s1 > 0.0f && s2 > 0.0f && s3 > 0.0f) ||
+             (s0 < 0.0f && s1 < 0.0f && s2 < 0.0f && s3 < 0.0f));
 }
 
-/* Calls visit for every unblocked quad listed in the mesh buckets within pad
-** of each bucket-long piece p0-p1 of the segment a-b (a quad may be visited
-** more than once); stops, returning false, as soon as visit does. Any point
-** within pad of the segment lies in a bucket so visited. */
+/* Calls visit (with the whole segment a-b) for every unblocked quad listed
+** in the mesh buckets within pad of each bucket-long piece of the segment
+** (a quad listed in several such buckets is visited more than once); stops,
+** returning false, as soon as visit does. Any point within pad of the
+** segment lies in a bucket so visited. */
 typedef bool (*quad_visit)(void *ctx, uint32_t q, qn_vec2 p0, qn_vec2 p1);
 
 static bool each_quad_near(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float pad, quad_visit visit,
@@ -826,6 +839,7 @@ static bool each_quad_near(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float pad, qu
     qn_vec2 d = qn__sub(b, a);
     uint32_t pieces = (uint32_t)fminf(ceilf(qn__len(d) / m->grid_cell), 1e6f);
     if (pieces == 0) pieces = 1;
+    uint32_t px0 = 0, px1 = 0, py0 = 0, py1 = 0; /* the previous piece's buckets */
     for (uint32_t i = 0; i < pieces; i++) {
         qn_vec2 p0 = qn__add(a, qn__scale(d, (float)i / (float)pieces));
         qn_vec2 p1 = i + 1 == pieces ? b : qn__add(a, qn__scale(d, (float)(i + 1) / (float)pieces));
@@ -834,12 +848,15 @@ static bool each_quad_near(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float pad, qu
         bucket_index(m, fmaxf(p0.x, p1.x) + pad, fmaxf(p0.y, p1.y) + pad, &x1, &y1);
         for (uint32_t y = y0; y <= y1; y++)
             for (uint32_t x = x0; x <= x1; x++) {
+                /* Consecutive pieces share buckets: each is visited once. */
+                if (i > 0 && x >= px0 && x <= px1 && y >= py0 && y <= py1) continue;
                 size_t cell = (size_t)y * m->grid_w + x;
                 for (uint32_t j = m->cell_start[cell]; j < m->cell_start[cell + 1]; j++) {
                     uint32_t q = m->cell_list[j];
-                    if (!m->blocked[q] && !visit(ctx, q, p0, p1)) return false;
+                    if (!m->blocked[q] && !visit(ctx, q, a, b)) return false;
                 }
             }
+        px0 = x0, px1 = x1, py0 = y0, py1 = y1;
     }
     return true;
 }
@@ -847,11 +864,15 @@ static bool each_quad_near(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float pad, qu
 typedef struct corner_scan {
     near_corner *nc;
     float pad;
+    uint32_t *seen, gen; /* a quad listed in several buckets is looked at once */
 } corner_scan;
 
 static bool visit_corners(void *ctx, uint32_t q, qn_vec2 p0, qn_vec2 p1) {
     corner_scan *cs = ctx;
-    if (near_box(cs->nc->Q->m, q, p0, p1, cs->pad)) corners_of(cs->nc, q);
+    if (cs->seen[q] == cs->gen) return true;
+    cs->seen[q] = cs->gen;
+    /* corners_of looks at corners within 2 rc of the stretch. */
+    if (near_box(cs->nc->Q->m, q, p0, p1, 2.0f * cs->nc->rc + cs->pad)) corners_of(cs->nc, q);
     return true;
 }
 
@@ -866,7 +887,12 @@ static bool worst_corner(const query *Q, uint32_t n, float rc, const fvert *a, c
     if (!tangent(a, b, &d)) return false;
     near_corner nc = {Q, n, a, b, touch(a, d), touch(b, d), rc, 0.0f, *a,
                       from_clear ? rc : 2.0f * rc, to_clear ? rc : 2.0f * rc};
-    corner_scan cs = {&nc, rc + 2.0f * m->eps};
+    qn_pathfinder *pf = Q->pf;
+    if (++pf->qgen == 0) { /* wrapped: forget every mark */
+        memset(pf->qseen, 0, (size_t)pf->nq * sizeof(uint32_t));
+        pf->qgen = 1;
+    }
+    corner_scan cs = {&nc, rc + 2.0f * m->eps, pf->qseen, pf->qgen};
     each_quad_near(m, nc.pa, nc.pb, cs.pad, visit_corners, &cs);
     *out = nc.found;
     return nc.worst > 0.0f;

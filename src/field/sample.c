@@ -265,6 +265,8 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
             float slack = 1e-5f * (fabsf(v.x) + fabsf(v.y)) + tol;
             if (qn__cross(e->dr, v) < -slack || qn__cross(v, e->dl) < -slack) continue;
         }
+        /* |v| >= the larger of |vx|, |vy|: most losers need no root. */
+        if (!(fmaxf(fabsf(v.x), fabsf(v.y)) + r->g < bv)) continue;
         float val = qn__len(v) + r->g;
         if (!(val < bv)) continue;
         bv = val;
@@ -470,10 +472,13 @@ static float run_inside(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 dir) {
     return t;
 }
 
-static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, qn_vec2 goal) {
+static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, qn_vec2 goal,
+                          float edge) {
     /* Most ways leave the quad farther off than two radii: nothing to keep
-    ** off yet (the edge planes tell without the boundary's pieces). */
-    if (run_inside(f->mesh, q, p, dir) > 2.0f * agent_radius(f)) return dir;
+    ** off yet (the edge planes tell without the boundary's pieces). No way
+    ** leaves sooner than the nearest edge (edge, from the same planes). */
+    if (edge > 2.0f * agent_radius(f) || run_inside(f->mesh, q, p, dir) > 2.0f * agent_radius(f))
+        return dir;
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base, hit = QN_NONE;
     float best = INFINITY, at = 0.0f;
@@ -541,7 +546,7 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     if (corner_in_way(f, q, p, d, qn__len(qn__sub(r->at, p)), r->at, &c))
         d = round_corner(f, &c, p, c.side), go = to_turn(f, &c, p);
     qn_vec2 way = d;
-    d = clamp_exit(f, q, p, d, r->at);
+    d = clamp_exit(f, q, p, d, r->at, edge);
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;
     /* A way bent near a wall is good for a radius or two. */
     if (ahead) *ahead = dir->x == way.x && dir->y == way.y ? go : 2.0f * rad;

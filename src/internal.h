@@ -418,6 +418,7 @@ typedef struct qn__sroot {
 typedef struct qn__sent {
     uint32_t root;
     qn_vec2 dl, dr;
+    float lb; /* no point of the quad is closer to the goal through this root */
 } qn__sent;
 typedef struct qn__spm {
     uint32_t *qstart;

@@ -858,6 +858,20 @@ static void shrink_roots(const xsearch *S, qn__spm *s) {
     s->rcap = s->nroots;
 }
 
+/* Distance from p to convex quad q (0 inside). */
+static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    bool inside = true;
+    float best = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        qn_vec2 a = c[i], b = c[(i + 1) & 3];
+        if (qn__cross(qn__sub(b, a), qn__sub(p, a)) < 0.0f) inside = false;
+        float d = point_segment_dist(p, a, b);
+        best = d < best ? d : best;
+    }
+    return inside ? 0.0f : best;
+}
+
 static qn_status finish(xsearch *S, qn__spm **out) {
     const qn_mesh *m = S->m;
     if (!sort_entries(S)) return QN_E_NOMEM;
@@ -884,20 +898,28 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             while (q <= e->quad) s->qstart[q++] = i;
             uint32_t r = keep_root(S, s, rmap, e->rid & ~ON_BIT);
             qn_vec2 at = S->rpos[e->rid & ~ON_BIT];
-            if (e->rid & ON_BIT) s->ents[i] = (qn__sent){r | ON_BIT, e->L, qn__v2(0.0f, 0.0f)};
-            else s->ents[i] = (qn__sent){r, unit(qn__sub(e->L, at)), unit(qn__sub(e->R, at))};
+            if (e->rid & ON_BIT) s->ents[i] = (qn__sent){r | ON_BIT, e->L, qn__v2(0.0f, 0.0f), 0.0f};
+            else s->ents[i] = (qn__sent){r, unit(qn__sub(e->L, at)), unit(qn__sub(e->R, at)), 0.0f};
         }
         while (q <= m->quad_count) s->qstart[q++] = kept;
-        /* Each quad's entries cheapest root first: the sampler stops early. */
-        for (uint32_t qq = 0; qq < m->quad_count; qq++)
+        /* Each entry's least cost over the quad (its root's cost plus its
+        ** distance to the quad, less a hair for points the containment test
+        ** keeps just outside); each quad's entries least bound first, so
+        ** the sampler stops at the first that cannot beat the best so far. */
+        for (uint32_t qq = 0; qq < m->quad_count; qq++) {
+            for (uint32_t i = s->qstart[qq]; i < s->qstart[qq + 1]; i++) {
+                const qn__sroot *r = &s->roots[s->ents[i].root & ~ON_BIT];
+                float d = (s->ents[i].root & ON_BIT) ? 0.0f : quad_distance(m, qq, r->at);
+                d -= 64.0f * m->eps;
+                s->ents[i].lb = r->g + (d > 0.0f ? d : 0.0f);
+            }
             for (uint32_t i = s->qstart[qq] + 1; i < s->qstart[qq + 1]; i++) {
                 qn__sent x = s->ents[i];
                 uint32_t j = i;
-                for (; j > s->qstart[qq] && s->roots[s->ents[j - 1].root & ~ON_BIT].g >
-                                               s->roots[x.root & ~ON_BIT].g; j--)
-                    s->ents[j] = s->ents[j - 1];
+                for (; j > s->qstart[qq] && s->ents[j - 1].lb > x.lb; j--) s->ents[j] = s->ents[j - 1];
                 s->ents[j] = x;
             }
+        }
     }
     qn__free(&S->alloc, rmap, (size_t)S->nr * sizeof(uint32_t));
     if (st == QN_OK) shrink_roots(S, s);

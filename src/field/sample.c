@@ -258,7 +258,7 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
     for (uint32_t i = s->qstart[q]; i < s->qstart[q + 1]; i++) {
         const qn__sent *e = &s->ents[i];
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
-        if (!(r->g < bv)) break; /* entries come cheapest root first: none can win now */
+        if (!(e->lb < bv)) break; /* entries come least bound first: none can win now */
         qn_vec2 v = qn__sub(p, r->at);
         if (!(e->root & QN__SPM_ON)) {
             /* |vx| + |vy| >= |v|: a slack no smaller than the exact one. */

@@ -536,10 +536,10 @@ static inline float qn__goal_g0(const qn_field *f, uint32_t gi) {
 qn_status qn__spm_build(qn_field *f, qn_error *err);
 void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads);
 /* The root an exact instance steers a unit at p in quad q toward, and the
-** exact cost from p in *cost, its entry in *entry (may be NULL); NULL when
-** none serves p (sample.c). */
+** exact cost from p in *cost, its entry in *entry and p's distance to the
+** root in *dist (either may be NULL); NULL when none serves p (sample.c). */
 const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
-                              const qn__sent **entry);
+                              const qn__sent **entry, float *dist);
 
 /* Nearest goal point to p among the goals of one goal quad, whose first
 ** (sorted) goal index is `first` (field.c). */

@@ -650,7 +650,7 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
     qn__slot s = field->slots[q];
     if (s.exit == QN_NONE) return INFINITY;
     float exact;
-    if (field->spm && qn__spm_root(field, q, p, &exact, NULL)) return exact;
+    if (field->spm && qn__spm_root(field, q, p, &exact, NULL, NULL)) return exact;
     if (s.exit & QN__GOAL_BIT) {
         const qn__goal *g = qn__nearest_goal(field, s.exit & ~QN__GOAL_BIT, p);
         return m->cost[q] * qn__len(qn__sub(g->at, p));

@@ -1091,7 +1091,7 @@ static uint32_t heading_exit(const qn_hfield *f, const hloc *l, uint32_t lq, qn_
     float d, cost;
     uint32_t ex = nearest_exit(f, l, p, &d);
     if (ex == QN_NONE || !l->field->spm) return QN_NONE;
-    const qn__sroot *r = qn__spm_root(l->field, lq, p, &cost, NULL);
+    const qn__sroot *r = qn__spm_root(l->field, lq, p, &cost, NULL, NULL);
     /* the root it steers at stands on the node (the seed, or a corner there) */
     if (!r || qn__len(qn__sub(r->at, f->h->nodes[ex].at)) > QN_AT_GOAL_DISTANCE) return QN_NONE;
     float via = f->g[ex] + d;

@@ -251,7 +251,7 @@ static uint32_t open_neighbour(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 ** whose wedge holds p (a hair of slack on the wedge's sides, where two
 ** roots give the same length anyway). NULL when q has no entry for p. */
 const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
-                              const qn__sent **entry) {
+                              const qn__sent **entry, float *dist) {
     const qn__spm *s = f->spm;
     const qn__sroot *best = NULL;
     float bv = INFINITY, tol = 4.0f * f->mesh->eps;
@@ -267,11 +267,12 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
         }
         /* |v| >= the larger of |vx|, |vy|: most losers need no root. */
         if (!(fmaxf(fabsf(v.x), fabsf(v.y)) + r->g < bv)) continue;
-        float val = qn__len(v) + r->g;
+        float len = qn__len(v), val = len + r->g;
         if (!(val < bv)) continue;
         bv = val;
         best = r;
         if (entry) *entry = e;
+        if (dist) *dist = len;
     }
     *cost = bv;
     return best;
@@ -279,7 +280,9 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
 
 /* Rotates unit vector u by the angle whose sine is s (s in [-1, 1]). */
 static qn_vec2 turn(qn_vec2 u, float s) {
-    float c = sqrtf(1.0f - s * s);
+    /* A hair's turn (a point agent's) needs no root: 1 - s^2 / 2 is the
+    ** cosine to within s^4 / 8. */
+    float c = fabsf(s) < 1e-3f ? 1.0f - 0.5f * s * s : sqrtf(1.0f - s * s);
     return qn__v2(u.x * c - u.y * s, u.x * s + u.y * c);
 }
 
@@ -299,9 +302,9 @@ static float agent_radius(const qn_field *f) {
 ** to the circle of the agent's radius (a hair for a point agent) round the
 ** corner, on the side away from the obstacle; round the circle when inside
 ** it; on toward the next root when standing on it. */
-static qn_vec2 round_corner(const qn_field *f, const qn__sroot *r, qn_vec2 p, float side) {
+static qn_vec2 round_corner(const qn_field *f, const qn__sroot *r, qn_vec2 p, float side,
+                            float len) {
     qn_vec2 d = qn__sub(r->at, p);
-    float len = qn__len(d);
     if (len <= reach_tolerance(f->mesh)) return r->out;
     qn_vec2 u = qn__scale(d, 1.0f / len);
     float rad = agent_radius(f);
@@ -380,6 +383,11 @@ static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
 
 /* The distance from p to the nearest edge of quad q (its edge planes). */
 static float edge_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    if (!m->planes) { /* a rectangle: its sides */
+        const qn_vec2 *c = &m->corners[4 * (size_t)q];
+        float a = fminf(p.x - c[0].x, c[2].x - p.x), b = fminf(p.y - c[0].y, c[2].y - p.y);
+        return fminf(a, b);
+    }
     qn__planes tmp;
     const qn__planes *pl = qn__quad_planes(m, q, &tmp);
     float d = INFINITY;
@@ -527,24 +535,24 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
                               float *ahead) {
     float cost;
     const qn__sent *e = NULL;
-    const qn__sroot *r = qn__spm_root(f, q, p, &cost, &e);
+    float len = 0.0f; /* |r - p| */
+    const qn__sroot *r = qn__spm_root(f, q, p, &cost, &e, &len);
     if (!r) return QN_E_UNREACHABLE;
     qn_vec2 d;
     float go;
     if (r->out.x == 0.0f && r->out.y == 0.0f) { /* a goal point */
-        qn_vec2 to = qn__sub(r->at, p);
-        float len = qn__len(to);
         if (len <= QN_AT_GOAL_DISTANCE) return QN_AT_GOAL;
-        d = qn__scale(to, 1.0f / len);
+        d = qn__scale(qn__sub(r->at, p), 1.0f / len);
         go = len;
     } else {
-        d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? e->dl.x : 0.0f);
-        go = to_turn(f, r, p);
+        d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? e->dl.x : 0.0f, len);
+        go = ahead ? to_turn(f, r, p) : 0.0f;
     }
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
     qn__sroot c;
-    if (corner_in_way(f, q, p, d, qn__len(qn__sub(r->at, p)), r->at, &c))
-        d = round_corner(f, &c, p, c.side), go = to_turn(f, &c, p);
+    if (corner_in_way(f, q, p, d, len, r->at, &c))
+        d = round_corner(f, &c, p, c.side, qn__len(qn__sub(c.at, p))),
+        go = ahead ? to_turn(f, &c, p) : 0.0f;
     qn_vec2 way = d;
     d = clamp_exit(f, q, p, d, r->at, edge);
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;

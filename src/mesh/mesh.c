@@ -225,12 +225,12 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
         qn_status st = check_quad_shape(m, q, t, err);
         if (st != QN_OK) return st;
         if (m->planes) quad_planes(m, q);
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 4; k++) { /* finite (checked first): plain compares */
             qn_vec2 v = m->corners[4 * (size_t)q + (size_t)k];
-            b.min.x = fminf(b.min.x, v.x);
-            b.min.y = fminf(b.min.y, v.y);
-            b.max.x = fmaxf(b.max.x, v.x);
-            b.max.y = fmaxf(b.max.y, v.y);
+            b.min.x = v.x < b.min.x ? v.x : b.min.x;
+            b.min.y = v.y < b.min.y ? v.y : b.min.y;
+            b.max.x = v.x > b.max.x ? v.x : b.max.x;
+            b.max.y = v.y > b.max.y ? v.y : b.max.y;
         }
     }
     m->bounds = b;

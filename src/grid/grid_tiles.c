@@ -26,7 +26,7 @@
 ** The one priority queue (core/heap.h) serves all three searches.
 */
 #include "internal.h"
-#include "core/heap.h"
+#include "core/nsearch.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -82,11 +82,11 @@ struct qn_grid_tfield {
     qn_allocator alloc;
     const qn_grid_tiles *t;
     uint32_t goal;   /* goal cell */
-    float *d;        /* per node: cost to the goal so far (INFINITY: none) */
-    float *key;      /* per open node: d plus the bound to the aimed sector */
+    /* the node search (src/core/nsearch.h): per node its cost to the goal
+    ** so far, key, heap position; the heap */
+    qn__nsearch ns;
+    float *d, *key;
     uint32_t *pos, *heap;
-    qn__heap q;
-    uint32_t aim;    /* the sector the keys are for */
     float weight;    /* the bound's weight (1: exact costs; see qn_grid_tfield_opts) */
 #ifndef QN_NO_THREADS
     pthread_mutex_t lock;
@@ -95,7 +95,6 @@ struct qn_grid_tfield {
     _Atomic size_t bytes;
 };
 
-#define SETTLED (QN_NONE - 1u)
 
 /* ---- a Dijkstra over a rectangle of cells ------------------------------------ */
 
@@ -444,7 +443,8 @@ uint32_t qn_grid_tiles_node_count(const qn_grid_tiles *tiles) { return tiles ? t
 
 /* The bound from node n to sector s: the octile distance from its cell to
 ** the sector's rectangle (every move costs at least its length). */
-static float bound_to(const qn_grid_tfield *f, uint32_t n, uint32_t s) {
+static float bound_to(const void *ctx, uint32_t n, uint32_t s) {
+    const qn_grid_tfield *f = ctx;
     const qn_grid_tiles *t = f->t;
     int64_t x = t->node[n].cell % t->w, y = t->node[n].cell / t->w;
     int64_t x0 = (int64_t)(s % t->sx) * t->S, y0 = (int64_t)(s / t->sx) * t->S;
@@ -454,29 +454,17 @@ static float bound_to(const qn_grid_tfield *f, uint32_t n, uint32_t s) {
     return f->weight * ((float)hi + (SQRT2F - 1.0f) * (float)lo);
 }
 
-/* Aims the open nodes at sector s: their keys redone, the heap rebuilt. */
-static void aim_at(qn_grid_tfield *f, uint32_t s) {
-    if (f->aim == s) return;
-    f->aim = s;
-    for (uint32_t i = 0; i < f->q.n; i++) {
-        uint32_t n = f->q.a[i];
-        f->key[n] = f->d[n] + bound_to(f, n, s);
-    }
-    for (uint32_t i = f->q.n > 1 ? (f->q.n - 2) / 4 + 1 : 0; i-- > 0;) qn__heap_down(&f->q, i);
-}
-
 /* Settles the nodes across sector s's entrances (their costs are what its
 ** field is seeded from), or all that can be reached when fewer. Caller
 ** holds the lock. */
 static void settle_for(qn_grid_tfield *f, uint32_t s) {
     const qn_grid_tiles *t = f->t;
     const uint8_t *cost = qn_grid_costs(t->grid);
-    aim_at(f, s);
+    qn__nsearch *ns = &f->ns;
+    qn__nsearch_aim(ns, s, bound_to, f);
     for (uint32_t i = t->sstart[s]; i < t->sstart[s + 1]; i++) {
-        uint32_t want = t->node[i].part;
-        while (f->pos[want] != SETTLED && f->q.n > 0) {
-            uint32_t j = qn__heap_pop(&f->q);
-            f->pos[j] = SETTLED;
+        uint32_t want = t->node[i].part, j;
+        while (!qn__nsearch_settled(ns, want) && (j = qn__nsearch_next(ns)) != QN__NS_NONE) {
             /* Into node j from the node across (a step into j's cell) and
             ** from the other nodes of j's sector. */
             float dj = f->d[j];
@@ -487,11 +475,8 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
             for (uint32_t m = 0; m <= k; m++) {
                 uint32_t n = m < k ? a0 + m : p;
                 float v = m < k ? row[m] + dj : vp;
-                if (f->pos[n] == SETTLED || !(v < f->d[n])) continue;
-                f->d[n] = v;
-                f->key[n] = v + bound_to(f, n, s);
-                if (f->pos[n] == QN_NONE) qn__heap_push(&f->q, n);
-                else qn__heap_lowered(&f->q, n);
+                if (!qn__nsearch_settled(ns, n) && v < f->d[n])
+                    qn__nsearch_offer(ns, n, v, bound_to(f, n, s));
             }
         }
     }
@@ -545,13 +530,10 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
         local_begin(&L, t, gs);
         local_seed(&L, goal_cell % t->w, goal_cell / t->w, 0.0f);
         local_run(&L);
-        f->q = (qn__heap){f->heap, 0, f->key, f->pos};
-        f->aim = gs;
-        for (uint32_t i = 0; i < t->nn; i++) f->d[i] = INFINITY, f->pos[i] = QN_NONE;
+        qn__nsearch_start(&f->ns, f->d, f->key, f->pos, f->heap, t->nn, gs);
         for (uint32_t i = t->sstart[gs]; i < t->sstart[gs + 1]; i++) {
             uint32_t c = t->node[i].cell;
-            f->d[i] = f->key[i] = L.val[lidx(&L, c % t->w, c / t->w)];
-            if (f->d[i] < INFINITY) qn__heap_push(&f->q, i);
+            qn__nsearch_offer(&f->ns, i, L.val[lidx(&L, c % t->w, c / t->w)], 0.0f);
         }
     }
     if (L.val || L.pos || L.heap || L.open) local_free(&a, &L, t->S);

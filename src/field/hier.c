@@ -21,9 +21,12 @@
 ** are built on first use and published with a compare-and-swap.
 */
 #include "internal.h"
-#include "core/heap.h"
+#include "core/nsearch.h"
 
 #include <stdlib.h>
+#ifndef QN_NO_THREADS
+#include <pthread.h>
+#endif
 
 #define SECTOR_QUADS 256.0f /* quads per sector on average, by default */
 #define MAX_SECTORS (1u << 24)
@@ -59,6 +62,7 @@ struct qn_hier {
     size_t *doff; /* per sector: offset of its n x n matrix in dist */
     float *dist;
     size_t ndist;
+    qn_rect *sbox; /* per sector: the box of its nodes (the node search's aim) */
     uint32_t *qn_start, *qn_list; /* per quad: nodes on its border portals */
     bool broken; /* an update ran out of memory: rebuild on the next */
 };
@@ -471,7 +475,8 @@ static void graph_free(qn_hier *h) {
     qn__free(a, h->nodes, (size_t)h->ncap * sizeof(hnode));
     qn__free(a, h->doff, ((size_t)h->nsec + 1) * sizeof(size_t));
     qn__free(a, h->dist, (h->ndist + 1) * sizeof(float));
-    h->nodes = NULL, h->doff = NULL, h->dist = NULL;
+    qn__free(a, h->sbox, ((size_t)h->nsec + 1) * sizeof(qn_rect));
+    h->nodes = NULL, h->doff = NULL, h->dist = NULL, h->sbox = NULL;
     h->nnode = h->ncap = 0;
     h->ndist = 0;
 }
@@ -503,8 +508,18 @@ static bool graph_build(qn_hier *h, const qn_hier *old, const uint8_t *dirty) {
     h->doff[h->nsec] = off;
     h->ndist = off;
     h->dist = qn__alloc(&h->alloc, (off + 1) * sizeof(float));
+    h->sbox = qn__alloc(&h->alloc, ((size_t)h->nsec + 1) * sizeof(qn_rect));
+    for (uint32_t s = 0; h->sbox && s < h->nsec; s++) {
+        qn_rect b = {{INFINITY, INFINITY}, {-INFINITY, -INFINITY}};
+        for (uint32_t k = h->sn_start[s]; k < h->sn_start[s + 1]; k++) {
+            qn_vec2 at = h->nodes[h->sn_list[k]].at;
+            b.min.x = at.x < b.min.x ? at.x : b.min.x, b.min.y = at.y < b.min.y ? at.y : b.min.y;
+            b.max.x = at.x > b.max.x ? at.x : b.max.x, b.max.y = at.y > b.max.y ? at.y : b.max.y;
+        }
+        h->sbox[s] = b;
+    }
     local L = {0};
-    bool ok = h->dist && local_init(&L, h);
+    bool ok = h->dist && h->sbox && local_init(&L, h);
     for (uint32_t s = 0; s < h->nsec && ok; s++) {
         if (dirty && !dirty[s] && same_nodes(h, old, s))
             memcpy(h->dist + h->doff[s], old->dist + old->doff[s],
@@ -649,7 +664,7 @@ qn_status qn_hier_update(qn_hier *h, qn_error *err) {
         if (all || dirty[s]) sector_parts(h, s, stack, &next);
     qn__free(&h->alloc, stack, ((size_t)most + 1) * sizeof(uint32_t));
     qn_hier old = *h; /* the old graph, kept until the new one is built */
-    h->nodes = NULL, h->doff = NULL, h->dist = NULL, h->sn_start = h->sn_list = NULL;
+    h->nodes = NULL, h->doff = NULL, h->dist = NULL, h->sbox = NULL, h->sn_start = h->sn_list = NULL;
     h->qn_start = h->qn_list = NULL, h->nnode = h->ncap = 0, h->ndist = 0;
     bool ok = graph_build(h, &old, all ? NULL : dirty);
     graph_free(&old);
@@ -673,6 +688,7 @@ size_t qn_hier_bytes(const qn_hier *h) {
            (size_t)(h->bp_start ? h->bp_start[ns] : 0) * sizeof(uint32_t) +
            (size_t)h->ncap * sizeof(hnode) + (size_t)h->nnode * 4 * sizeof(uint32_t) +
            (nq + 1) * sizeof(uint32_t) + (ns + 1) * sizeof(size_t) + h->ndist * sizeof(float) +
+           (ns + 1) * sizeof(qn_rect) +
            ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t);
 }
 
@@ -707,61 +723,93 @@ struct qn_hfield {
     uint64_t epoch;
     bool goal_blocked;
     uint32_t nn;    /* nodes g and via have room for */
-    float *g;       /* per node: cost to the goal */
+    float *g;       /* per node: cost to the goal (final once settled) */
     uint8_t *via;   /* per node: the side (0, 1) its way goes on in; 2: none */
+    /* The node search (src/core/nsearch.h) over g, run as far as the
+    ** sectors asked for need, under the lock: a sector's nodes are settled
+    ** before its local field reads them, and settled nodes never change. */
+    qn__nsearch ns;
+    float *key;
+    uint32_t *pos, *heap;
+#ifndef QN_NO_THREADS
+    pthread_mutex_t lock;
+    bool locked_ok; /* the lock was made */
+#endif
     _Atomic(hloc *) *loc; /* per sector: its local field, NULL until built */
     struct hshared *sh;   /* what samples change (through a const field) */
 };
 
-/* The node Dijkstra from the goal. */
+/* The least distance from node n to sector s's nodes (their box): no
+** path between them is shorter, so the bound is consistent. */
+static float bound_to(const void *ctx, uint32_t n, uint32_t s) {
+    const qn_hier *h = ctx;
+    qn_vec2 at = h->nodes[n].at;
+    const qn_rect *b = &h->sbox[s];
+    float dx = at.x < b->min.x ? b->min.x - at.x : (at.x > b->max.x ? at.x - b->max.x : 0.0f);
+    float dy = at.y < b->min.y ? b->min.y - at.y : (at.y > b->max.y ? at.y - b->max.y : 0.0f);
+    return sqrtf(dx * dx + dy * dy);
+}
+
+/* Starts the node search from the goal: the local Dijkstra inside its
+** sector gives the costs of that sector's nodes. */
 static qn_status hfield_search(qn_hfield *f, qn_error *err) {
     const qn_hier *h = f->h;
     uint32_t nn = h->nnode, ns = h->sn_start[f->gsec + 1] - h->sn_start[f->gsec];
-    for (uint32_t i = 0; i < nn; i++) f->g[i] = INFINITY, f->via[i] = 2;
+    qn__nsearch_start(&f->ns, f->g, f->key, f->pos, f->heap, nn, f->gsec);
+    for (uint32_t i = 0; i < nn; i++) f->via[i] = 2;
     if (f->goal_blocked) return QN_OK;
-    uint32_t *heap = qn__alloc(&f->alloc, ((size_t)nn + 1) * sizeof(uint32_t));
-    uint32_t *pos = qn__alloc(&f->alloc, ((size_t)nn + 1) * sizeof(uint32_t));
     float *d0 = qn__alloc(&f->alloc, ((size_t)ns + 1) * sizeof(float));
     local L = {0};
-    bool ok = heap && pos && d0 && local_init(&L, h);
+    bool ok = d0 && local_init(&L, h);
     if (ok) {
         local_run(&L, f->gsec, f->gquad, f->goal, d0);
-        qn__heap q = {heap, 0, f->g, pos};
-        for (uint32_t i = 0; i < nn; i++) pos[i] = QN_NONE;
         for (uint32_t k = 0; k < ns; k++) {
             uint32_t i = h->sn_list[h->sn_start[f->gsec] + k];
-            if (!(d0[k] < f->g[i])) continue;
-            f->g[i] = d0[k];
-            f->via[i] = h->nodes[i].sec[0] == f->gsec ? 0 : 1;
-            if (pos[i] == QN_NONE) qn__heap_push(&q, i);
-            else qn__heap_lowered(&q, i);
+            if (qn__nsearch_offer(&f->ns, i, d0[k], 0.0f))
+                f->via[i] = h->nodes[i].sec[0] == f->gsec ? 0 : 1;
         }
-        while (q.n) {
-            uint32_t i = qn__heap_pop(&q);
-            pos[i] = QN_NONE;
+    }
+    local_free(&L);
+    qn__free(&f->alloc, d0, ((size_t)ns + 1) * sizeof(float));
+    return ok ? QN_OK : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
+}
+
+/* Runs the node search until every node of sector s is settled (or all
+** that can be reached are), aimed at s. Caller holds the lock. */
+static void settle_for(qn_hfield *f, uint32_t s) {
+    const qn_hier *h = f->h;
+    qn__nsearch *nsr = &f->ns;
+    qn__nsearch_aim(nsr, s, bound_to, h);
+    for (uint32_t w = h->sn_start[s]; w < h->sn_start[s + 1]; w++) {
+        uint32_t want = h->sn_list[w], i;
+        while (!qn__nsearch_settled(nsr, want) && (i = qn__nsearch_next(nsr)) != QN__NS_NONE) {
             const hnode *nd = &h->nodes[i];
+            float gi = f->g[i];
             for (uint32_t side = 0; side < 2; side++) {
-                uint32_t s = nd->sec[side], n = h->sn_start[s + 1] - h->sn_start[s];
-                const float *row = h->dist + h->doff[s] + (size_t)nd->slot[side] * n;
-                const uint32_t *ids = h->sn_list + h->sn_start[s];
-                float gi = f->g[i];
+                uint32_t ss = nd->sec[side], n = h->sn_start[ss + 1] - h->sn_start[ss];
+                const float *row = h->dist + h->doff[ss] + (size_t)nd->slot[side] * n;
+                const uint32_t *ids = h->sn_list + h->sn_start[ss];
                 for (uint32_t k = 0; k < n; k++) {
                     uint32_t j = ids[k];
                     float ng = gi + row[k];
-                    if (!(ng < f->g[j])) continue;
-                    f->g[j] = ng;
-                    f->via[j] = h->nodes[j].sec[0] == s ? 0 : 1;
-                    if (pos[j] == QN_NONE) qn__heap_push(&q, j);
-                    else qn__heap_lowered(&q, j);
+                    if (!(ng < f->g[j]) || qn__nsearch_settled(nsr, j)) continue;
+                    qn__nsearch_offer(nsr, j, ng, bound_to(h, j, s));
+                    f->via[j] = h->nodes[j].sec[0] == ss ? 0 : 1;
                 }
             }
         }
     }
-    local_free(&L);
-    qn__free(&f->alloc, heap, ((size_t)nn + 1) * sizeof(uint32_t));
-    qn__free(&f->alloc, pos, ((size_t)nn + 1) * sizeof(uint32_t));
-    qn__free(&f->alloc, d0, ((size_t)ns + 1) * sizeof(float));
-    return ok ? QN_OK : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
+}
+
+static void settle_locked(const qn_hfield *f, uint32_t s) {
+    qn_hfield *mf = (qn_hfield *)(uintptr_t)f; /* its search state is its own */
+#ifndef QN_NO_THREADS
+    pthread_mutex_lock(&mf->lock);
+#endif
+    settle_for(mf, s);
+#ifndef QN_NO_THREADS
+    pthread_mutex_unlock(&mf->lock);
+#endif
 }
 
 static void loc_free(const qn_allocator *a, hloc *l) {
@@ -783,8 +831,18 @@ static void drop_locals(qn_hfield *f) {
     atomic_store(&f->sh->built, 0);
 }
 
+static void node_arrays_free(qn_hfield *f) {
+    size_t n = (size_t)f->nn + 1;
+    qn__free(&f->alloc, f->g, n * sizeof(float));
+    qn__free(&f->alloc, f->via, n);
+    qn__free(&f->alloc, f->key, n * sizeof(float));
+    qn__free(&f->alloc, f->pos, n * sizeof(uint32_t));
+    qn__free(&f->alloc, f->heap, n * sizeof(uint32_t));
+    f->g = f->key = NULL, f->via = NULL, f->pos = f->heap = NULL;
+}
+
 static size_t base_bytes(const qn_hfield *f) {
-    return sizeof *f + sizeof *f->sh + (size_t)f->nn * (sizeof(float) + 1) +
+    return sizeof *f + sizeof *f->sh + (size_t)f->nn * (2 * sizeof(float) + 2 * sizeof(uint32_t) + 1) +
            (size_t)f->h->nsec * sizeof(_Atomic(hloc *));
 }
 
@@ -793,12 +851,16 @@ static qn_status hfield_build(qn_hfield *f, qn_error *err) {
     const qn_hier *h = f->h;
     const qn_mesh *m = h->mesh;
     if (f->nn != h->nnode || !f->g) {
-        qn__free(&f->alloc, f->g, ((size_t)f->nn + 1) * sizeof(float));
-        qn__free(&f->alloc, f->via, (size_t)f->nn + 1);
+        node_arrays_free(f);
         f->nn = h->nnode;
-        f->g = qn__alloc(&f->alloc, ((size_t)f->nn + 1) * sizeof(float));
-        f->via = qn__alloc(&f->alloc, (size_t)f->nn + 1);
-        if (!f->g || !f->via) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
+        size_t n = (size_t)f->nn + 1;
+        f->g = qn__alloc(&f->alloc, n * sizeof(float));
+        f->via = qn__alloc(&f->alloc, n);
+        f->key = qn__alloc(&f->alloc, n * sizeof(float));
+        f->pos = qn__alloc(&f->alloc, n * sizeof(uint32_t));
+        f->heap = qn__alloc(&f->alloc, n * sizeof(uint32_t));
+        if (!f->g || !f->via || !f->key || !f->pos || !f->heap)
+            return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
     }
     f->epoch = h->epoch;
     f->goal_blocked = m->blocked[f->gquad] != 0;
@@ -844,6 +906,12 @@ qn_status qn_hfield_create(const qn_hier *h, qn_vec2 goal, float radius, const q
     f->sh = qn__calloc(&a, 1, sizeof *f->sh);
     if (!f->loc || !f->sh) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
     for (uint32_t s = 0; st == QN_OK && s < h->nsec; s++) atomic_init(&f->loc[s], NULL);
+#ifndef QN_NO_THREADS
+    if (st == QN_OK) {
+        f->locked_ok = pthread_mutex_init(&f->lock, NULL) == 0;
+        if (!f->locked_ok) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "cannot make a lock (destination)");
+    }
+#endif
     if (st == QN_OK) st = hfield_build(f, err);
     if (st != QN_OK) {
         qn_hfield_destroy(f);
@@ -859,8 +927,10 @@ void qn_hfield_destroy(qn_hfield *f) {
     if (f->loc && f->sh) drop_locals(f);
     qn__free(&a, f->sh, sizeof *f->sh);
     qn__free(&a, f->loc, ((size_t)f->h->nsec + 1) * sizeof *f->loc);
-    qn__free(&a, f->g, ((size_t)f->nn + 1) * sizeof(float));
-    qn__free(&a, f->via, (size_t)f->nn + 1);
+    node_arrays_free(f);
+#ifndef QN_NO_THREADS
+    if (f->locked_ok) pthread_mutex_destroy(&f->lock);
+#endif
     qn__free(&a, f, sizeof *f);
 }
 
@@ -994,6 +1064,7 @@ static const hloc *local_get(const qn_hfield *f, uint32_t s) {
     _Atomic(hloc *) *slot = &f->loc[s];
     hloc *l = atomic_load_explicit(slot, memory_order_acquire);
     if (l) return l;
+    settle_locked(f, s);
     hloc *mine = local_build(f, s);
     if (!mine) return NULL;
     hloc *expected = NULL;

@@ -1,0 +1,88 @@
+/*
+** nsearch.h: the library's one node search for hierarchical instances, a
+** Dijkstra over border nodes that stops and resumes. It is aimed: keys are
+** a node's cost so far plus a lower bound on its distance to the sector
+** being asked for (A*), and each new sector re-aims the open nodes (their
+** keys redone, the heap rebuilt) before the search goes on. Grid tiles
+** (src/grid/grid_tiles.c) and hierarchical quad instances (src/field/hier.c)
+** use it; each walks its own edges and offers the nodes they reach.
+**
+** Why resuming under a new aim stays exact: the settled nodes have their
+** least costs and have offered their neighbours, so the open nodes carry
+** the least cost through a settled node. With any consistent bound, the
+** open node of least key then has its least cost too (the node where a
+** cheaper path to it leaves the settled set would have a smaller key).
+** Both users' bounds are distances no path can undercut, hence consistent.
+**
+** Not thread-safe: users run it under a lock of their own. Header-only so
+** the offer loop inlines.
+*/
+#ifndef QN_CORE_NSEARCH_H
+#define QN_CORE_NSEARCH_H
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/heap.h"
+
+#define QN__NS_SETTLED (UINT32_MAX - 1u)
+#define QN__NS_NONE UINT32_MAX
+
+typedef struct qn__nsearch {
+    qn__heap q;
+    float *d;      /* per node: least cost so far (INFINITY: not reached) */
+    float *key;    /* per open node: d plus the bound to the aim */
+    uint32_t *pos; /* per node: heap index while open, QN__NS_NONE, QN__NS_SETTLED */
+    uint32_t aim;  /* the sector the keys are for */
+} qn__nsearch;
+
+/* A lower bound on the cost from node n to sector `aim`. */
+typedef float (*qn__nsearch_bound)(const void *ctx, uint32_t n, uint32_t aim);
+
+/* Starts over on n nodes (arrays of n, the caller's), none reached,
+** aimed at `aim`. */
+static inline void qn__nsearch_start(qn__nsearch *s, float *d, float *key, uint32_t *pos,
+                                     uint32_t *heap, uint32_t n, uint32_t aim) {
+    s->q = (qn__heap){heap, 0, key, pos};
+    s->d = d, s->key = key, s->pos = pos, s->aim = aim;
+    for (uint32_t i = 0; i < n; i++) d[i] = INFINITY, pos[i] = QN__NS_NONE;
+}
+
+static inline bool qn__nsearch_settled(const qn__nsearch *s, uint32_t n) {
+    return s->pos[n] == QN__NS_SETTLED;
+}
+
+/* Offers node n at cost v (bound: its bound to the current aim); true
+** when that lowered its cost. */
+static inline bool qn__nsearch_offer(qn__nsearch *s, uint32_t n, float v, float bound) {
+    if (s->pos[n] == QN__NS_SETTLED || !(v < s->d[n])) return false;
+    s->d[n] = v;
+    s->key[n] = v + bound;
+    if (s->pos[n] == QN__NS_NONE) qn__heap_push(&s->q, n);
+    else qn__heap_lowered(&s->q, n);
+    return true;
+}
+
+/* Aims the open nodes at sector `aim`: their keys redone, the heap rebuilt. */
+static inline void qn__nsearch_aim(qn__nsearch *s, uint32_t aim, qn__nsearch_bound bound,
+                                   const void *ctx) {
+    if (s->aim == aim) return;
+    s->aim = aim;
+    for (uint32_t i = 0; i < s->q.n; i++) {
+        uint32_t n = s->q.a[i];
+        s->key[n] = s->d[n] + bound(ctx, n, aim);
+    }
+    for (uint32_t i = s->q.n > 1 ? (s->q.n - 2) / 4 + 1 : 0; i-- > 0;) qn__heap_down(&s->q, i);
+}
+
+/* Takes the open node of least key out and settles it; QN__NS_NONE when
+** none is left (every reachable node settled). */
+static inline uint32_t qn__nsearch_next(qn__nsearch *s) {
+    if (s->q.n == 0) return QN__NS_NONE;
+    uint32_t n = qn__heap_pop(&s->q);
+    s->pos[n] = QN__NS_SETTLED;
+    return n;
+}
+
+#endif

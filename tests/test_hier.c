@@ -2,8 +2,9 @@
 ** test_hier.c: hierarchical instances (qn_hier, qn_hfield). Units walking
 ** with hierarchical samples reach the goal on the bundled levels and maps
 ** without touching a wall, also after quads are blocked and unblocked (the
-** sector graph updated); lazy local builds from several threads answer as
-** one thread does; bad arguments get their codes.
+** sector graph updated); the node search gives the same costs whatever
+** order sectors are asked for in; lazy local builds from several threads
+** answer as one thread does; bad arguments get their codes.
 */
 #include <math.h>
 #include <pthread.h>
@@ -140,6 +141,56 @@ static void test_walk_maps(void **state) {
         qn_mesh_destroy(m);
         qn_grid_destroy(g);
     }
+}
+
+/* The node search runs as far as the sectors asked for need, aimed at each
+** in turn: asking for the same sectors in opposite orders gives the same
+** costs everywhere, and no cost is below the exact one (each is the length
+** of a real path). */
+static void test_search_order(void **state) {
+    (void)state;
+    qn_grid *g = NULL;
+    qn_mesh *m = load_map("lak303d.map", &g);
+    qn_vec2 goal = {70.5f, 70.5f};
+    qn_hier_opts ho = {.sector_size = 12.0f};
+    qn_hier *h = NULL;
+    qn_hfield *fa = NULL, *fb = NULL;
+    qn_field *full = NULL;
+    assert_int_equal(qn_hier_create(m, &ho, NULL, &h, NULL), QN_OK);
+    assert_int_equal(qn_hfield_create(h, goal, 0.0f, NULL, &fa, NULL), QN_OK);
+    assert_int_equal(qn_hfield_create(h, goal, 0.0f, NULL, &fb, NULL), QN_OK);
+    assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &full, NULL), QN_OK);
+    enum { N = 400 };
+    static qn_vec2 pts[N];
+    uint32_t n = 0, q;
+    uint64_t rng = 77;
+    qn_rect b = qn_mesh_bounds(m);
+    while (n < N) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        float u = (float)(rng >> 40) / 16777216.0f;
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        float v = (float)(rng >> 40) / 16777216.0f;
+        qn_vec2 p = {b.min.x + u * (b.max.x - b.min.x), b.min.y + v * (b.max.y - b.min.y)};
+        if (qn_mesh_locate(m, p, QN_NONE, &q) == QN_OK && isfinite(qn_field_cost_at(full, p, q)))
+            pts[n++] = p;
+    }
+    /* fa: one point at a time, first to last; fb: last to first */
+    for (uint32_t i = 0; i < N; i++) assert_int_equal(qn_hfield_prepare(fa, &pts[i], 1), QN_OK);
+    for (uint32_t i = N; i-- > 0;) assert_int_equal(qn_hfield_prepare(fb, &pts[i], 1), QN_OK);
+    assert_true(qn_hfield_sectors_built(fa) > 10);
+    for (uint32_t i = 0; i < N; i++) {
+        float ca = qn_hfield_cost_at(fa, pts[i], QN_NONE), cb = qn_hfield_cost_at(fb, pts[i], QN_NONE);
+        float exact = qn_field_cost_at(full, pts[i], QN_NONE);
+        if (!(fabsf(ca - cb) <= 1e-4f * fmaxf(1.0f, ca)) || !(ca >= exact - 1e-3f * fmaxf(1.0f, exact)))
+            fail_msg("point (%g, %g): %g in one order, %g in the other, exact %g", (double)pts[i].x,
+                     (double)pts[i].y, (double)ca, (double)cb, (double)exact);
+    }
+    qn_field_destroy(full);
+    qn_hfield_destroy(fa);
+    qn_hfield_destroy(fb);
+    qn_hier_destroy(h);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
 }
 
 /* Blocks quads (a band across the map, with a gap), updates the sector
@@ -359,6 +410,7 @@ int main(void) {
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_walk_levels),
         cmocka_unit_test(test_walk_maps),
+        cmocka_unit_test(test_search_order),
         cmocka_unit_test(test_block_unblock),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_out_of_memory),

@@ -119,9 +119,9 @@ struct qn_pathfinder {
 
 /* Landmarks per pathfinder: more cut the search further, each costs one
 ** exact instance to build and 4 bytes per boundary vertex. */
-#define LANDMARKS 8u
+#define LANDMARKS 12u
 /* ... of which a query uses the few that bound its start best. */
-#define ACTIVE_LANDMARKS 4u
+#define ACTIVE_LANDMARKS 6u
 
 /* ---- create / destroy ---------------------------------------------------- */
 

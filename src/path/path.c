@@ -777,8 +777,15 @@ static void corners_of(near_corner *nc, uint32_t q) {
     float tol = fminf(4.0f * nc->Q->m->eps, 0.25f * nc->rc);
     qn_vec2 ab = qn__sub(nc->pb, nc->pa);
     float ab2 = qn__dot(ab, ab), len = sqrtf(ab2);
+    float far2 = 4.0f * nc->rc * nc->rc;
     for (uint32_t t = 0; t < k; t++) {
         qn_vec2 c = pf->bv[base + t];
+        /* Most corners lie farther than 2 rc: squared, without a root. */
+        qn_vec2 ac = qn__sub(c, nc->pa);
+        float s = ab2 > 0.0f ? qn__dot(ac, ab) / ab2 : 0.0f;
+        s = s < 0.0f ? 0.0f : (s > 1.0f ? 1.0f : s);
+        qn_vec2 away = qn__sub(ac, qn__scale(ab, s));
+        if (qn__dot(away, away) > 1.0001f * far2) continue;
         if (veq(c, nc->a->k) || veq(c, nc->b->k)) continue;
         float dist = point_segment_dist(c, nc->pa, nc->pb);
         /* Rounding moves a stretch at most about rc off the funnel's line,

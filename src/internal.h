@@ -406,7 +406,7 @@ typedef struct qn__tree {
 ** keeps its position, exact cost to the goal and the unit direction to the
 ** root after it (zero at a goal point). An entry whose root sees all of
 ** the quad (a goal point, or a corner on the quad's boundary) keeps in
-** dl.x the side of the obstacle the corner's path bends round there, seen
+** dl[0] the side of the obstacle the corner's path bends round there, seen
 ** along the root's out: +1 left, -1 right, 0 not known. */
 #define QN__SPM_ON 0x80000000u
 typedef struct qn__sroot {
@@ -417,9 +417,10 @@ typedef struct qn__sroot {
 } qn__sroot;
 typedef struct qn__sent {
     uint32_t root;
-    qn_vec2 dl, dr;
+    int16_t dl[2], dr[2]; /* unit directions in units of 1 / QN__SPM_DIR */
     float lb; /* no point of the quad is closer to the goal through this root */
 } qn__sent;
+#define QN__SPM_DIR 32767.0f
 typedef struct qn__spm {
     uint32_t *qstart;
     qn__sent *ents;

@@ -858,6 +858,13 @@ static void shrink_roots(const xsearch *S, qn__spm *s) {
     s->rcap = s->nroots;
 }
 
+/* A unit direction in 16-bit fixed point (the sampler's wedge test takes
+** the rounding, under 1 / QN__SPM_DIR per component, in its slack). */
+static void dir16(qn_vec2 d, int16_t out[2]) {
+    out[0] = (int16_t)lrintf(d.x * QN__SPM_DIR);
+    out[1] = (int16_t)lrintf(d.y * QN__SPM_DIR);
+}
+
 /* Distance from p to convex quad q (0 inside). */
 static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
@@ -898,8 +905,15 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             while (q <= e->quad) s->qstart[q++] = i;
             uint32_t r = keep_root(S, s, rmap, e->rid & ~ON_BIT);
             qn_vec2 at = S->rpos[e->rid & ~ON_BIT];
-            if (e->rid & ON_BIT) s->ents[i] = (qn__sent){r | ON_BIT, e->L, qn__v2(0.0f, 0.0f), 0.0f};
-            else s->ents[i] = (qn__sent){r, unit(qn__sub(e->L, at)), unit(qn__sub(e->R, at)), 0.0f};
+            qn__sent *o = &s->ents[i];
+            *o = (qn__sent){r, {0, 0}, {0, 0}, 0.0f};
+            if (e->rid & ON_BIT) {
+                o->root |= ON_BIT;
+                o->dl[0] = (int16_t)(e->L.x > 0.0f ? 1 : (e->L.x < 0.0f ? -1 : 0));
+            } else {
+                dir16(unit(qn__sub(e->L, at)), o->dl);
+                dir16(unit(qn__sub(e->R, at)), o->dr);
+            }
         }
         while (q <= m->quad_count) s->qstart[q++] = kept;
         /* Each entry's least cost over the quad (its root's cost plus its

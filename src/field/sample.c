@@ -261,9 +261,14 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
         if (!(e->lb < bv)) break; /* entries come least bound first: none can win now */
         qn_vec2 v = qn__sub(p, r->at);
         if (!(e->root & QN__SPM_ON)) {
-            /* |vx| + |vy| >= |v|: a slack no smaller than the exact one. */
-            float slack = 1e-5f * (fabsf(v.x) + fabsf(v.y)) + tol;
-            if (qn__cross(e->dr, v) < -slack || qn__cross(v, e->dl) < -slack) continue;
+            /* Directions are kept in 16-bit fixed point: each component
+            ** is off by at most half a step, so a cross product with v by
+            ** at most (|vx| + |vy|) / (2 QN__SPM_DIR) times the scale; the
+            ** slack takes that and float rounding (|vx| + |vy| >= |v|). */
+            float slack = (2.6e-5f * (fabsf(v.x) + fabsf(v.y)) + tol) * QN__SPM_DIR;
+            float cr = (float)e->dr[0] * v.y - (float)e->dr[1] * v.x;
+            float cl = v.x * (float)e->dl[1] - v.y * (float)e->dl[0];
+            if (cr < -slack || cl < -slack) continue;
         }
         /* |v| >= the larger of |vx|, |vy|: most losers need no root. */
         if (!(fmaxf(fabsf(v.x), fabsf(v.y)) + r->g < bv)) continue;
@@ -343,7 +348,7 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         const qn__sent *e = &s->ents[i];
         if (!(e->root & QN__SPM_ON)) continue;
         const qn__sroot *c = &s->roots[e->root & ~QN__SPM_ON];
-        float cs = c->side != 0.0f ? c->side : e->dl.x;
+        float cs = c->side != 0.0f ? c->side : (float)e->dl[0];
         if (cs == 0.0f || qn__dot(c->out, dir) < 0.5f) continue;
         qn_vec2 v = qn__sub(c->at, p);
         float ahead = qn__dot(v, dir);
@@ -545,7 +550,7 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
         d = qn__scale(qn__sub(r->at, p), 1.0f / len);
         go = len;
     } else {
-        d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? e->dl.x : 0.0f, len);
+        d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? (float)e->dl[0] : 0.0f, len);
         go = ahead ? to_turn(f, r, p) : 0.0f;
     }
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);

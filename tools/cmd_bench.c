@@ -289,7 +289,7 @@ static bool bench_sampling(qn_bench_report *r, const qn_mesh *m, qn_vec2 goal, u
         double warm = time_batches(f, &s, reps, true);
         double scan = time_scan_batches(f, corners, &s, quick ? 1 : (n <= 1000 ? 11 : 3));
         snprintf(key, sizeof key, "sample_ns_per_unit_%u", n);
-        snprintf(label, sizeof label, "sampling, %u units (quad hints kept)", n);
+        snprintf(label, sizeof label, "sampling, %u units, default sampler (discrete: weighted level)", n);
         qn_bench_add(r, key, warm, "ns", label);
         snprintf(key, sizeof key, "sample_ns_per_unit_%u_nohint", n);
         qn_bench_add(r, key, cold, "ns", "  same, no hints (point location each time)");

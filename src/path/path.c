@@ -900,7 +900,16 @@ static bool worst_corner(const query *Q, uint32_t n, float rc, const fvert *a, c
         pf->qgen = 1;
     }
     corner_scan cs = {&nc, rc + 2.0f * m->eps, pf->qseen, pf->qgen};
-    each_quad_near(m, nc.pa, nc.pb, cs.pad, visit_corners, &cs);
+    if (Q->radius == 0.0f) {
+        /* A point agent's circles are a few tolerances wide: only corners
+        ** on the stretch itself count, and it runs inside the corridor's
+        ** quads from a's portal to b's, whose boundary cycles hold every
+        ** vertex on their sides (those of neighbours at T-junctions too). */
+        uint32_t lo = a->idx > 0 ? a->idx - 1 : 0, hi = b->idx < n + 1 ? b->idx : n + 1;
+        for (uint32_t i = lo; i <= hi; i++) visit_corners(&cs, corridor_quad(Q, n, i), nc.pa, nc.pb);
+    } else {
+        each_quad_near(m, nc.pa, nc.pb, cs.pad, visit_corners, &cs);
+    }
     *out = nc.found;
     return nc.worst > 0.0f;
 }

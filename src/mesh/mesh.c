@@ -262,10 +262,13 @@ static qn_rect quad_box(const qn_mesh *m, uint32_t q) {
             oy = eps * (ax - bx) / det;
         }
         double x = (double)c[k].x, y = (double)c[k].y;
-        r.min.x = fminf(r.min.x, (float)(x + dmin(ox, -eps)));
-        r.min.y = fminf(r.min.y, (float)(y + dmin(oy, -eps)));
-        r.max.x = fmaxf(r.max.x, (float)(x + dmax(ox, eps)));
-        r.max.y = fmaxf(r.max.y, (float)(y + dmax(oy, eps)));
+        /* finite (checked first): plain compares, not fminf calls */
+        float x0 = (float)(x + dmin(ox, -eps)), y0 = (float)(y + dmin(oy, -eps));
+        float x1 = (float)(x + dmax(ox, eps)), y1 = (float)(y + dmax(oy, eps));
+        r.min.x = x0 < r.min.x ? x0 : r.min.x;
+        r.min.y = y0 < r.min.y ? y0 : r.min.y;
+        r.max.x = x1 > r.max.x ? x1 : r.max.x;
+        r.max.y = y1 > r.max.y ? y1 : r.max.y;
     }
     return r;
 }

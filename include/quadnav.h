@@ -790,9 +790,12 @@ QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *qu
 ** sector's portals, crossing each at the point nearest to where the path
 ** came from: the length of a real path, never shorter than the shortest).
 **
-** A destination (qn_hfield) is a Dijkstra over those nodes from the goal:
-** milliseconds on a 4096x4096 map. The first time a unit samples in a
-** sector, the destination builds that sector's local field: an exact
+** A destination (qn_hfield) is a search over those nodes from the goal,
+** run only as far as the sectors units stand in need: creating one costs
+** the goal's own sector (under a millisecond on a 4096x4096 map). The
+** first time a unit samples in a sector, the search goes on, aimed at
+** that sector (A*), until the sector's nodes have their least costs; then
+** the destination builds that sector's local field: an exact
 ** instance (qn_field_create's shortest path map) over the sector's open
 ** quads, seeded at the sector's exit nodes with their costs to the goal
 ** (and at the goal itself in its own sector); it is cached and later
@@ -845,7 +848,7 @@ QN_API uint32_t qn_hier_node_count(const qn_hier *hier);   /* 0 for NULL */
 /* Bytes the hier holds (its destinations not included); 0 for NULL. */
 QN_API size_t qn_hier_bytes(const qn_hier *hier);
 
-/* A destination: the node Dijkstra from one goal point for agents of one
+/* A destination: the node search from one goal point for agents of one
 ** radius (finite, >= 0; portals narrower than 2 * radius are closed in the
 ** local fields; the sector graph itself is for radius 0). Codes: QN_OK,
 ** QN_E_INVALID_ARG, QN_E_OUTSIDE or QN_E_BLOCKED (the goal), QN_E_MISMATCH
@@ -855,7 +858,7 @@ QN_API qn_status qn_hfield_create(const qn_hier *hier, qn_vec2 goal, float radiu
                                   const qn_allocator *alloc, qn_hfield **out, qn_error *err);
 /* Frees the destination and its local fields. NULL: no-op. */
 QN_API void qn_hfield_destroy(qn_hfield *field);
-/* After qn_hier_update: redoes the node Dijkstra and drops the local fields
+/* After qn_hier_update: restarts the node search and drops the local fields
 ** (they are rebuilt on demand). Not while the field is sampled. QN_OK,
 ** QN_E_BLOCKED (the goal's quad is blocked: every sample is then
 ** QN_E_UNREACHABLE), QN_E_NOMEM. */
@@ -870,7 +873,9 @@ QN_API uint32_t qn_hfield_sectors_built(const qn_hfield *field);
 ** local field, the only allocation, and QN_E_NOMEM when that fails (nothing
 ** kept; the next sample there tries again); QN_E_MISMATCH when the hier was
 ** updated after the field (qn_hfield_update). Thread-safe: any number of
-** threads may sample one destination at once. Each sector's local field is
+** threads may sample one destination at once. The node search runs under
+** the destination's lock, as far as a new sector needs; settled node costs
+** never change afterwards. Each sector's local field is
 ** published with an atomic compare-and-swap; two threads that build the
 ** same sector at once both build it, one copy is kept and the other freed,
 ** and every sample, whichever copy it used, gets the same answer. A unit

@@ -14,8 +14,9 @@
 ** cheaper path to it leaves the settled set would have a smaller key).
 ** Both users' bounds are distances no path can undercut, hence consistent.
 **
-** Not thread-safe: users run it under a lock of their own. Header-only so
-** the offer loop inlines.
+** One thread at a time: the search carries a lock, and users run each
+** settling step through qn__nsearch_locked. Header-only so the offer loop
+** inlines.
 */
 #ifndef QN_CORE_NSEARCH_H
 #define QN_CORE_NSEARCH_H
@@ -26,6 +27,10 @@
 
 #include "core/heap.h"
 
+#ifndef QN_NO_THREADS
+#include <pthread.h>
+#endif
+
 #define QN__NS_SETTLED (UINT32_MAX - 1u)
 #define QN__NS_NONE UINT32_MAX
 
@@ -35,7 +40,46 @@ typedef struct qn__nsearch {
     float *key;    /* per open node: d plus the bound to the aim */
     uint32_t *pos; /* per node: heap index while open, QN__NS_NONE, QN__NS_SETTLED */
     uint32_t aim;  /* the sector the keys are for */
+#ifndef QN_NO_THREADS
+    pthread_mutex_t lock;
+    bool has_lock; /* the lock was made (and must be destroyed) */
+#endif
 } qn__nsearch;
+
+/* Makes the search's lock (once, before any qn__nsearch_locked); false
+** when the system has none to give. */
+static inline bool qn__nsearch_lock_init(qn__nsearch *s) {
+#ifndef QN_NO_THREADS
+    s->has_lock = pthread_mutex_init(&s->lock, NULL) == 0;
+    return s->has_lock;
+#else
+    (void)s;
+    return true;
+#endif
+}
+
+static inline void qn__nsearch_lock_free(qn__nsearch *s) {
+#ifndef QN_NO_THREADS
+    if (s->has_lock) pthread_mutex_destroy(&s->lock);
+    s->has_lock = false;
+#else
+    (void)s;
+#endif
+}
+
+/* Runs step(ctx, sector) holding the search's lock. */
+static inline void qn__nsearch_locked(qn__nsearch *s, void (*step)(void *, uint32_t), void *ctx,
+                                      uint32_t sector) {
+#ifndef QN_NO_THREADS
+    pthread_mutex_lock(&s->lock);
+#else
+    (void)s;
+#endif
+    step(ctx, sector);
+#ifndef QN_NO_THREADS
+    pthread_mutex_unlock(&s->lock);
+#endif
+}
 
 /* A lower bound on the cost from node n to sector `aim`. */
 typedef float (*qn__nsearch_bound)(const void *ctx, uint32_t n, uint32_t aim);

@@ -24,9 +24,6 @@
 #include "core/nsearch.h"
 
 #include <stdlib.h>
-#ifndef QN_NO_THREADS
-#include <pthread.h>
-#endif
 
 #define SECTOR_QUADS 256.0f /* quads per sector on average, by default */
 #define MAX_SECTORS (1u << 24)
@@ -731,10 +728,6 @@ struct qn_hfield {
     qn__nsearch ns;
     float *key;
     uint32_t *pos, *heap;
-#ifndef QN_NO_THREADS
-    pthread_mutex_t lock;
-    bool locked_ok; /* the lock was made */
-#endif
     _Atomic(hloc *) *loc; /* per sector: its local field, NULL until built */
     struct hshared *sh;   /* what samples change (through a const field) */
 };
@@ -801,15 +794,11 @@ static void settle_for(qn_hfield *f, uint32_t s) {
     }
 }
 
+static void settle_step(void *f, uint32_t s) { settle_for(f, s); }
+
 static void settle_locked(const qn_hfield *f, uint32_t s) {
     qn_hfield *mf = (qn_hfield *)(uintptr_t)f; /* its search state is its own */
-#ifndef QN_NO_THREADS
-    pthread_mutex_lock(&mf->lock);
-#endif
-    settle_for(mf, s);
-#ifndef QN_NO_THREADS
-    pthread_mutex_unlock(&mf->lock);
-#endif
+    qn__nsearch_locked(&mf->ns, settle_step, mf, s);
 }
 
 static void loc_free(const qn_allocator *a, hloc *l) {
@@ -906,12 +895,8 @@ qn_status qn_hfield_create(const qn_hier *h, qn_vec2 goal, float radius, const q
     f->sh = qn__calloc(&a, 1, sizeof *f->sh);
     if (!f->loc || !f->sh) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
     for (uint32_t s = 0; st == QN_OK && s < h->nsec; s++) atomic_init(&f->loc[s], NULL);
-#ifndef QN_NO_THREADS
-    if (st == QN_OK) {
-        f->locked_ok = pthread_mutex_init(&f->lock, NULL) == 0;
-        if (!f->locked_ok) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "cannot make a lock (destination)");
-    }
-#endif
+    if (st == QN_OK && !qn__nsearch_lock_init(&f->ns))
+        st = qn__fail(err, QN_E_NOMEM, QN_NONE, "cannot make a lock (destination)");
     if (st == QN_OK) st = hfield_build(f, err);
     if (st != QN_OK) {
         qn_hfield_destroy(f);
@@ -928,9 +913,7 @@ void qn_hfield_destroy(qn_hfield *f) {
     qn__free(&a, f->sh, sizeof *f->sh);
     qn__free(&a, f->loc, ((size_t)f->h->nsec + 1) * sizeof *f->loc);
     node_arrays_free(f);
-#ifndef QN_NO_THREADS
-    if (f->locked_ok) pthread_mutex_destroy(&f->lock);
-#endif
+    qn__nsearch_lock_free(&f->ns);
     qn__free(&a, f, sizeof *f);
 }
 

@@ -31,9 +31,6 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
-#ifndef QN_NO_THREADS
-#include <pthread.h>
-#endif
 
 #define SEG 8u /* cells per node segment along a border */
 #define WALL 255u
@@ -75,8 +72,8 @@ typedef struct tsector {
 ** rectangle, a consistent bound as every move costs at least its length),
 ** re-aimed at each new one (the open nodes' keys are redone and the heap
 ** rebuilt). A node taken out has its exact cost whatever the aim, so what
-** one sector's build settled stays right for the next. Guarded by `lock`
-** (several threads may build sectors at once); a settled node's cost never
+** one sector's build settled stays right for the next. Guarded by the
+** search's lock (several threads may build sectors at once); a settled node's cost never
 ** changes again, so sector builds read them unlocked. */
 struct qn_grid_tfield {
     qn_allocator alloc;
@@ -88,9 +85,6 @@ struct qn_grid_tfield {
     float *d, *key;
     uint32_t *pos, *heap;
     float weight;    /* the bound's weight (1: exact costs; see qn_grid_tfield_opts) */
-#ifndef QN_NO_THREADS
-    pthread_mutex_t lock;
-#endif
     _Atomic(tsector *) *sec;
     _Atomic size_t bytes;
 };
@@ -515,13 +509,7 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
         f->sec = qn__calloc(&a, t->nsec, sizeof *f->sec);
         ok = f->d && f->key && f->pos && f->heap && f->sec;
     }
-#ifndef QN_NO_THREADS
-    if (ok && pthread_mutex_init(&f->lock, NULL) != 0) {
-        qn__free(&a, f->sec, (size_t)t->nsec * sizeof *f->sec);
-        f->sec = NULL; /* destroy leaves the lock alone without it */
-        ok = false;
-    }
-#endif
+    if (ok && !qn__nsearch_lock_init(&f->ns)) ok = false;
     if (ok) {
         atomic_init(&f->bytes, sizeof *f + nn * (2 * sizeof(float) + 2 * sizeof(uint32_t)) +
                                    (size_t)t->nsec * sizeof *f->sec);
@@ -561,10 +549,8 @@ void qn_grid_tfield_destroy(qn_grid_tfield *field) {
     size_t nn = t ? (size_t)t->nn + 1 : 0;
     if (field->sec) {
         for (uint32_t s = 0; s < t->nsec; s++) sector_free(&a, atomic_load(&field->sec[s]));
-#ifndef QN_NO_THREADS
-        pthread_mutex_destroy(&field->lock);
-#endif
     }
+    qn__nsearch_lock_free(&field->ns);
     qn__free(&a, field->sec, (size_t)t->nsec * sizeof *field->sec);
     qn__free(&a, field->d, nn * sizeof(float));
     qn__free(&a, field->key, nn * sizeof(float));
@@ -658,16 +644,12 @@ static tsector *sector_build(const qn_grid_tfield *f, uint32_t s) {
     return sc;
 }
 
-/* The node search as far as sector s needs, under the lock. */
+static void settle_step(void *f, uint32_t s) { settle_for(f, s); }
+
+/* The node search as far as sector s needs, under the search's lock. */
 static void settle_locked(const qn_grid_tfield *f, uint32_t s) {
     qn_grid_tfield *mf = (qn_grid_tfield *)(uintptr_t)f; /* its search state is its own */
-#ifndef QN_NO_THREADS
-    pthread_mutex_lock(&mf->lock);
-#endif
-    settle_for(mf, s);
-#ifndef QN_NO_THREADS
-    pthread_mutex_unlock(&mf->lock);
-#endif
+    qn__nsearch_locked(&mf->ns, settle_step, mf, s);
 }
 
 /* Sector s's field, built on first use; NULL when out of memory. */

@@ -794,29 +794,40 @@ static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t 
     return map[rid] = s->nroots++;
 }
 
-/* Sorts the entries by quad (counting sort; each quad's few entries then
-** by insertion); false when out of memory. */
+/* Sorts the entries by quad (counting sort into each entry's place, then
+** the permutation followed in place, so the scratch is 4 bytes an entry,
+** not a second copy; each quad's few entries then by insertion); false
+** when out of memory. */
 static bool sort_entries(xsearch *S) {
-    uint32_t nq = S->m->quad_count;
+    uint32_t nq = S->m->quad_count, ne = S->ne;
     uint32_t *start = qn__calloc(&S->alloc, (size_t)nq + 1, sizeof *start);
-    xentry *tmp = qn__alloc(&S->alloc, ((size_t)S->ne + 1) * sizeof *tmp);
-    if (!start || !tmp) {
+    uint32_t *to = qn__alloc(&S->alloc, ((size_t)ne + 1) * sizeof *to);
+    if (!start || !to) {
         qn__free(&S->alloc, start, ((size_t)nq + 1) * sizeof *start);
-        qn__free(&S->alloc, tmp, ((size_t)S->ne + 1) * sizeof *tmp);
+        qn__free(&S->alloc, to, ((size_t)ne + 1) * sizeof *to);
         return false;
     }
-    for (uint32_t i = 0; i < S->ne; i++) start[S->ents[i].quad + 1]++;
+    xentry *e = S->ents;
+    for (uint32_t i = 0; i < ne; i++) start[e[i].quad + 1]++;
     for (uint32_t q = 0; q < nq; q++) start[q + 1] += start[q];
-    for (uint32_t i = 0; i < S->ne; i++) tmp[start[S->ents[i].quad]++] = S->ents[i];
-    for (uint32_t i = 1; i < S->ne; i++) {
-        xentry x = tmp[i];
+    for (uint32_t i = 0; i < ne; i++) to[i] = start[e[i].quad]++;
+    for (uint32_t i = 0; i < ne; i++)
+        while (to[i] != i) { /* entry i belongs at to[i]: swap it there */
+            uint32_t j = to[i];
+            xentry x = e[j];
+            e[j] = e[i];
+            e[i] = x;
+            to[i] = to[j];
+            to[j] = j;
+        }
+    for (uint32_t i = 1; i < ne; i++) {
+        xentry x = e[i];
         uint32_t j = i;
-        for (; j > 0 && cmp_entry(&tmp[j - 1], &x) > 0; j--) tmp[j] = tmp[j - 1];
-        tmp[j] = x;
+        for (; j > 0 && cmp_entry(&e[j - 1], &x) > 0; j--) e[j] = e[j - 1];
+        e[j] = x;
     }
-    memcpy(S->ents, tmp, (size_t)S->ne * sizeof *tmp);
     qn__free(&S->alloc, start, ((size_t)nq + 1) * sizeof *start);
-    qn__free(&S->alloc, tmp, ((size_t)S->ne + 1) * sizeof *tmp);
+    qn__free(&S->alloc, to, ((size_t)ne + 1) * sizeof *to);
     return true;
 }
 
@@ -1014,6 +1025,15 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
         run(&S);
         st = S.st;
     }
+    /* The states and pieces are done with: freed before the entries are
+    ** laid out, so the two never take memory at once. */
+    qn__free(&S.alloc, S.nodes, (size_t)S.ncap * sizeof(xnode));
+    qn__free(&S.alloc, S.heap, (size_t)S.hcap * sizeof(uint32_t));
+    qn__free(&S.alloc, S.fkey, (size_t)S.kcap * sizeof(float));
+    qn__free(&S.alloc, S.hpos, (size_t)S.poscap * sizeof(uint32_t));
+    qn__free(&S.alloc, S.pieces, (size_t)S.pcap * sizeof(piece));
+    S.nodes = NULL, S.heap = S.hpos = NULL, S.fkey = NULL, S.pieces = NULL;
+    S.ncap = S.hcap = S.kcap = S.poscap = S.pcap = 0;
     qn__spm *s = NULL;
     if (st == QN_OK) st = finish(&S, &s);
     if (st == QN_OK) {

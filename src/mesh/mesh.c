@@ -349,6 +349,19 @@ static uint32_t grid_add(qn_mesh *m, uint32_t q, uint32_t *fill) {
     uint32_t b[4], n = 0;
     qn_rect r = quad_box(m, q);
     box_cells(m, r, b);
+    if (!m->planes) {
+        /* A rectangle (no planes kept): every row of its tolerant box
+        ** meets it, from its left side to its right, so the rows below
+        ** would list exactly the box's buckets. */
+        for (uint32_t y = b[1]; y <= b[3]; y++)
+            for (uint32_t x = b[0]; x <= b[2]; x++) {
+                size_t cell = (size_t)y * m->grid_w + x;
+                if (fill) m->cell_list[m->cell_start[cell] + fill[cell]++] = q;
+                else m->cell_start[cell + 1]++;
+                n++;
+            }
+        return n;
+    }
     double g = quad_reach(m, q, r), cs = (double)m->grid_cell;
     double oy = (double)m->grid_origin.y;
     for (uint32_t y = b[1]; y <= b[3]; y++) {

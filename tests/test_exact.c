@@ -17,6 +17,7 @@
 #include "internal.h"
 #include "quadnav.h"
 #include "sim.h"
+#include "walkcheck.h"
 #include "testmesh.h"
 
 #define MAXPTS 4096
@@ -305,15 +306,7 @@ static void walk(const qn_mesh *m, qn_vec2 goal, float radius, uint32_t units, c
     qn_sim_world w;
     qn_sim_quad_ctx ctx;
     qn_sim_world_quad(&w, &ctx, f, goal);
-    qn_sim_opts o = {0};
-    o.units = units;
-    o.seed = 7;
-    o.step = 0.2f;
-    qn_sim_result r;
-    assert_int_equal(qn_sim_run(&w, &o, &r), QN_OK);
-    if (r.arrived != r.units || r.wall_contacts || r.stuck)
-        fail_msg("%s radius %g: arrived %u/%u, contacts %llu, stuck %u", what, (double)radius,
-                 r.arrived, r.units, (unsigned long long)r.wall_contacts, r.stuck);
+    expect_all_arrive(&w, units, 7, what, radius);
     qn_field_destroy(f);
 }
 

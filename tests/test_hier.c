@@ -18,6 +18,7 @@
 #include "failalloc.h"
 #include "quadnav.h"
 #include "sim.h"
+#include "walkcheck.h"
 
 /* A sim world that samples the hierarchical instance and takes the rest
 ** (moves, starts, the reference length) from a full exact field's world. */
@@ -71,15 +72,7 @@ static void walk(const qn_mesh *m, qn_vec2 goal, float radius, uint32_t units, f
     qn_sim_quad_ctx ctx;
     qn_sim_world_quad(&hw.full, &ctx, full, goal);
     qn_sim_world w = hier_world(&hw, hf);
-    qn_sim_opts o = {0};
-    o.units = units;
-    o.seed = 11;
-    o.step = 0.2f;
-    qn_sim_result r;
-    assert_int_equal(qn_sim_run(&w, &o, &r), QN_OK);
-    if (r.arrived != r.units || r.wall_contacts || r.stuck)
-        fail_msg("%s radius %g: arrived %u/%u, contacts %llu, stuck %u", what, (double)radius,
-                 r.arrived, r.units, (unsigned long long)r.wall_contacts, r.stuck);
+    expect_all_arrive(&w, units, 11, what, radius);
     assert_true(qn_hfield_sectors_built(hf) >= 1);
     assert_true(qn_hfield_bytes(hf) > 0);
     qn_hfield_destroy(hf);
@@ -233,12 +226,7 @@ static void test_block_unblock(void **state) {
         qn_sim_quad_ctx ctx;
         qn_sim_world_quad(&hw.full, &ctx, full, goal);
         qn_sim_world w = hier_world(&hw, hf);
-        qn_sim_opts o = {.units = 200, .seed = 3, .step = 0.2f};
-        qn_sim_result r;
-        assert_int_equal(qn_sim_run(&w, &o, &r), QN_OK);
-        if (r.arrived != r.units || r.wall_contacts || r.stuck)
-            fail_msg("round %d: arrived %u/%u, contacts %llu, stuck %u", round, r.arrived, r.units,
-                     (unsigned long long)r.wall_contacts, r.stuck);
+        expect_all_arrive(&w, 200, 3, round ? "unblocked" : "blocked", 0.0f);
         qn_field_destroy(full);
         for (uint32_t k = 0; k < nb; k++) assert_int_equal(qn_mesh_set_quad_blocked(m, blocked[k], false), QN_OK);
         assert_int_equal(qn_hier_update(h, &e), QN_OK);

@@ -995,14 +995,22 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     return QN_OK;
 }
 
-static void search_free(xsearch *S) {
-    const qn_mesh *m = S->m;
-    qn__free(&S->alloc, S->rpos, fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv));
+/* Frees the growing pools of states and pieces (the search's, not the
+** entries) and marks them empty. */
+static void free_pools(xsearch *S) {
     qn__free(&S->alloc, S->nodes, (size_t)S->ncap * sizeof(xnode));
     qn__free(&S->alloc, S->heap, (size_t)S->hcap * sizeof(uint32_t));
     qn__free(&S->alloc, S->fkey, (size_t)S->kcap * sizeof(float));
     qn__free(&S->alloc, S->hpos, (size_t)S->poscap * sizeof(uint32_t));
     qn__free(&S->alloc, S->pieces, (size_t)S->pcap * sizeof(piece));
+    S->nodes = NULL, S->heap = S->hpos = NULL, S->fkey = NULL, S->pieces = NULL;
+    S->ncap = S->hcap = S->kcap = S->poscap = S->pcap = 0;
+}
+
+static void search_free(xsearch *S) {
+    const qn_mesh *m = S->m;
+    qn__free(&S->alloc, S->rpos, fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv));
+    free_pools(S);
     qn__free(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry));
 }
 
@@ -1027,13 +1035,7 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
     }
     /* The states and pieces are done with: freed before the entries are
     ** laid out, so the two never take memory at once. */
-    qn__free(&S.alloc, S.nodes, (size_t)S.ncap * sizeof(xnode));
-    qn__free(&S.alloc, S.heap, (size_t)S.hcap * sizeof(uint32_t));
-    qn__free(&S.alloc, S.fkey, (size_t)S.kcap * sizeof(float));
-    qn__free(&S.alloc, S.hpos, (size_t)S.poscap * sizeof(uint32_t));
-    qn__free(&S.alloc, S.pieces, (size_t)S.pcap * sizeof(piece));
-    S.nodes = NULL, S.heap = S.hpos = NULL, S.fkey = NULL, S.pieces = NULL;
-    S.ncap = S.hcap = S.kcap = S.poscap = S.pcap = 0;
+    free_pools(&S);
     qn__spm *s = NULL;
     if (st == QN_OK) st = finish(&S, &s);
     if (st == QN_OK) {

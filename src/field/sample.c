@@ -271,7 +271,8 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
             if (cr < -slack || cl < -slack) continue;
         }
         /* |v| >= the larger of |vx|, |vy|: most losers need no root. */
-        if (!(fmaxf(fabsf(v.x), fabsf(v.y)) + r->g < bv)) continue;
+        float ax = fabsf(v.x), ay = fabsf(v.y);
+        if (!((ax > ay ? ax : ay) + r->g < bv)) continue;
         float len = qn__len(v), val = len + r->g;
         if (!(val < bv)) continue;
         bv = val;
@@ -388,11 +389,6 @@ static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
 
 /* The distance from p to the nearest edge of quad q (its edge planes). */
 static float edge_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
-    if (!m->planes) { /* a rectangle: its sides */
-        const qn_vec2 *c = &m->corners[4 * (size_t)q];
-        float a = fminf(p.x - c[0].x, c[2].x - p.x), b = fminf(p.y - c[0].y, c[2].y - p.y);
-        return fminf(a, b);
-    }
     qn__planes tmp;
     const qn__planes *pl = qn__quad_planes(m, q, &tmp);
     float d = INFINITY;

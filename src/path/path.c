@@ -834,12 +834,12 @@ static bool near_box(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 b, float p
              (s0 < 0.0f && s1 < 0.0f && s2 < 0.0f && s3 < 0.0f));
 }
 
-/* Calls visit (with the whole segment a-b) for every unblocked quad listed
-** in the mesh buckets within pad of each bucket-long piece of the segment
-** (a quad listed in several such buckets is visited more than once); stops,
-** returning false, as soon as visit does. Any point within pad of the
-** segment lies in a bucket so visited. */
-typedef bool (*quad_visit)(void *ctx, uint32_t q, qn_vec2 p0, qn_vec2 p1);
+/* Calls visit for every unblocked quad listed in the mesh buckets within
+** pad of each bucket-long piece of the segment a-b (a quad listed in
+** several such buckets is visited more than once; the segment itself is
+** the visitor's to know); stops, returning false, as soon as visit does.
+** Any point within pad of the segment lies in a bucket so visited. */
+typedef bool (*quad_visit)(void *ctx, uint32_t q);
 
 static bool each_quad_near(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float pad, quad_visit visit,
                            void *ctx) {
@@ -860,7 +860,7 @@ static bool each_quad_near(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float pad, qu
                 size_t cell = (size_t)y * m->grid_w + x;
                 for (uint32_t j = m->cell_start[cell]; j < m->cell_start[cell + 1]; j++) {
                     uint32_t q = m->cell_list[j];
-                    if (!m->blocked[q] && !visit(ctx, q, a, b)) return false;
+                    if (!m->blocked[q] && !visit(ctx, q)) return false;
                 }
             }
         px0 = x0, px1 = x1, py0 = y0, py1 = y1;
@@ -874,12 +874,13 @@ typedef struct corner_scan {
     uint32_t *seen, gen; /* a quad listed in several buckets is looked at once */
 } corner_scan;
 
-static bool visit_corners(void *ctx, uint32_t q, qn_vec2 p0, qn_vec2 p1) {
+static bool visit_corners(void *ctx, uint32_t q) {
     corner_scan *cs = ctx;
     if (cs->seen[q] == cs->gen) return true;
     cs->seen[q] = cs->gen;
     /* corners_of looks at corners within 2 rc of the stretch. */
-    if (near_box(cs->nc->Q->m, q, p0, p1, 2.0f * cs->nc->rc + cs->pad)) corners_of(cs->nc, q);
+    if (near_box(cs->nc->Q->m, q, cs->nc->pa, cs->nc->pb, 2.0f * cs->nc->rc + cs->pad))
+        corners_of(cs->nc, q);
     return true;
 }
 
@@ -906,7 +907,7 @@ static bool worst_corner(const query *Q, uint32_t n, float rc, const fvert *a, c
         ** quads from a's portal to b's, whose boundary cycles hold every
         ** vertex on their sides (those of neighbours at T-junctions too). */
         uint32_t lo = a->idx > 0 ? a->idx - 1 : 0, hi = b->idx < n + 1 ? b->idx : n + 1;
-        for (uint32_t i = lo; i <= hi; i++) visit_corners(&cs, corridor_quad(Q, n, i), nc.pa, nc.pb);
+        for (uint32_t i = lo; i <= hi; i++) visit_corners(&cs, corridor_quad(Q, n, i));
     } else {
         each_quad_near(m, nc.pa, nc.pb, cs.pad, visit_corners, &cs);
     }
@@ -1303,9 +1304,8 @@ typedef struct wall_scan {
     float radius, thr;
 } wall_scan;
 
-static bool visit_walls(void *ctx, uint32_t q, qn_vec2 p0, qn_vec2 p1) {
+static bool visit_walls(void *ctx, uint32_t q) {
     const wall_scan *ws = ctx;
-    (void)p0, (void)p1;
     return !quad_wall_near(ws->m, q, ws->a, ws->b, ws->radius, ws->thr);
 }
 

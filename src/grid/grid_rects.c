@@ -260,15 +260,15 @@ static void hk_greedy(const part *p, matching *m) {
     uint32_t nv = p->vc.n, nh = p->hc.n, *deg = m->it, *order = m->queue;
     for (uint32_t v = 0; v < nh; v++) m->mr[v] = 0;
     for (size_t e = 0; e < p->nadj; e++) m->mr[p->adj[e]]++;
-    uint32_t maxd = 0;
-    for (uint32_t u = 0; u < nv; u++) {
-        deg[u] = p->adj_first[u + 1] - p->adj_first[u];
-        if (deg[u] > maxd) maxd = deg[u];
-    }
-    uint32_t n = 0; /* order by degree: one pass per degree while few, else as listed */
-    for (uint32_t d = 1; d <= maxd && d <= 8; d++)
-        for (uint32_t u = 0; u < nv; u++) if (deg[u] == d) order[n++] = u;
-    for (uint32_t u = 0; u < nv; u++) if (deg[u] > 8) order[n++] = u;
+    for (uint32_t u = 0; u < nv; u++) deg[u] = p->adj_first[u + 1] - p->adj_first[u];
+    /* Order by degree, 1 to 8, then the rest as listed (a stable counting
+    ** sort; no edge, no place). */
+    uint32_t at[10] = {0}, n = 0;
+    for (uint32_t u = 0; u < nv; u++)
+        if (deg[u]) at[deg[u] < 9 ? deg[u] : 9]++, n++;
+    for (uint32_t d = 9, sum = n; d >= 1; d--) sum -= at[d], at[d] = sum;
+    for (uint32_t u = 0; u < nv; u++)
+        if (deg[u]) order[at[deg[u] < 9 ? deg[u] : 9]++] = u;
     uint32_t *rdeg = m->stack;
     for (uint32_t v = 0; v < nh; v++) { rdeg[v] = m->mr[v]; m->mr[v] = QN_NONE; }
     for (uint32_t i = 0; i < n; i++) {

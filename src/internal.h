@@ -200,16 +200,24 @@ typedef struct qn__planes {
     float nx[4], ny[4], c[4];
 } qn__planes;
 
-/* Per portal: the two quads (a < b), the segment, its mid point and width,
-** and which edge of a and of b it lies on. 48 bytes. */
+/* Per portal: the two quads (a < b), the segment, its width, and which
+** edge of a and of b it lies on. 32 bytes; the mid point and direction
+** are derived (qn__portal_mid, qn__portal_dir). */
 typedef struct qn__portal {
     uint32_t q[2];
     qn_vec2 p0, p1;
-    qn_vec2 mid;
-    qn_vec2 u; /* unit vector from p0 to p1 */
     float width;
     uint8_t edge[2];
 } qn__portal;
+
+/* A portal's mid point, and its unit direction from p0 to p1: the same
+** bits the mesh build once stored. */
+static inline qn_vec2 qn__portal_mid(const qn__portal *p) {
+    return qn__scale(qn__add(p->p0, p->p1), 0.5f);
+}
+static inline qn_vec2 qn__portal_dir(const qn__portal *p) {
+    return qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width);
+}
 
 /* Each quad's boundary as a cycle of sub-edges (boundary.c): quad q's cycle
 ** is bv[bstart[q] .. bstart[q + 1]); sub-edge j runs from vertex j to j + 1

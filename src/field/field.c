@@ -92,9 +92,9 @@ static uint8_t side_in(const qn_mesh *m, uint32_t v, uint32_t q) {
 static qn_vec2 crossing(const search *s, uint32_t v, qn_vec2 from) {
     const qn__portal *pt = &s->m->portals[v];
     float r = s->radius < 0.5f * pt->width ? s->radius : 0.5f * pt->width;
-    float t = qn__dot(qn__sub(from, pt->p0), pt->u);
+    float t = qn__dot(qn__sub(from, pt->p0), qn__portal_dir(pt));
     t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
-    return qn__add(pt->p0, qn__scale(pt->u, t));
+    return qn__add(pt->p0, qn__scale(qn__portal_dir(pt), t));
 }
 
 /* Length of a step between crossing points. Two portals meeting at a corner
@@ -121,11 +121,11 @@ static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu)
         }
         return;
     }
-    qn_vec2 mu = m->portals[u].mid;
+    qn_vec2 mu = qn__portal_mid(&m->portals[u]);
     (void)side;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
-        qn_vec2 mv = m->portals[v].mid;
+        qn_vec2 mv = qn__portal_mid(&m->portals[v]);
         improve(s, v, gu + w * qn__len(qn__sub(mu, mv)), side_in(m, v, q), u, mv);
     }
 }
@@ -133,7 +133,7 @@ static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu)
 /* Offers v the path from point `from` (in quad q, at cost g0 there). */
 static void offer_from_point(search *s, uint32_t v, uint32_t q, qn_vec2 from, float g0,
                              uint32_t pred) {
-    qn_vec2 xv = s->x ? crossing(s, v, from) : s->m->portals[v].mid;
+    qn_vec2 xv = s->x ? crossing(s, v, from) : qn__portal_mid(&s->m->portals[v]);
     float d = s->x ? step_len(s->m, xv, from) : qn__len(qn__sub(xv, from));
     improve(s, v, g0 + s->m->cost[q] * d, side_in(s->m, v, q), pred, xv);
 }
@@ -349,7 +349,7 @@ static void reseed(search *s, const qn_field *f, uint32_t v) {
             uint32_t u = m->qp_list[k];
             if (u == v || (s->via[u] & AFFECTED) || s->pos[u] == CLOSED || s->g[u] == INFINITY)
                 continue;
-            qn_vec2 xu = s->x ? s->x[u] : m->portals[u].mid;
+            qn_vec2 xu = s->x ? s->x[u] : qn__portal_mid(&m->portals[u]);
             offer_from_point(s, v, q, xu, s->g[u], u);
         }
     }
@@ -661,9 +661,9 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
         if (!(field->pg[e] < best)) continue;
         const qn__portal *pt = &m->portals[e];
         float r = field->radius < 0.5f * pt->width ? field->radius : 0.5f * pt->width;
-        float t = qn__dot(qn__sub(p, pt->p0), pt->u);
+        float t = qn__dot(qn__sub(p, pt->p0), qn__portal_dir(pt));
         t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
-        float c = field->pg[e] + m->cost[q] * qn__len(qn__sub(qn__add(pt->p0, qn__scale(pt->u, t)), p));
+        float c = field->pg[e] + m->cost[q] * qn__len(qn__sub(qn__add(pt->p0, qn__scale(qn__portal_dir(pt), t)), p));
         best = c < best ? c : best;
     }
     return best;
@@ -697,9 +697,9 @@ static uint32_t out_through_portals(const qn_field *f, uint32_t q, qn_vec2 p, qn
         const qn__portal *pt = &m->portals[e];
         float inset = f->radius > 16.0f * m->eps ? f->radius : 16.0f * m->eps;
         inset = inset < 0.5f * pt->width ? inset : 0.5f * pt->width;
-        float s = qn__dot(qn__sub(p, pt->p0), pt->u);
+        float s = qn__dot(qn__sub(p, pt->p0), qn__portal_dir(pt));
         s = s < inset ? inset : (s > pt->width - inset ? pt->width - inset : s);
-        qn_vec2 x = qn__add(pt->p0, qn__scale(pt->u, s));
+        qn_vec2 x = qn__add(pt->p0, qn__scale(qn__portal_dir(pt), s));
         float d = qn__len(qn__sub(x, p));
         if (d < best_d) best_d = d, best = r, *out = x;
     }

@@ -171,8 +171,9 @@ static bool add_node(qn_hier *h, uint32_t e, qn_vec2 at) {
     n->portal = e;
     n->q[0] = p->q[0], n->q[1] = p->q[1];
     n->sec[0] = h->qsec[p->q[0]], n->sec[1] = h->qsec[p->q[1]];
-    n->n = qn__v2(-p->u.y, p->u.x);
-    if (qn__dot(n->n, qn__sub(p->mid, quad_centre(m, p->q[0]))) < 0.0f) n->n = qn__scale(n->n, -1.0f);
+    qn_vec2 u = qn__portal_dir(p);
+    n->n = qn__v2(-u.y, u.x);
+    if (qn__dot(n->n, qn__sub(qn__portal_mid(p), quad_centre(m, p->q[0]))) < 0.0f) n->n = qn__scale(n->n, -1.0f);
     return true;
 }
 
@@ -183,7 +184,7 @@ static bool group_nodes(qn_hier *h, const bport *g, uint32_t n) {
         const qn__portal *p = &m->portals[g[0].e];
         uint32_t k = (uint32_t)ceilf(p->width / h->spacing);
         for (uint32_t j = 0; j < k; j++)
-            if (!add_node(h, g[0].e, qn__add(p->p0, qn__scale(p->u, p->width * ((float)j + 0.5f) / (float)k))))
+            if (!add_node(h, g[0].e, qn__add(p->p0, qn__scale(qn__portal_dir(p), p->width * ((float)j + 0.5f) / (float)k))))
                 return false;
         return true;
     }
@@ -191,7 +192,7 @@ static bool group_nodes(qn_hier *h, const bport *g, uint32_t n) {
     uint32_t best = 0;
     for (uint32_t i = 1; i < n; i++)
         if (fabsf(g[i].t - mid) < fabsf(g[best].t - mid)) best = i;
-    return add_node(h, g[best].e, m->portals[g[best].e].mid);
+    return add_node(h, g[best].e, qn__portal_mid(&m->portals[g[best].e]));
 }
 
 /* The nodes on the borders of sector sa with higher sectors. */
@@ -205,7 +206,8 @@ static bool sector_nodes(qn_hier *h, uint32_t sa, bport *buf) {
         uint32_t side = h->qsec[p->q[0]] == sa ? 0 : 1;
         uint32_t sb = h->qsec[p->q[1 - side]];
         bool across_x = sb % h->sw != sa % h->sw; /* neighbours side by side: along y */
-        float t = across_x && sb / h->sw == sa / h->sw ? p->mid.y : p->mid.x;
+        qn_vec2 mid = qn__portal_mid(p);
+        float t = across_x && sb / h->sw == sa / h->sw ? mid.y : mid.x;
         buf[n++] = (bport){sb, h->qcomp[p->q[side]], h->qcomp[p->q[1 - side]], e, t};
     }
     qsort(buf, n, sizeof *buf, cmp_bport);
@@ -299,9 +301,9 @@ static void local_free(local *L) {
 }
 
 static qn_vec2 nearest_on(const qn__portal *p, qn_vec2 x) {
-    float t = qn__dot(qn__sub(x, p->p0), p->u);
+    float t = qn__dot(qn__sub(x, p->p0), qn__portal_dir(p));
     t = t < 0.0f ? 0.0f : (t > p->width ? p->width : t);
-    return qn__add(p->p0, qn__scale(p->u, t));
+    return qn__add(p->p0, qn__scale(qn__portal_dir(p), t));
 }
 
 /* From point x (cost g, reached through local portal `from`) in quad q:
@@ -1082,7 +1084,7 @@ static uint32_t nearest_exit(const qn_hfield *f, const hloc *l, qn_vec2 p, float
 static float exit_reach(const qn_hfield *f, uint32_t i) {
     const hnode *nd = &f->h->nodes[i];
     const qn__portal *pt = &f->h->mesh->portals[nd->portal];
-    float t = qn__dot(qn__sub(nd->at, pt->p0), pt->u), end = fminf(t, pt->width - t);
+    float t = qn__dot(qn__sub(nd->at, pt->p0), qn__portal_dir(pt)), end = fminf(t, pt->width - t);
     return fmaxf(QN_AT_GOAL_DISTANCE, fminf(0.25f * pt->width, 0.5f * end));
 }
 
@@ -1098,7 +1100,7 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
     float d = qn__len(qn__sub(nd->at, p));
     if (d > exit_reach(f, i)) {
         qn_vec2 r = qn__sub(p, pt->p0);
-        float t = qn__dot(r, pt->u), h = qn__cross(pt->u, r);
+        float t = qn__dot(r, qn__portal_dir(pt)), h = qn__cross(qn__portal_dir(pt), r);
         bool on = fabsf(h) <= 4.0f * f->h->mesh->eps && t > f->radius && t < pt->width - f->radius;
         return on ? n : dir;
     }

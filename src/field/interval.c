@@ -203,7 +203,7 @@ typedef struct froot {
 
 static froot in_frame(const qn__portal *p, qn_vec2 r, float g) {
     qn_vec2 d = qn__sub(r, p->p0);
-    froot fr = {(double)qn__dot(d, p->u), (double)qn__cross(p->u, d), (double)g};
+    froot fr = {(double)qn__dot(d, qn__portal_dir(p)), (double)qn__cross(qn__portal_dir(p), d), (double)g};
     return fr;
 }
 
@@ -351,8 +351,8 @@ typedef struct sub_edge {
     uint32_t va, vb, e;
 } sub_edge;
 
-static float along(const qn__portal *p, qn_vec2 x) { return qn__dot(qn__sub(x, p->p0), p->u); }
-static qn_vec2 on_portal(const qn__portal *p, float t) { return qn__add(p->p0, qn__scale(p->u, t)); }
+static float along(const qn__portal *p, qn_vec2 x) { return qn__dot(qn__sub(x, p->p0), qn__portal_dir(p)); }
+static qn_vec2 on_portal(const qn__portal *p, float t) { return qn__add(p->p0, qn__scale(qn__portal_dir(p), t)); }
 
 /* Length of the shortest line from root r through the interval R-L to t
 ** (t mirrored first when on r's side of the interval's line, since the line

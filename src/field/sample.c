@@ -32,7 +32,7 @@ static frame portal_frame(const qn_field *f, uint32_t e) {
     ** coordinates) from a wall's end, so float noise cannot put it outside. */
     float r = f->radius > 64.0f * f->mesh->eps ? f->radius : 64.0f * f->mesh->eps;
     r = r < 0.5f * p->width ? r : 0.5f * p->width;
-    frame fr = {p->p0, p->u, r, p->width - r};
+    frame fr = {p->p0, qn__portal_dir(p), r, p->width - r};
     return fr;
 }
 
@@ -221,10 +221,10 @@ static uint32_t cross_if_on_exit(const qn_field *f, uint32_t q, qn_vec2 p, uint3
     for (int hops = 0; hops < 4 && !(ex & QN__GOAL_BIT); hops++) { /* also QN_NONE */
         const qn__portal *pt = &m->portals[ex];
         qn_vec2 d = qn__sub(p, pt->p0);
-        float h = qn__cross(pt->u, d); /* > 0 inside quad q[0], < 0 inside q[1] */
+        float h = qn__cross(qn__portal_dir(pt), d); /* > 0 inside quad q[0], < 0 inside q[1] */
         int side = pt->q[0] == q ? 0 : 1;
         if ((side == 0 ? h : -h) > tol) break;
-        float s = qn__dot(d, pt->u);
+        float s = qn__dot(d, qn__portal_dir(pt));
         if (s < -tol || s > pt->width + tol) break;
         if (!qn__quad_contains(m, pt->q[1 - side], p)) break;
         q = pt->q[1 - side];

@@ -511,9 +511,7 @@ qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err) {
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     for (uint32_t i = 0; i < m->portal_count; i++) {
         qn__portal *p = &m->portals[i];
-        p->mid = qn__scale(qn__add(p->p0, p->p1), 0.5f);
         p->width = qn__len(qn__sub(p->p1, p->p0));
-        p->u = qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width);
         m->qp_start[p->q[0] + 1]++;
         m->qp_start[p->q[1] + 1]++;
     }

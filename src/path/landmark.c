@@ -200,7 +200,7 @@ void qn__landmarks_goal_costs(const qn__landmarks *L, const qn_mesh *m, uint32_t
     for (uint32_t j = 0; j < L->k; j++) out[j] = INFINITY;
     for (uint32_t i = m->qp_start[q]; i < m->qp_start[q + 1]; i++) {
         uint32_t e = m->qp_list[i];
-        float c = m->cost[q] * qn__len(qn__sub(m->portals[e].mid, p));
+        float c = m->cost[q] * qn__len(qn__sub(qn__portal_mid(&m->portals[e]), p));
         const float *d = L->pd + (size_t)e * L->k;
         for (uint32_t j = 0; j < L->k; j++)
             if (d[j] + c < out[j]) out[j] = d[j] + c;

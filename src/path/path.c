@@ -376,7 +376,7 @@ typedef struct query {
 ** its width of either end). */
 static float portal_bound(const qn_pathfinder *pf, const query *Q, uint32_t v) {
     const qn__portal *p = &Q->m->portals[v];
-    float h = qn__len(qn__sub(p->mid, Q->to));
+    float h = qn__len(qn__sub(qn__portal_mid(p), Q->to));
     if (!pf->lon) return h;
     const qn__landmarks *L = pf->lm;
     uint32_t q = p->q[0], i0 = pf->bstart[q] + pf->psub[2 * v];
@@ -436,12 +436,12 @@ static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) 
     const qn_mesh *m = Q->m;
     uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
     float w = m->cost[q];
-    qn_vec2 mu = m->portals[u].mid;
+    qn_vec2 mu = qn__portal_mid(&m->portals[u]);
     (void)side;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
         if (v == u || !qn__portal_open(m, v, Q->radius)) continue;
-        improve(Q, v, gu + w * qn__len(qn__sub(mu, m->portals[v].mid)), u, side_in(m, v, q));
+        improve(Q, v, gu + w * qn__len(qn__sub(mu, qn__portal_mid(&m->portals[v]))), u, side_in(m, v, q));
     }
 }
 
@@ -464,7 +464,7 @@ static qn_status search(query *Q, float *cost) {
     for (uint32_t i = m->qp_start[Q->qs]; i < m->qp_start[Q->qs + 1]; i++) {
         uint32_t v = m->qp_list[i];
         if (qn__portal_open(m, v, Q->radius))
-            improve(Q, v, ws * qn__len(qn__sub(m->portals[v].mid, Q->from)), QN_NONE,
+            improve(Q, v, ws * qn__len(qn__sub(qn__portal_mid(&m->portals[v]), Q->from)), QN_NONE,
                     side_in(m, v, Q->qs));
     }
     while (pf->open.n > 0) {
@@ -477,7 +477,7 @@ static qn_status search(query *Q, float *cost) {
         for (int side = 0; side < 2; side++) {
             uint32_t q = m->portals[u].q[side];
             if (q == Q->qg)
-                improve(Q, goal, gu + wg * qn__len(qn__sub(m->portals[u].mid, Q->to)), u,
+                improve(Q, goal, gu + wg * qn__len(qn__sub(qn__portal_mid(&m->portals[u]), Q->to)), u,
                         (uint8_t)side);
             /* Back through the quad u was reached through cannot help: inside
             ** one convex quad the straight line is shortest. */
@@ -587,7 +587,7 @@ static fvert end_vert(const query *Q, uint32_t e, int end, float side, float rc,
     r = r < 0.5f * p->width ? r : 0.5f * p->width;
     fvert v;
     v.k = end ? p->p1 : p->p0;
-    v.p = qn__add(v.k, qn__scale(p->u, end ? -r : r));
+    v.p = qn__add(v.k, qn__scale(qn__portal_dir(p), end ? -r : r));
     v.r = r;
     v.side = side;
     v.idx = idx;

@@ -406,7 +406,7 @@ typedef struct qn__tree {
     uint8_t *via;
 } qn__tree;
 
-/* An exact instance (spm.c): per quad (qstart, like a CSR) the entries of
+/* An exact instance (interval.c): per quad (qstart, like a CSR) the entries of
 ** the roots through which shortest paths leave its points. An entry's
 ** root index has QN__SPM_ON set when the root sees all of the quad;
 ** otherwise it serves the wedge between the unit directions dl and dr from
@@ -415,7 +415,10 @@ typedef struct qn__tree {
 ** root after it (zero at a goal point). An entry whose root sees all of
 ** the quad (a goal point, or a corner on the quad's boundary) keeps in
 ** dl[0] the side of the obstacle the corner's path bends round there, seen
-** along the root's out: +1 left, -1 right, 0 not known. */
+** along the root's out: +1 left, -1 right, 0 not known (the root's own
+** side when it has one, else what the entry's view tells). A quad's
+** wedge entries come first, then those whose root sees all of it; each
+** group least bound (lb) first. */
 #define QN__SPM_ON 0x80000000u
 typedef struct qn__sroot {
     qn_vec2 at;

@@ -876,6 +876,14 @@ static void dir16(qn_vec2 d, int16_t out[2]) {
     out[1] = (int16_t)lrintf(d.y * QN__SPM_DIR);
 }
 
+/* The sampler's order of a quad's entries: the wedges, then those whose
+** root sees all of the quad (the sampler's look for corners to round
+** reads only them, from the end); least bound first in each group. */
+static bool spm_before(const qn__sent *a, const qn__sent *b) {
+    bool ona = (a->root & ON_BIT) != 0, onb = (b->root & ON_BIT) != 0;
+    return ona != onb ? onb : a->lb < b->lb;
+}
+
 /* Distance from p to convex quad q (0 inside). */
 static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
@@ -920,7 +928,10 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             *o = (qn__sent){r, {0, 0}, {0, 0}, 0.0f};
             if (e->rid & ON_BIT) {
                 o->root |= ON_BIT;
-                o->dl[0] = (int16_t)(e->L.x > 0.0f ? 1 : (e->L.x < 0.0f ? -1 : 0));
+                /* The obstacle's side at the root: the root's own (from
+                ** the walls there) when known, else the entry's. */
+                float side = s->roots[r].side != 0.0f ? s->roots[r].side : e->L.x;
+                o->dl[0] = (int16_t)(side > 0.0f ? 1 : (side < 0.0f ? -1 : 0));
             } else {
                 dir16(unit(qn__sub(e->L, at)), o->dl);
                 dir16(unit(qn__sub(e->R, at)), o->dr);
@@ -929,8 +940,9 @@ static qn_status finish(xsearch *S, qn__spm **out) {
         while (q <= m->quad_count) s->qstart[q++] = kept;
         /* Each entry's least cost over the quad (its root's cost plus its
         ** distance to the quad, less a hair for points the containment test
-        ** keeps just outside); each quad's entries least bound first, so
-        ** the sampler stops at the first that cannot beat the best so far. */
+        ** keeps just outside); each quad's entries in the sampler's order
+        ** (spm_before), so it stops at the first of a group that cannot
+        ** beat the best so far. */
         for (uint32_t qq = 0; qq < m->quad_count; qq++) {
             for (uint32_t i = s->qstart[qq]; i < s->qstart[qq + 1]; i++) {
                 const qn__sroot *r = &s->roots[s->ents[i].root & ~ON_BIT];
@@ -941,7 +953,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             for (uint32_t i = s->qstart[qq] + 1; i < s->qstart[qq + 1]; i++) {
                 qn__sent x = s->ents[i];
                 uint32_t j = i;
-                for (; j > s->qstart[qq] && s->ents[j - 1].lb > x.lb; j--) s->ents[j] = s->ents[j - 1];
+                for (; j > s->qstart[qq] && spm_before(&x, &s->ents[j - 1]); j--) s->ents[j] = s->ents[j - 1];
                 s->ents[j] = x;
             }
         }

@@ -13,6 +13,8 @@
 ** sample costs a few dot products, one division and one square root. Never
 ** allocates; reads only const data.
 */
+#include <float.h>
+
 #include "internal.h"
 
 /* Distance under which a unit counts as standing on its aim point: a few
@@ -255,10 +257,17 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
     const qn__spm *s = f->spm;
     const qn__sroot *best = NULL;
     float bv = INFINITY, tol = 4.0f * f->mesh->eps;
-    for (uint32_t i = s->qstart[q]; i < s->qstart[q + 1]; i++) {
+    for (uint32_t i = s->qstart[q], end = s->qstart[q + 1]; i < end; i++) {
         const qn__sent *e = &s->ents[i];
+        /* Entries come least bound first in each group (the wedges, then
+        ** the roots that see all of the quad): none of the group can win
+        ** now, so on to the next group, or done. */
+        if (!(e->lb < bv)) {
+            if (e->root & QN__SPM_ON) break;
+            while (i + 1 < end && !(s->ents[i + 1].root & QN__SPM_ON)) i++;
+            continue;
+        }
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
-        if (!(e->lb < bv)) break; /* entries come least bound first: none can win now */
         qn_vec2 v = qn__sub(p, r->at);
         if (!(e->root & QN__SPM_ON)) {
             /* Directions are kept in 16-bit fixed point: each component
@@ -345,12 +354,15 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     const qn__spm *s = f->spm;
     float rad = agent_radius(f), best = reach, reach_tol = reach_tolerance(f->mesh);
     bool hit = false;
-    for (uint32_t i = s->qstart[q]; i < s->qstart[q + 1]; i++) {
+    for (uint32_t i = s->qstart[q + 1]; i-- > s->qstart[q];) {
         const qn__sent *e = &s->ents[i];
-        if (!(e->root & QN__SPM_ON)) continue;
+        if (!(e->root & QN__SPM_ON)) break; /* those seeing all of the quad come last */
+        /* Only a corner whose side is known (kept in the entry, so the
+        ** others cost no look at their root). */
+        if (e->dl[0] == 0) continue;
         const qn__sroot *c = &s->roots[e->root & ~QN__SPM_ON];
-        float cs = c->side != 0.0f ? c->side : (float)e->dl[0];
-        if (cs == 0.0f || qn__dot(c->out, dir) < 0.5f) continue;
+        float cs = (float)e->dl[0];
+        if (qn__dot(c->out, dir) < 0.5f) continue;
         qn_vec2 v = qn__sub(c->at, p);
         float ahead = qn__dot(v, dir);
         if (ahead <= 0.0f || ahead >= best) continue;

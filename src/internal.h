@@ -143,6 +143,8 @@ qn_status qn__qnm_load(const void *data, size_t len, const qn_allocator *alloc, 
 /* Recomputes both checksums of a baked file in place: tests and fuzzing
 ** use it to reach the checks behind them. */
 void qn__qnm_reseal(uint8_t *buf, size_t len);
+/* Rewrites only the header's checksum (tests). */
+void qn__qnm_reseal_header(uint8_t *buf);
 
 /* ---- name tables (io/names.c) ----------------------------------------- */
 

@@ -98,6 +98,36 @@ static void test_round_trip(void **state) {
     }
 }
 
+/* A version 1 file (the same layout, the one-state body checksum) still
+** loads, to the same mesh; its body read as version 2 does not. */
+static void test_version_1(void **state) {
+    (void)state;
+    qn_mesh *m = guillotine_mesh(2, 64, 400);
+    size_t n;
+    uint8_t *buf = save(m, &n);
+    assert_int_equal(buf[8], 2);
+    uint64_t sum2;
+    memcpy(&sum2, buf + 48, 8);
+    buf[8] = 1;
+    qn__qnm_reseal(buf, n);
+    uint64_t sum1;
+    memcpy(&sum1, buf + 48, 8);
+    assert_true(sum1 != sum2);
+    qn_mesh *m2 = NULL;
+    qn_error e;
+    qn_status st = qn_mesh_load_mem(buf, n, NULL, &m2, &e);
+    if (st != QN_OK) fail_msg("load: %s", e.message);
+    assert_same_mesh(m, m2);
+    qn_mesh_destroy(m2);
+    memcpy(buf + 48, &sum2, 8); /* version 1 with version 2's body sum */
+    qn__qnm_reseal_header(buf);
+    m2 = (qn_mesh *)1;
+    assert_int_equal(qn_mesh_load_mem(buf, n, NULL, &m2, &e), QN_E_CORRUPT);
+    assert_null(m2);
+    free(buf);
+    qn_mesh_destroy(m);
+}
+
 /* Every truncation is QN_E_TRUNCATED; every flipped bit QN_E_CORRUPT. */
 static void test_every_byte(void **state) {
     (void)state;
@@ -147,7 +177,7 @@ static void test_checked_behind_checksum(void **state) {
         {64 + 37 * (size_t)nq + 4, {0xFF, 0xFF, 0, 0}, QN_E_CORRUPT},   /* portal b */
         {64 + 37 * (size_t)nq + 8, {7, 0, 0, 0}, QN_E_CORRUPT},         /* portal edge */
         {64 + 8, {0}, QN_E_DEGENERATE_QUAD}, /* corner 1 x = corner 0 x (set below) */
-        {8, {2, 0, 0, 0}, QN_E_FORMAT_VERSION},                         /* version 2 */
+        {8, {3, 0, 0, 0}, QN_E_FORMAT_VERSION},                         /* version 3 */
         {16, {0xFF, 0xFF, 0xFF, 0x7F}, QN_E_CORRUPT},                   /* quad count */
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
@@ -262,6 +292,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_every_byte),
+        cmocka_unit_test(test_version_1),
         cmocka_unit_test(test_checked_behind_checksum),
         cmocka_unit_test(test_load_nomem),
         cmocka_unit_test(test_level_round_trip),

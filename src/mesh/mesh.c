@@ -244,9 +244,17 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
 ** eps / sin(angle / 2) past the vertex, further than eps. */
 static qn_rect quad_box(const qn_mesh *m, uint32_t q) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    double eps = (double)m->eps;
+    if (!m->planes) {
+        /* A rectangle: the general construction below pushes each corner
+        ** out by exactly eps along both axes (perpendicular unit normals,
+        ** det 1), so the box is its own, eps wider on every side, rounded
+        ** the same way. */
+        return (qn_rect){{(float)((double)c[0].x - eps), (float)((double)c[0].y - eps)},
+                         {(float)((double)c[2].x + eps), (float)((double)c[2].y + eps)}};
+    }
     qn__planes tmp;
     const qn__planes *pl = qn__quad_planes(m, q, &tmp);
-    double eps = (double)m->eps;
     qn_rect r = {c[0], c[0]};
     for (int k = 0; k < 4; k++) {
         /* Outward normals of the edges before and after corner k. */

@@ -33,7 +33,7 @@ static inline uint32_t fz_points(const qn_mesh *m, uint64_t seed, qn_vec2 *out, 
         } else {
             const qn__portal *pt = &m->portals[fz_rand(&seed) % m->portal_count];
             uint32_t c = fz_rand(&seed) % 3;
-            p = c == 0 ? pt->p0 : (c == 1 ? pt->p1 : pt->mid);
+            p = c == 0 ? pt->p0 : (c == 1 ? pt->p1 : qn__portal_mid(pt));
         }
         if (r % 3 == 0) { /* nudge by a few tolerances in a random direction */
             float d = m->eps * (float)(1 + fz_rand(&seed) % 8);

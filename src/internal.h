@@ -422,6 +422,11 @@ typedef struct qn__tree {
 ** wedge entries come first, then those whose root sees all of it; each
 ** group least bound (lb) first. */
 #define QN__SPM_ON 0x80000000u
+/* qstart[q] keeps its first entry below QN__SPM_QMASK, and
+** QN__SPM_QCORNERS when quad q has obstacle corners on its boundary (so
+** the sampler reads the boundary's corner list only then). */
+#define QN__SPM_QCORNERS 0x80000000u
+#define QN__SPM_QMASK 0x7fffffffu
 typedef struct qn__sroot {
     qn_vec2 at;
     float g;

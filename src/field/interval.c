@@ -915,7 +915,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     if (!rmap) return QN_E_NOMEM;
     for (uint32_t i = 0; i < S->nr; i++) rmap[i] = QN_NONE;
     qn__spm *s = NULL;
-    qn_status st = spm_alloc(S->f, kept, S->nr, &s);
+    qn_status st = kept > QN__SPM_QMASK ? QN_E_LIMIT : spm_alloc(S->f, kept, S->nr, &s);
     if (st == QN_OK) {
         s->nroots = 0;
         uint32_t q = 0;
@@ -959,6 +959,9 @@ static qn_status finish(xsearch *S, qn__spm **out) {
         }
     }
     qn__free(&S->alloc, rmap, (size_t)S->nr * sizeof(uint32_t));
+    if (st == QN_OK) /* quads with obstacle corners on their boundary */
+        for (uint32_t qq = 0; qq < m->quad_count; qq++)
+            if (S->b->cstart[qq + 1] > S->b->cstart[qq]) s->qstart[qq] |= QN__SPM_QCORNERS;
     if (st == QN_OK) shrink_roots(S, s);
     if (st != QN_OK) qn__spm_free(&S->f->alloc, s, m->quad_count), s = NULL;
     *out = s;

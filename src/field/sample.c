@@ -257,7 +257,8 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
     const qn__spm *s = f->spm;
     const qn__sroot *best = NULL;
     float bv = INFINITY, tol = 4.0f * f->mesh->eps;
-    for (uint32_t i = s->qstart[q], end = s->qstart[q + 1]; i < end; i++) {
+    for (uint32_t i = s->qstart[q] & QN__SPM_QMASK, end = s->qstart[q + 1] & QN__SPM_QMASK; i < end;
+         i++) {
         const qn__sent *e = &s->ents[i];
         /* Entries come least bound first in each group (the wedges, then
         ** the roots that see all of the quad): none of the group can win
@@ -354,7 +355,8 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     const qn__spm *s = f->spm;
     float rad = agent_radius(f), best = reach, reach_tol = reach_tolerance(f->mesh);
     bool hit = false;
-    for (uint32_t i = s->qstart[q + 1]; i-- > s->qstart[q];) {
+    uint32_t first = s->qstart[q] & QN__SPM_QMASK;
+    for (uint32_t i = s->qstart[q + 1] & QN__SPM_QMASK; i-- > first;) {
         const qn__sent *e = &s->ents[i];
         if (!(e->root & QN__SPM_ON)) break; /* those seeing all of the quad come last */
         /* Only a corner whose side is known (kept in the entry, so the
@@ -375,6 +377,7 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         *out = *c;
         out->side = cs;
     }
+    if (!(s->qstart[q] & QN__SPM_QCORNERS)) return hit;
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
     for (uint32_t j = b->cstart[q]; j < b->cstart[q + 1]; j++) {
         qn_vec2 c = b->corner[j].at, v = qn__sub(c, p);
@@ -590,7 +593,7 @@ static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_
     uint32_t q = (hint < m->quad_count && qn__quad_contains(m, hint, p)) ? hint
                                                                         : qn__locate(m, p, QN_NONE);
     if (q != QN_NONE && m->blocked[q]) q = open_neighbour(m, q, p);
-    if (f->spm && q != QN_NONE && !m->blocked[q] && f->slots[q].exit != QN_NONE) {
+    if (f->spm && q != QN_NONE && !m->blocked[q]) {
         if (quad_io) *quad_io = q;
         qn_status st = sample_exact(f, q, p, dir, ahead);
         if (st != QN_E_UNREACHABLE) return st;

@@ -469,7 +469,7 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
             for (uint32_t m = 0; m <= k; m++) {
                 uint32_t n = m < k ? a0 + m : p;
                 float v = m < k ? row[m] + dj : vp;
-                if (!qn__nsearch_settled(ns, n) && v < f->d[n])
+                if (v < f->d[n] && !qn__nsearch_settled(ns, n))
                     qn__nsearch_offer(ns, n, v, bound_to(f, n, s));
             }
         }

@@ -42,7 +42,9 @@ typedef struct tnode {
     uint32_t cell;  /* y * width + x */
     uint32_t part;  /* the node across the border */
     uint32_t lo, hi; /* the segment: along-border coordinates, inclusive */
+    uint32_t x, y, sec; /* its cell's coordinates and sector (the search's, spared divisions) */
     uint8_t side;   /* the border of its sector: 0 +x, 1 +y, 2 -x, 3 -y */
+    uint8_t cost;   /* its cell's cost (the grid's, as of the build) */
 } tnode;
 
 struct qn_grid_tiles {
@@ -246,9 +248,10 @@ static bool border_nodes(qn_grid_tiles *t, nodes *ns, uint32_t x, uint32_t y, in
             uint32_t s1 = s0 + SEG < i ? s0 + SEG : i, m = (s0 + s1 - 1) / 2;
             uint32_t px = x + (uint32_t)ax * m, py = y + (uint32_t)ay * m;
             uint32_t along0 = ax ? x + s0 : y + s0, along1 = ax ? x + s1 - 1 : y + s1 - 1;
-            tnode a = {py * t->w + px, ns->n + 1, along0, along1, side};
-            tnode b = {(py + (uint32_t)dy) * t->w + px + (uint32_t)dx, ns->n, along0, along1,
-                       (uint8_t)(side + 2)};
+            uint32_t qx = px + (uint32_t)dx, qy = py + (uint32_t)dy;
+            uint32_t ca = py * t->w + px, cb = qy * t->w + qx;
+            tnode a = {ca, ns->n + 1, along0, along1, px, py, sector_of(t, ca), side, c[ca]};
+            tnode b = {cb, ns->n, along0, along1, qx, qy, sector_of(t, cb), (uint8_t)(side + 2), c[cb]};
             if (!node_add(&t->alloc, ns, a) || !node_add(&t->alloc, ns, b)) return false;
         }
         run = 0;
@@ -440,7 +443,7 @@ uint32_t qn_grid_tiles_node_count(const qn_grid_tiles *tiles) { return tiles ? t
 static float bound_to(const void *ctx, uint32_t n, uint32_t s) {
     const qn_grid_tfield *f = ctx;
     const qn_grid_tiles *t = f->t;
-    int64_t x = t->node[n].cell % t->w, y = t->node[n].cell / t->w;
+    int64_t x = t->node[n].x, y = t->node[n].y;
     int64_t x0 = (int64_t)(s % t->sx) * t->S, y0 = (int64_t)(s / t->sx) * t->S;
     int64_t x1 = x0 + t->S - 1, y1 = y0 + t->S - 1;
     int64_t dx = x < x0 ? x0 - x : (x > x1 ? x - x1 : 0), dy = y < y0 ? y0 - y : (y > y1 ? y - y1 : 0);
@@ -453,7 +456,6 @@ static float bound_to(const void *ctx, uint32_t n, uint32_t s) {
 ** holds the lock. */
 static void settle_for(qn_grid_tfield *f, uint32_t s) {
     const qn_grid_tiles *t = f->t;
-    const uint8_t *cost = qn_grid_costs(t->grid);
     qn__nsearch *ns = &f->ns;
     qn__nsearch_aim(ns, s, bound_to, f);
     for (uint32_t i = t->sstart[s]; i < t->sstart[s + 1]; i++) {
@@ -463,8 +465,8 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
             ** from the other nodes of j's sector. */
             float dj = f->d[j];
             uint32_t p = t->node[j].part;
-            float vp = dj + (float)cost[t->node[j].cell];
-            uint32_t js = sector_of(t, t->node[j].cell), a0 = t->sstart[js], k = t->sstart[js + 1] - a0;
+            float vp = dj + (float)t->node[j].cost;
+            uint32_t js = t->node[j].sec, a0 = t->sstart[js], k = t->sstart[js + 1] - a0;
             const float *row = &t->dm[t->mstart[js] + (j - a0) * k];
             for (uint32_t m = 0; m <= k; m++) {
                 uint32_t n = m < k ? a0 + m : p;

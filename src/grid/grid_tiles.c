@@ -438,17 +438,30 @@ uint32_t qn_grid_tiles_node_count(const qn_grid_tiles *tiles) { return tiles ? t
 
 /* ---- a destination ---------------------------------------------------------------- */
 
-/* The bound from node n to sector s: the octile distance from its cell to
-** the sector's rectangle (every move costs at least its length). */
-static float bound_to(const void *ctx, uint32_t n, uint32_t s) {
-    const qn_grid_tfield *f = ctx;
+/* The sector the search aims at, as the rectangle of its cells (inclusive). */
+typedef struct aim_box {
+    const qn_grid_tfield *f;
+    int64_t x0, y0, x1, y1;
+} aim_box;
+
+static aim_box aim_at(const qn_grid_tfield *f, uint32_t s) {
     const qn_grid_tiles *t = f->t;
-    int64_t x = t->node[n].x, y = t->node[n].y;
     int64_t x0 = (int64_t)(s % t->sx) * t->S, y0 = (int64_t)(s / t->sx) * t->S;
-    int64_t x1 = x0 + t->S - 1, y1 = y0 + t->S - 1;
-    int64_t dx = x < x0 ? x0 - x : (x > x1 ? x - x1 : 0), dy = y < y0 ? y0 - y : (y > y1 ? y - y1 : 0);
+    return (aim_box){f, x0, y0, x0 + t->S - 1, y0 + t->S - 1};
+}
+
+/* The bound from node n to the aimed sector: the octile distance from its
+** cell to the sector's rectangle (every move costs at least its length).
+** ctx is the aim_box (the sector is in it). */
+static float bound_to(const void *ctx, uint32_t n, uint32_t s) {
+    (void)s;
+    const aim_box *a = ctx;
+    const tnode *nd = &a->f->t->node[n];
+    int64_t x = nd->x, y = nd->y;
+    int64_t dx = x < a->x0 ? a->x0 - x : (x > a->x1 ? x - a->x1 : 0);
+    int64_t dy = y < a->y0 ? a->y0 - y : (y > a->y1 ? y - a->y1 : 0);
     int64_t lo = dx < dy ? dx : dy, hi = dx < dy ? dy : dx;
-    return f->weight * ((float)hi + (SQRT2F - 1.0f) * (float)lo);
+    return a->f->weight * ((float)hi + (SQRT2F - 1.0f) * (float)lo);
 }
 
 /* Settles the nodes across sector s's entrances (their costs are what its
@@ -457,7 +470,8 @@ static float bound_to(const void *ctx, uint32_t n, uint32_t s) {
 static void settle_for(qn_grid_tfield *f, uint32_t s) {
     const qn_grid_tiles *t = f->t;
     qn__nsearch *ns = &f->ns;
-    qn__nsearch_aim(ns, s, bound_to, f);
+    aim_box box = aim_at(f, s);
+    qn__nsearch_aim(ns, s, bound_to, &box);
     for (uint32_t i = t->sstart[s]; i < t->sstart[s + 1]; i++) {
         uint32_t want = t->node[i].part, j;
         while (!qn__nsearch_settled(ns, want) && (j = qn__nsearch_next(ns)) != QN__NS_NONE) {
@@ -472,7 +486,7 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
                 uint32_t n = m < k ? a0 + m : p;
                 float v = m < k ? row[m] + dj : vp;
                 if (v < f->d[n] && !qn__nsearch_settled(ns, n))
-                    qn__nsearch_offer(ns, n, v, bound_to(f, n, s));
+                    qn__nsearch_offer(ns, n, v, bound_to(&box, n, s));
             }
         }
     }

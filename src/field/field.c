@@ -663,7 +663,9 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
         float r = field->radius < 0.5f * pt->width ? field->radius : 0.5f * pt->width;
         float t = qn__dot(qn__sub(p, pt->p0), qn__portal_dir(pt));
         t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
-        float c = field->pg[e] + m->cost[q] * qn__len(qn__sub(qn__add(pt->p0, qn__scale(qn__portal_dir(pt), t)), p));
+        float c =
+            field->pg[e] +
+            m->cost[q] * qn__len(qn__sub(qn__add(pt->p0, qn__scale(qn__portal_dir(pt), t)), p));
         best = c < best ? c : best;
     }
     return best;

@@ -173,7 +173,8 @@ static bool add_node(qn_hier *h, uint32_t e, qn_vec2 at) {
     n->sec[0] = h->qsec[p->q[0]], n->sec[1] = h->qsec[p->q[1]];
     qn_vec2 u = qn__portal_dir(p);
     n->n = qn__v2(-u.y, u.x);
-    if (qn__dot(n->n, qn__sub(qn__portal_mid(p), quad_centre(m, p->q[0]))) < 0.0f) n->n = qn__scale(n->n, -1.0f);
+    if (qn__dot(n->n, qn__sub(qn__portal_mid(p), quad_centre(m, p->q[0]))) < 0.0f)
+        n->n = qn__scale(n->n, -1.0f);
     return true;
 }
 
@@ -184,7 +185,9 @@ static bool group_nodes(qn_hier *h, const bport *g, uint32_t n) {
         const qn__portal *p = &m->portals[g[0].e];
         uint32_t k = (uint32_t)ceilf(p->width / h->spacing);
         for (uint32_t j = 0; j < k; j++)
-            if (!add_node(h, g[0].e, qn__add(p->p0, qn__scale(qn__portal_dir(p), p->width * ((float)j + 0.5f) / (float)k))))
+            if (!add_node(h, g[0].e,
+                          qn__add(p->p0, qn__scale(qn__portal_dir(p),
+                                                   p->width * ((float)j + 0.5f) / (float)k))))
                 return false;
         return true;
     }

@@ -203,7 +203,8 @@ typedef struct froot {
 
 static froot in_frame(const qn__portal *p, qn_vec2 r, float g) {
     qn_vec2 d = qn__sub(r, p->p0);
-    froot fr = {(double)qn__dot(d, qn__portal_dir(p)), (double)qn__cross(qn__portal_dir(p), d), (double)g};
+    froot fr = {(double)qn__dot(d, qn__portal_dir(p)), (double)qn__cross(qn__portal_dir(p), d),
+                (double)g};
     return fr;
 }
 
@@ -351,8 +352,12 @@ typedef struct sub_edge {
     uint32_t va, vb, e;
 } sub_edge;
 
-static float along(const qn__portal *p, qn_vec2 x) { return qn__dot(qn__sub(x, p->p0), qn__portal_dir(p)); }
-static qn_vec2 on_portal(const qn__portal *p, float t) { return qn__add(p->p0, qn__scale(qn__portal_dir(p), t)); }
+static float along(const qn__portal *p, qn_vec2 x) {
+    return qn__dot(qn__sub(x, p->p0), qn__portal_dir(p));
+}
+static qn_vec2 on_portal(const qn__portal *p, float t) {
+    return qn__add(p->p0, qn__scale(qn__portal_dir(p), t));
+}
 
 /* Length of the shortest line from root r through the interval R-L to t
 ** (t mirrored first when on r's side of the interval's line, since the line
@@ -953,7 +958,8 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             for (uint32_t i = s->qstart[qq] + 1; i < s->qstart[qq + 1]; i++) {
                 qn__sent x = s->ents[i];
                 uint32_t j = i;
-                for (; j > s->qstart[qq] && spm_before(&x, &s->ents[j - 1]); j--) s->ents[j] = s->ents[j - 1];
+                for (; j > s->qstart[qq] && spm_before(&x, &s->ents[j - 1]); j--)
+                    s->ents[j] = s->ents[j - 1];
                 s->ents[j] = x;
             }
         }

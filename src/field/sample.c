@@ -13,8 +13,6 @@
 ** sample costs a few dot products, one division and one square root. Never
 ** allocates; reads only const data.
 */
-#include <float.h>
-
 #include "internal.h"
 
 /* Distance under which a unit counts as standing on its aim point: a few

@@ -251,7 +251,8 @@ static bool border_nodes(qn_grid_tiles *t, nodes *ns, uint32_t x, uint32_t y, in
             uint32_t qx = px + (uint32_t)dx, qy = py + (uint32_t)dy;
             uint32_t ca = py * t->w + px, cb = qy * t->w + qx;
             tnode a = {ca, ns->n + 1, along0, along1, px, py, sector_of(t, ca), side, c[ca]};
-            tnode b = {cb, ns->n, along0, along1, qx, qy, sector_of(t, cb), (uint8_t)(side + 2), c[cb]};
+            tnode b = {cb, ns->n, along0, along1, qx, qy, sector_of(t, cb), (uint8_t)(side + 2),
+                       c[cb]};
             if (!node_add(&t->alloc, ns, a) || !node_add(&t->alloc, ns, b)) return false;
         }
         run = 0;

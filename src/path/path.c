@@ -441,7 +441,8 @@ static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) 
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
         if (v == u || !qn__portal_open(m, v, Q->radius)) continue;
-        improve(Q, v, gu + w * qn__len(qn__sub(mu, qn__portal_mid(&m->portals[v]))), u, side_in(m, v, q));
+        improve(Q, v, gu + w * qn__len(qn__sub(mu, qn__portal_mid(&m->portals[v]))), u,
+                side_in(m, v, q));
     }
 }
 
@@ -477,8 +478,8 @@ static qn_status search(query *Q, float *cost) {
         for (int side = 0; side < 2; side++) {
             uint32_t q = m->portals[u].q[side];
             if (q == Q->qg)
-                improve(Q, goal, gu + wg * qn__len(qn__sub(qn__portal_mid(&m->portals[u]), Q->to)), u,
-                        (uint8_t)side);
+                improve(Q, goal, gu + wg * qn__len(qn__sub(qn__portal_mid(&m->portals[u]), Q->to)),
+                        u, (uint8_t)side);
             /* Back through the quad u was reached through cannot help: inside
             ** one convex quad the straight line is shortest. */
             if (side != pf->via[u]) relax_through(Q, q, side, u, gu);

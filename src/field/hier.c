@@ -1095,7 +1095,9 @@ static float exit_reach(const qn_hfield *f, uint32_t i) {
 ** aims just beyond it, into the sector its way goes on in (by the radius
 ** and a hair), and so crosses the portal beside the node instead of
 ** circling the point; standing on the node's portal it steps straight
-** across. Elsewhere it keeps the local field's direction (dir). */
+** across. Elsewhere, and where the straight way to that aim is not clear
+** (an obstacle corner between the unit and the node, which the local
+** field's direction rounds), it keeps the local field's direction (dir). */
 static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
     const hnode *nd = &f->h->nodes[i];
     const qn__portal *pt = &f->h->mesh->portals[nd->portal];
@@ -1108,6 +1110,9 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
         return on ? n : dir;
     }
     qn_vec2 aim = qn__add(nd->at, qn__scale(n, f->radius + 1e-2f));
+    if (d > QN_AT_GOAL_DISTANCE &&
+        qn__segment_walk(f->h->mesh, p, aim, f->radius, QN_NONE, NULL) == QN_E_BLOCKED)
+        return dir;
     qn_vec2 to = qn__sub(aim, p);
     float len = qn__len(to);
     return len > 0.0f ? qn__scale(to, 1.0f / len) : n;

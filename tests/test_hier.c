@@ -56,14 +56,14 @@ static qn_sim_world hier_world(hworld *h, const qn_hfield *hf) {
     return w;
 }
 
-static void walk(const qn_mesh *m, qn_vec2 goal, float radius, uint32_t units, float sector,
-                 const char *what) {
+static void walk_spaced(const qn_mesh *m, qn_vec2 goal, float radius, uint32_t units, float sector,
+                        float spacing, const char *what) {
     qn_error e;
     qn_field_opts fo = {.radius = radius};
     qn_field *full = NULL;
     qn_hier *h = NULL;
     qn_hfield *hf = NULL;
-    qn_hier_opts ho = {.sector_size = sector};
+    qn_hier_opts ho = {.sector_size = sector, .node_spacing = spacing};
     if (qn_field_create(m, &goal, 1, &fo, NULL, &full, &e) != QN_OK) fail_msg("%s", e.message);
     if (qn_hier_create(m, &ho, NULL, &h, &e) != QN_OK) fail_msg("%s", e.message);
     if (qn_hfield_create(h, goal, radius, NULL, &hf, &e) != QN_OK) fail_msg("%s", e.message);
@@ -78,6 +78,11 @@ static void walk(const qn_mesh *m, qn_vec2 goal, float radius, uint32_t units, f
     qn_hfield_destroy(hf);
     qn_hier_destroy(h);
     qn_field_destroy(full);
+}
+
+static void walk(const qn_mesh *m, qn_vec2 goal, float radius, uint32_t units, float sector,
+                 const char *what) {
+    walk_spaced(m, goal, radius, units, sector, 0.0f, what);
 }
 
 static void test_walk_levels(void **state) {
@@ -121,7 +126,8 @@ static qn_mesh *load_map(const char *name, qn_grid **g) {
     return m;
 }
 
-/* Every map bundled for the tests, default sectors and small ones. */
+/* Every map bundled for the tests, default sectors and small ones, and
+** small ones with nodes close together. */
 static void test_walk_maps(void **state) {
     (void)state;
     const char *names[] = {"arena.map", "lak303d.map", "Berlin_0_256.map"};
@@ -131,6 +137,8 @@ static void test_walk_maps(void **state) {
         qn_mesh *m = load_map(names[i], &g);
         walk(m, goals[i], 0.0f, 200, 0.0f, names[i]);
         walk(m, goals[i], 0.1f, 200, 12.0f, names[i]);
+        /* Nodes every cell or two: exits close to obstacle corners. */
+        walk_spaced(m, goals[i], 0.0f, 200, 12.0f, 1.5f, names[i]);
         qn_mesh_destroy(m);
         qn_grid_destroy(g);
     }

@@ -1104,8 +1104,8 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
     qn_vec2 n = f->via[i] == 1 ? nd->n : qn__scale(nd->n, -1.0f);
     float d = qn__len(qn__sub(nd->at, p));
     if (d > exit_reach(f, i)) {
-        qn_vec2 r = qn__sub(p, pt->p0);
-        float t = qn__dot(r, qn__portal_dir(pt)), h = qn__cross(qn__portal_dir(pt), r);
+        qn_vec2 r = qn__sub(p, pt->p0), u = qn__portal_dir(pt);
+        float t = qn__dot(r, u), h = qn__cross(u, r);
         bool on = fabsf(h) <= 4.0f * f->h->mesh->eps && t > f->radius && t < pt->width - f->radius;
         return on ? n : dir;
     }

@@ -39,10 +39,10 @@
 /* A node: a cell beside a sector border, the segment of the border it
 ** stands for, and the node across. */
 typedef struct tnode {
-    uint32_t cell;  /* y * width + x */
+    uint32_t x, y;  /* its cell */
+    uint32_t sec;   /* its sector */
     uint32_t part;  /* the node across the border */
     uint32_t lo, hi; /* the segment: along-border coordinates, inclusive */
-    uint32_t x, y, sec; /* its cell's coordinates and sector (the search's, spared divisions) */
     uint8_t side;   /* the border of its sector: 0 +x, 1 +y, 2 -x, 3 -y */
     uint8_t cost;   /* its cell's cost (the grid's, as of the build) */
 } tnode;
@@ -250,9 +250,8 @@ static bool border_nodes(qn_grid_tiles *t, nodes *ns, uint32_t x, uint32_t y, in
             uint32_t along0 = ax ? x + s0 : y + s0, along1 = ax ? x + s1 - 1 : y + s1 - 1;
             uint32_t qx = px + (uint32_t)dx, qy = py + (uint32_t)dy;
             uint32_t ca = py * t->w + px, cb = qy * t->w + qx;
-            tnode a = {ca, ns->n + 1, along0, along1, px, py, sector_of(t, ca), side, c[ca]};
-            tnode b = {cb, ns->n, along0, along1, qx, qy, sector_of(t, cb), (uint8_t)(side + 2),
-                       c[cb]};
+            tnode a = {px, py, sector_of(t, ca), ns->n + 1, along0, along1, side, c[ca]};
+            tnode b = {qx, qy, sector_of(t, cb), ns->n, along0, along1, (uint8_t)(side + 2), c[cb]};
             if (!node_add(&t->alloc, ns, a) || !node_add(&t->alloc, ns, b)) return false;
         }
         run = 0;
@@ -269,10 +268,10 @@ static bool group_nodes(qn_grid_tiles *t, nodes *ns) {
     uint32_t *fill = qn__alloc(&t->alloc, ((size_t)t->nsec + 1) * sizeof(uint32_t));
     bool ok = t->sstart && t->node && where && fill;
     if (ok) {
-        for (uint32_t i = 0; i < ns->n; i++) t->sstart[sector_of(t, ns->a[i].cell) + 1]++;
+        for (uint32_t i = 0; i < ns->n; i++) t->sstart[ns->a[i].sec + 1]++;
         for (uint32_t s = 0; s < t->nsec; s++) t->sstart[s + 1] += t->sstart[s];
         memcpy(fill, t->sstart, ((size_t)t->nsec + 1) * sizeof(uint32_t));
-        for (uint32_t i = 0; i < ns->n; i++) where[i] = fill[sector_of(t, ns->a[i].cell)]++;
+        for (uint32_t i = 0; i < ns->n; i++) where[i] = fill[ns->a[i].sec]++;
         for (uint32_t i = 0; i < ns->n; i++) {
             tnode v = ns->a[i];
             v.part = where[v.part];
@@ -319,23 +318,18 @@ static void cost_job(void *data, uint32_t job) {
             ** settled (a node cell counts once however many nodes share it). */
             L.want = want, L.wanted = 0;
             for (uint32_t a = 0; a < k; a++) {
-                uint32_t c = t->node[a0 + a].cell, i = lidx(&L, c % t->w, c / t->w);
+                uint32_t i = lidx(&L, t->node[a0 + a].x, t->node[a0 + a].y);
                 L.wanted += want[i] == 0;
                 want[i] = 1;
             }
-            uint32_t cb = t->node[a0 + b].cell;
-            local_seed(&L, cb % t->w, cb / t->w, 0.0f);
+            local_seed(&L, t->node[a0 + b].x, t->node[a0 + b].y, 0.0f);
             local_run(&L);
-            for (uint32_t a = 0; a < k; a++) {
-                uint32_t c = t->node[a0 + a].cell;
-                want[lidx(&L, c % t->w, c / t->w)] = 0;
-            }
+            for (uint32_t a = 0; a < k; a++)
+                want[lidx(&L, t->node[a0 + a].x, t->node[a0 + a].y)] = 0;
             L.want = NULL;
             float *row = &t->dm[t->mstart[s] + b * k];
-            for (uint32_t a = 0; a < k; a++) {
-                uint32_t ca = t->node[a0 + a].cell;
-                row[a] = L.val[lidx(&L, ca % t->w, ca / t->w)];
-            }
+            for (uint32_t a = 0; a < k; a++)
+                row[a] = L.val[lidx(&L, t->node[a0 + a].x, t->node[a0 + a].y)];
         }
     }
     qn__free(&t->alloc, want, n);
@@ -536,10 +530,8 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
         local_seed(&L, goal_cell % t->w, goal_cell / t->w, 0.0f);
         local_run(&L);
         qn__nsearch_start(&f->ns, f->d, f->key, f->pos, f->heap, t->nn, gs);
-        for (uint32_t i = t->sstart[gs]; i < t->sstart[gs + 1]; i++) {
-            uint32_t c = t->node[i].cell;
-            qn__nsearch_offer(&f->ns, i, L.val[lidx(&L, c % t->w, c / t->w)], 0.0f);
-        }
+        for (uint32_t i = t->sstart[gs]; i < t->sstart[gs + 1]; i++)
+            qn__nsearch_offer(&f->ns, i, L.val[lidx(&L, t->node[i].x, t->node[i].y)], 0.0f);
     }
     if (L.val || L.pos || L.heap || L.open) local_free(&a, &L, t->S);
     if (!ok) {
@@ -585,7 +577,7 @@ size_t qn_grid_tfield_bytes(const qn_grid_tfield *field) {
 ** segment, on the far side, to the partner's cell. */
 static void seed_segment(local *L, const qn_grid_tiles *t, const tnode *ni, float d) {
     const tnode *np = &t->node[ni->part];
-    int64_t px = np->cell % t->w, py = np->cell / t->w;
+    int64_t px = np->x, py = np->y;
     bool along_y = (ni->side & 1) == 0; /* an x border: the segment runs along y */
     int64_t m = along_y ? py : px;
     const uint8_t *cost = qn_grid_costs(t->grid);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -99,7 +100,8 @@ static void test_round_trip(void **state) {
 }
 
 /* A version 1 file (the same layout, the one-state body checksum) still
-** loads, to the same mesh; its body read as version 2 does not. */
+** loads, to the same mesh; its body read as version 2 does not; and a real
+** one, written by the version 1 code, loads. */
 static void test_version_1(void **state) {
     (void)state;
     qn_mesh *m = guillotine_mesh(2, 64, 400);
@@ -126,6 +128,18 @@ static void test_version_1(void **state) {
     assert_null(m2);
     free(buf);
     qn_mesh_destroy(m);
+    /* A file the version 1 code wrote (`quadnav bake` of the bundled town
+    ** level, before version 2) loads to the mesh of the level's JSON. */
+    const char *tdir = getenv("QN_TEST_DATA_DIR"), *ddir = getenv("QN_DATA_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/good/town_v1.qnm", tdir ? tdir : "tests/data");
+    qn_level *old = NULL, *ref = NULL;
+    if (qn_level_load_any_file(path, NULL, &old, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
+    snprintf(path, sizeof path, "%s/levels/town.json", ddir ? ddir : "data");
+    if (qn_level_load_file(path, NULL, &ref, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
+    assert_same_mesh(qn_level_mesh(ref), qn_level_mesh(old));
+    qn_level_destroy(old);
+    qn_level_destroy(ref);
 }
 
 /* Every truncation is QN_E_TRUNCATED; every flipped bit QN_E_CORRUPT. */

@@ -179,7 +179,7 @@ void qn__qnm_reseal(uint8_t *b, size_t len) {
     if (len < QNM_HEADER) return;
     wbuf h = {b + 48, 0};
     put_u64(&h, body_checksum(get_u32(b + 8), b + QNM_HEADER, len - QNM_HEADER));
-    put_u64(&h, checksum(b, 56));
+    qn__qnm_reseal_header(b);
 }
 
 /* ---- writing ---------------------------------------------------------------- */

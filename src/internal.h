@@ -446,6 +446,11 @@ typedef struct qn__spm {
     uint32_t nents, nroots, rcap;
     size_t bytes;
 } qn__spm;
+/* Quad q's entries: ents[*first .. *end) (qstart without its flag). */
+static inline void qn__spm_range(const qn__spm *s, uint32_t q, uint32_t *first, uint32_t *end) {
+    *first = s->qstart[q] & QN__SPM_QMASK;
+    *end = s->qstart[q + 1] & QN__SPM_QMASK;
+}
 
 struct qn_field {
     qn_allocator alloc;

@@ -255,8 +255,9 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
     const qn__spm *s = f->spm;
     const qn__sroot *best = NULL;
     float bv = INFINITY, tol = 4.0f * f->mesh->eps;
-    for (uint32_t i = s->qstart[q] & QN__SPM_QMASK, end = s->qstart[q + 1] & QN__SPM_QMASK; i < end;
-         i++) {
+    uint32_t first, end;
+    qn__spm_range(s, q, &first, &end);
+    for (uint32_t i = first; i < end; i++) {
         const qn__sent *e = &s->ents[i];
         /* Entries come least bound first in each group (the wedges, then
         ** the roots that see all of the quad): none of the group can win
@@ -353,8 +354,9 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     const qn__spm *s = f->spm;
     float rad = agent_radius(f), best = reach, reach_tol = reach_tolerance(f->mesh);
     bool hit = false;
-    uint32_t first = s->qstart[q] & QN__SPM_QMASK;
-    for (uint32_t i = s->qstart[q + 1] & QN__SPM_QMASK; i-- > first;) {
+    uint32_t first, end;
+    qn__spm_range(s, q, &first, &end);
+    for (uint32_t i = end; i-- > first;) {
         const qn__sent *e = &s->ents[i];
         if (!(e->root & QN__SPM_ON)) break; /* those seeing all of the quad come last */
         /* Only a corner whose side is known (kept in the entry, so the

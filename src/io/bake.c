@@ -327,30 +327,35 @@ static qn_status read_header(const uint8_t *b, size_t len, qnm_header *h, qn_err
 static qn_status read_quads(qn__builder *bd, const uint8_t *b, qn_error *err) {
     qn_mesh *m = bd->m;
     size_t q = m->quad_count;
-    get_f32s(&m->corners[0].x, b, 8 * q);
     get_f32s(m->cost, b + 32 * q, q);
     memcpy(m->blocked, b + 36 * q, q);
+    /* Corners copied and checked in one pass (a quad's 32 bytes at a time). */
     for (uint32_t i = 0; i < q; i++) {
+        qn_vec2 *c = &m->corners[4 * (size_t)i];
+        get_f32s(&c[0].x, b + 32 * (size_t)i, 8);
         for (int k = 0; k < 4; k++) {
-            qn_vec2 v = m->corners[4 * (size_t)i + (size_t)k];
-            if (!qn__finite2(v) || fabsf(v.x) > QN_MAX_COORD || fabsf(v.y) > QN_MAX_COORD)
+            if (!qn__finite2(c[k]) || fabsf(c[k].x) > QN_MAX_COORD || fabsf(c[k].y) > QN_MAX_COORD)
                 return qn__fail(err, QN_E_CORRUPT, i, "baked mesh: quad %u: corner %d is not "
                                 "finite or out of range", i, k);
         }
-        float c = m->cost[i];
-        if (!(c >= 1.0f && c <= QN_MAX_QUAD_COST) || m->blocked[i] > 1)
+        float cost = m->cost[i];
+        if (!(cost >= 1.0f && cost <= QN_MAX_QUAD_COST) || m->blocked[i] > 1)
             return qn__fail(err, QN_E_CORRUPT, i, "baked mesh: quad %u: cost or blocked flag "
                             "out of range", i);
     }
     return qn__mesh_shapes(bd);
 }
 
-/* Straight into the mesh's portal table: no candidate list in between. */
+/* Straight into the mesh's portal table (no candidate list in between),
+** each portal's width and its quads' list counts in the same pass. */
 static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn_error *err) {
     qn_mesh *m = bd->m;
     m->portals = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__portal));
-    if (np && !m->portals) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
+    if ((np && !m->portals) || !m->qp_start)
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     m->portal_count = np;
+    qn__islands_begin(m);
     for (uint32_t i = 0; i < np; i++, b += QNM_PORTAL) {
         qn__portal *p = &m->portals[i];
         p->q[0] = get_u32(b), p->q[1] = get_u32(b + 4);
@@ -364,8 +369,12 @@ static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn
             (p->p0.x == p->p1.x && p->p0.y == p->p1.y)) {
             return qn__fail(err, QN_E_CORRUPT, i, "baked mesh: portal %u is invalid", i);
         }
+        p->width = qn__len(qn__sub(p->p1, p->p0));
+        m->qp_start[p->q[0] + 1]++;
+        m->qp_start[p->q[1] + 1]++;
+        qn__islands_join(m, p->q[0], p->q[1]);
     }
-    return qn__mesh_portal_lists(m, err);
+    return qn__mesh_portal_fill(m, err);
 }
 
 static qn_status read_buckets(qn_mesh *m, const uint8_t *b, const qnm_header *h, qn_error *err) {
@@ -390,12 +399,14 @@ static qn_status read_buckets(qn_mesh *m, const uint8_t *b, const qnm_header *h,
     }
     get_u32s(m->cell_list, b + 12 + 4 * (cells + 1), h->entries);
     for (size_t c = 0; c < cells; c++) {
-        if (m->cell_start[c + 1] < m->cell_start[c]) return corrupt(err, "bucket starts decrease");
-        if (m->cell_start[c + 1] > h->entries) return corrupt(err, "bucket start past the list");
-        for (uint32_t i = m->cell_start[c]; i < m->cell_start[c + 1]; i++)
-            if (m->cell_list[i] >= m->quad_count ||
-                (i > m->cell_start[c] && m->cell_list[i] <= m->cell_list[i - 1]))
-                return corrupt(err, "bucket list holds a bad quad index");
+        uint32_t s = m->cell_start[c], e = m->cell_start[c + 1];
+        if (e < s) return corrupt(err, "bucket starts decrease");
+        if (e > h->entries) return corrupt(err, "bucket start past the list");
+        /* Each bucket's quads in range and increasing: one test per bucket. */
+        bool bad = false;
+        for (uint32_t i = s; i < e; i++)
+            bad |= (m->cell_list[i] >= m->quad_count) | (i > s && m->cell_list[i] <= m->cell_list[i - 1]);
+        if (bad) return corrupt(err, "bucket list holds a bad quad index");
     }
     return QN_OK;
 }
@@ -407,21 +418,20 @@ static qn_status read_mesh(const uint8_t *b, const qnm_header *h, const qn_alloc
     if (!m) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh)");
     m->alloc = a;
     m->quad_count = h->quads;
-    qn__builder bd = {NULL, m, err, qn__alloc(&a, (size_t)h->quads * sizeof(float)), NULL, 0, 0};
+    /* No per-quad tolerances (bd.tol): only pairing reads them. */
+    qn__builder bd = {NULL, m, err, NULL, NULL, 0, 0};
     size_t q = h->quads;
-    qn_status st = bd.tol ? qn__mesh_alloc_quads(m, err)
-                          : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh)");
+    qn_status st = qn__mesh_alloc_quads(m, err);
     if (st == QN_OK) st = read_quads(&bd, b, err);
     if (st == QN_OK) st = read_portals(&bd, b + 37 * q, h->portals, err);
     if (st == QN_OK) st = read_buckets(m, b + 37 * q + (size_t)h->portals * QNM_PORTAL, h, err);
-    qn__free(&a, bd.tol, q * sizeof(float));
     qn__free(&a, bd.cands, (size_t)bd.capcand * sizeof(qn__cand));
     if (st != QN_OK) {
         if (err) err->code = st;
         qn_mesh_destroy(m);
         return st;
     }
-    qn__mesh_islands(m);
+    qn__islands_end(m); /* joined while the portals were read */
     m->bytes = sizeof *m + qn__mesh_array_bytes(m);
     *out = m;
     return QN_OK;

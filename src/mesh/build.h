@@ -11,7 +11,8 @@ typedef struct qn__builder {
     const qn_mesh_desc *desc;
     qn_mesh *m;
     qn_error *err;
-    float *tol; /* per quad: its local tolerance (a few ulps of its coordinates) */
+    float *tol; /* per quad: its local tolerance (a few ulps of its coordinates);
+                ** NULL when nothing pairs edges (a baked load) */
     qn__cand *cands;
     uint32_t ncand, capcand;
 } qn__builder;
@@ -32,9 +33,34 @@ qn_status qn__mesh_alloc_quads(qn_mesh *m, qn_error *err); /* corners .. island 
 qn_status qn__mesh_shapes(qn__builder *bd);
 /* Portal table and per-quad lists from bd->cands (sorted by (a, b)). */
 qn_status qn__mesh_portals(qn__builder *bd);
-/* With m->portals' quads, edges and end points set: the rest of each portal
-** (mid point, width, direction) and the per-quad lists. */
+/* With m->portals' quads, edges and end points set: each portal's width and
+** the per-quad lists. */
 qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err);
+/* The per-quad lists, from widths already set and qp_start (quad_count + 1,
+** zeroed) holding each quad q's portal count at q + 1. */
+qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err);
 size_t qn__mesh_array_bytes(const qn_mesh *m);
+
+/* Islands by union-find in m->island (the forest, then the ids; roots are
+** the lowest index of their set): begin, join the quads of every portal
+** (blocked ones stay apart), end. qn__mesh_islands does all three; loading a
+** baked mesh joins while it reads the portals. */
+static inline uint32_t qn__uf_find(uint32_t *parent, uint32_t x) {
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+static inline void qn__islands_begin(qn_mesh *m) {
+    for (uint32_t q = 0; q < m->quad_count; q++) m->island[q] = q;
+}
+static inline void qn__islands_join(qn_mesh *m, uint32_t a, uint32_t b) {
+    if (m->blocked[a] || m->blocked[b]) return;
+    a = qn__uf_find(m->island, a);
+    b = qn__uf_find(m->island, b);
+    if (a != b) m->island[a > b ? a : b] = a < b ? a : b;
+}
+void qn__islands_end(qn_mesh *m);
 
 #endif /* QN_MESH_BUILD_H */

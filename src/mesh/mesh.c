@@ -121,14 +121,6 @@ static bool corners_convex(const qn_vec2 *c, double sign, double eps) {
     return true;
 }
 
-/* Local tolerance of quad q: a few float ulps of its largest coordinate, so
-** vertices that should meet exactly but went through arithmetic still do. */
-static double quad_tol(const qn_vec2 *c) {
-    double maxabs = 0.0;
-    for (int k = 0; k < 4; k++) maxabs = dmax(maxabs, dmax(fabs((double)c[k].x), fabs((double)c[k].y)));
-    return qn__tol_at(maxabs);
-}
-
 /* An axis-aligned rectangle wound counter-clockwise passes the convexity
 ** tests (each corner's turn is +width*height) and its edges are exactly
 ** as long as their coordinate differences: when those and the area pass,
@@ -145,9 +137,10 @@ static bool rect_shape_ok(const qn_vec2 *c, double eps) {
 /* Zero lengths, zero area, winding and convexity, each against the quad's
 ** own tolerance: a corner may sit up to that far inside the line of its
 ** neighbours (a T-junction vertex rounded a hair inwards). */
-static qn_status check_quad_shape(qn_mesh *m, uint32_t q, double eps, qn_error *err) {
+static qn_status check_quad_shape(qn_mesh *m, uint32_t q, bool rect, double eps,
+                                  qn_error *err) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
-    if (qn__axis_rect(c)) { /* the same tests, less work: see rect_shape */
+    if (rect) { /* the same tests, less work: see rect_shape_ok */
         if (rect_shape_ok(c, eps)) return QN_OK;
     }
     double area2 = 0.0, longest = 0.0;
@@ -204,36 +197,43 @@ static qn_status build_quads(qn__builder *bd) {
 qn_status qn__mesh_shapes(qn__builder *bd) {
     qn_mesh *m = bd->m;
     qn_error *err = bd->err;
+    /* One pass over the corners: each quad's tolerance and shape, the
+    ** largest |coordinate| and the bounds; planes after, only for a mesh
+    ** that is not all rectangles (a mesh of rectangles keeps none:
+    ** qn__quad_planes derives them). */
     double maxabs = 1.0;
-    for (size_t i = 0; i < 4 * (size_t)m->quad_count; i++)
-        maxabs = dmax(maxabs, dmax(fabs((double)m->corners[i].x), fabs((double)m->corners[i].y)));
-    /* Queries (point location, portal widths) use one tolerance: a few
-    ** float ulps of the largest coordinate. Building uses local ones. */
-    m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
-    /* A mesh of rectangles keeps no planes: qn__quad_planes derives them. */
     bool rects = true;
-    for (uint32_t q = 0; q < m->quad_count && rects; q++)
-        rects = qn__axis_rect(&m->corners[4 * (size_t)q]);
-    if (!rects) {
-        m->planes = qn__alloc(&m->alloc, (size_t)m->quad_count * sizeof(qn__planes));
-        if (!m->planes) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
-    }
     qn_rect b = {{FLT_MAX, FLT_MAX}, {-FLT_MAX, -FLT_MAX}};
     for (uint32_t q = 0; q < m->quad_count; q++) {
-        double t = quad_tol(&m->corners[4 * (size_t)q]);
-        bd->tol[q] = (float)t;
-        qn_status st = check_quad_shape(m, q, t, err);
-        if (st != QN_OK) return st;
-        if (m->planes) quad_planes(m, q);
-        for (int k = 0; k < 4; k++) { /* finite (checked first): plain compares */
-            qn_vec2 v = m->corners[4 * (size_t)q + (size_t)k];
+        const qn_vec2 *c = &m->corners[4 * (size_t)q];
+        bool rect = qn__axis_rect(c);
+        /* A rectangle's corners take their coordinates from c[0] and c[2]. */
+        const int step = rect ? 2 : 1;
+        double qmax = 0.0;
+        for (int k = 0; k < 4; k += step) { /* finite (checked first): plain compares */
+            qn_vec2 v = c[k];
+            qmax = dmax(qmax, dmax(fabs((double)v.x), fabs((double)v.y)));
             b.min.x = v.x < b.min.x ? v.x : b.min.x;
             b.min.y = v.y < b.min.y ? v.y : b.min.y;
             b.max.x = v.x > b.max.x ? v.x : b.max.x;
             b.max.y = v.y > b.max.y ? v.y : b.max.y;
         }
+        double t = qn__tol_at(qmax); /* the quad's own tolerance */
+        if (bd->tol) bd->tol[q] = (float)t;
+        rects = rects && rect;
+        maxabs = dmax(maxabs, qmax);
+        qn_status st = check_quad_shape(m, q, rect, t, err);
+        if (st != QN_OK) return st;
     }
+    /* Queries (point location, portal widths) use one tolerance: a few
+    ** float ulps of the largest coordinate. Building uses local ones. */
+    m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
     m->bounds = b;
+    if (!rects) {
+        m->planes = qn__alloc(&m->alloc, (size_t)m->quad_count * sizeof(qn__planes));
+        if (!m->planes) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
+        for (uint32_t q = 0; q < m->quad_count; q++) quad_planes(m, q);
+    }
     return QN_OK;
 }
 
@@ -514,48 +514,47 @@ qn_status qn__mesh_portals(qn__builder *bd) {
 
 qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err) {
     m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
-    m->qp_list = qn__alloc(&m->alloc, 2 * (size_t)m->portal_count * sizeof(uint32_t));
-    if (!m->qp_start || !m->qp_list)
-        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    if (!m->qp_start) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     for (uint32_t i = 0; i < m->portal_count; i++) {
         qn__portal *p = &m->portals[i];
         p->width = qn__len(qn__sub(p->p1, p->p0));
         m->qp_start[p->q[0] + 1]++;
         m->qp_start[p->q[1] + 1]++;
     }
-    for (uint32_t q = 0; q < m->quad_count; q++) m->qp_start[q + 1] += m->qp_start[q];
-    uint32_t *fill = qn__calloc(&m->alloc, m->quad_count, sizeof(uint32_t));
-    if (!fill) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-    for (uint32_t i = 0; i < m->portal_count; i++)
-        for (int s = 0; s < 2; s++) {
-            uint32_t q = m->portals[i].q[s];
-            m->qp_list[m->qp_start[q] + fill[q]++] = i;
-        }
-    qn__free(&m->alloc, fill, (size_t)m->quad_count * sizeof(uint32_t));
+    return qn__mesh_portal_fill(m, err);
+}
+
+qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err) {
+    m->qp_list = qn__alloc(&m->alloc, 2 * (size_t)m->portal_count * sizeof(uint32_t));
+    if (!m->qp_list) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    /* qp_start[q + 1] becomes quad q's start, then its cursor while the
+    ** lists fill, which leaves it at q + 1's start: no cursor array. */
+    uint32_t run = 0;
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        uint32_t k = m->qp_start[q + 1];
+        m->qp_start[q + 1] = run;
+        run += k;
+    }
+    for (uint32_t i = 0; i < m->portal_count; i++) {
+        const qn__portal *p = &m->portals[i];
+        m->qp_list[m->qp_start[p->q[0] + 1]++] = i;
+        m->qp_list[m->qp_start[p->q[1] + 1]++] = i;
+    }
     return QN_OK;
 }
 
 /* ---- islands ---------------------------------------------------------- */
 
-static uint32_t uf_find(uint32_t *parent, uint32_t x) {
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
+void qn__mesh_islands(qn_mesh *m) {
+    qn__islands_begin(m);
+    for (uint32_t i = 0; i < m->portal_count; i++)
+        qn__islands_join(m, m->portals[i].q[0], m->portals[i].q[1]);
+    qn__islands_end(m);
 }
 
-void qn__mesh_islands(qn_mesh *m) {
-    uint32_t *id = m->island; /* the union-find forest, then the island ids */
-    for (uint32_t q = 0; q < m->quad_count; q++) id[q] = q;
-    for (uint32_t i = 0; i < m->portal_count; i++) {
-        uint32_t a = m->portals[i].q[0], b = m->portals[i].q[1];
-        if (m->blocked[a] || m->blocked[b]) continue;
-        a = uf_find(id, a);
-        b = uf_find(id, b);
-        if (a != b) id[a > b ? a : b] = a < b ? a : b; /* root = lowest index */
-    }
-    for (uint32_t q = 0; q < m->quad_count; q++) id[q] = uf_find(id, q);
+void qn__islands_end(qn_mesh *m) {
+    uint32_t *id = m->island;
+    for (uint32_t q = 0; q < m->quad_count; q++) id[q] = qn__uf_find(id, q);
     /* Roots come before the rest of their set, so a root's id is assigned
     ** (overwriting its own index) before any member reads it. */
     uint32_t next = 0;

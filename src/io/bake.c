@@ -397,15 +397,22 @@ static qn_status read_buckets(qn_mesh *m, const uint8_t *b, const qnm_header *h,
         m->cell_start[cells] = 0;
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (buckets)");
     }
-    get_u32s(m->cell_list, b + 12 + 4 * (cells + 1), h->entries);
+    /* Each bucket's quads copied and checked in one pass: in range and
+    ** increasing (one branch per bucket). */
+    const uint8_t *list = b + 12 + 4 * (cells + 1);
     for (size_t c = 0; c < cells; c++) {
         uint32_t s = m->cell_start[c], e = m->cell_start[c + 1];
         if (e < s) return corrupt(err, "bucket starts decrease");
         if (e > h->entries) return corrupt(err, "bucket start past the list");
-        /* Each bucket's quads in range and increasing: one test per bucket. */
-        bool bad = false;
-        for (uint32_t i = s; i < e; i++)
-            bad |= (m->cell_list[i] >= m->quad_count) | (i > s && m->cell_list[i] <= m->cell_list[i - 1]);
+        if (s == e) continue;
+        uint32_t prev = get_u32(list + 4 * (size_t)s);
+        bool bad = prev >= m->quad_count;
+        m->cell_list[s] = prev;
+        for (uint32_t i = s + 1; i < e; i++) {
+            uint32_t x = get_u32(list + 4 * (size_t)i);
+            bad |= (x >= m->quad_count) | (x <= prev);
+            m->cell_list[i] = prev = x;
+        }
         if (bad) return corrupt(err, "bucket list holds a bad quad index");
     }
     return QN_OK;

@@ -95,6 +95,8 @@ typedef struct loader {
     float *costs;
     uint8_t *blocked;
     uint32_t quad_count;
+    uint32_t id_count;    /* quads with an "id" (counted by load_quad_flags) */
+    size_t id_bytes;      /* their ids' lengths, each + 1 */
     qn_link *links;
     uint32_t link_count;
     bool has_links;
@@ -320,12 +322,18 @@ static qn_status size_mesh_input(loader *c, qn__jv root) {
     jpath pv = pkey(NULL, "vertices"), pq = pkey(NULL, "quads");
     qn_status st = v ? get_array(c, v, &pv, QN_MAX_VERTICES, "vertices", &c->vert_count) : QN_OK;
     if (st == QN_OK) st = need(c, root, NULL, "quads", &q);
-    if (st == QN_OK) st = get_array(c, q, &pq, QN_MAX_QUADS, "quads", &c->quad_count);
+    if (st == QN_OK && !qn__jv_is_array(q))
+        st = fail_at(c, QN_E_JSON_TYPE, &pq, "expected an array of quads, got %s", type_name(q));
     if (st != QN_OK) return st;
-    if (c->quad_count == 0) return fail_at(c, QN_E_MISSING_FIELD, &pq, "needs at least one quad");
-    size_t rects = 0;
-    for (qn__jv e = qn__jv_child(q); e; e = qn__jv_next(e))
+    /* The quads and the rects among them, in one pass (as get_array counts). */
+    size_t n = 0, rects = 0;
+    for (qn__jv e = qn__jv_child(q); e && n <= QN_MAX_QUADS; e = qn__jv_next(e), n++)
         rects += field(c, e, "rect") != NULL;
+    if (n > QN_MAX_QUADS)
+        return fail_at(c, QN_E_LIMIT, &pq, "more than %u quads (the documented limit)",
+                       QN_MAX_QUADS);
+    c->quad_count = (uint32_t)n;
+    if (c->quad_count == 0) return fail_at(c, QN_E_MISSING_FIELD, &pq, "needs at least one quad");
     size_t total = (size_t)c->vert_count + 4 * rects;
     if (total > QN_MAX_VERTICES)
         return fail_at(c, QN_E_LIMIT, &pq, "%zu vertices with 4 per rect, more than the limit %u",
@@ -413,6 +421,7 @@ static qn_status load_quad_flags(loader *c, qn__jv q, const jpath *qp, uint8_t *
     char name[QN_MAX_NAME + 1];
     qn_status st = id ? get_name(c, id, &pi, name) : QN_OK;
     if (st != QN_OK) return st;
+    if (id) c->id_count++, c->id_bytes += qn__jv_string(id, NULL, 0) + 1;
     *blocked = qn__jv_is_true(b) ? 1 : 0;
     return QN_OK;
 }
@@ -450,17 +459,12 @@ static qn_status load_quads(loader *c) {
 /* The quads' "id"s (checked by load_quad_flags) go into the level's name
 ** table, where qn_level_find_quad finds them; an id used twice is an error. */
 static qn_status load_quad_ids(loader *c) {
-    uint32_t named = 0, i = 0, first, later;
-    size_t bytes = 0;
+    uint32_t i = 0, first, later;
     qn__jv q, id;
-    for (q = qn__jv_child(c->quads_json); q; q = qn__jv_next(q))
-        if ((id = field(c, q, "id")) != NULL) {
-            named++;
-            bytes += qn__jv_string(id, NULL, 0) + 1;
-        }
     qn__names *t = &c->level->quad_ids;
-    if (qn__names_init(t, &c->a, c->quad_count, named, bytes) != QN_OK) return fail_nomem(c);
-    for (q = qn__jv_child(c->quads_json); q; q = qn__jv_next(q), i++)
+    if (qn__names_init(t, &c->a, c->quad_count, c->id_count, c->id_bytes) != QN_OK)
+        return fail_nomem(c);
+    for (q = c->id_count ? qn__jv_child(c->quads_json) : NULL; q; q = qn__jv_next(q), i++)
         if ((id = field(c, q, "id")) != NULL) {
             char name[QN_MAX_NAME + 1]; /* load_quad_flags checked the length */
             qn__jv_string(id, name, sizeof name);

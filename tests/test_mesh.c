@@ -337,6 +337,92 @@ static void test_random_adjacency(void **state) {
     }
 }
 
+/* A mesh of rectangles pairs its edges by sweeping lines (twins included);
+** any other mesh by hashing exact twins and sweeping buckets. Both must give
+** the same portals, and the same status, on rectangle levels with twins,
+** T-junctions, corners moved a hair (less and more than the tolerance),
+** duplicated and overlapping rectangles and slivers. The general path is
+** forced by one kite apart from the rest (it touches nothing). */
+static void test_rect_pairing_matches_general(void **state) {
+    (void)state;
+    static tm_mesh t;
+    static const float hair[4] = {1e-7f, 1e-6f, 1e-5f, 1e-3f};
+    uint32_t built = 0, refused = 0;
+    for (uint64_t seed = 1; seed <= 1000; seed++) {
+        uint64_t s = seed * 7919;
+        t.n = 0;
+        tm_guillotine(&t, &s, 0, 0, 24, 18, 8, 200);
+        static const float scales[4] = {1.0f, 1.0f, 0.1f, 3.7f};
+        static const float offs[5] = {0.0f, 0.0f, 0.5f, 1000.25f, 123456.0f};
+        float scale = scales[tm_rand(&s) % 4], off = offs[tm_rand(&s) % 5];
+        for (uint32_t v = 0; v < 4 * t.n; v++)
+            t.verts[v].x = t.verts[v].x * scale + off, t.verts[v].y = t.verts[v].y * scale + off;
+        /* A hair off: one rectangle in 20 gets each side moved a little (a
+        ** rectangle still), by 1e-7 to 1e-3 of its coordinate. */
+        for (uint32_t q = 0; q < t.n; q++) {
+            if (tm_rand(&s) % 20 != 0) continue;
+            qn_vec2 *c = &t.verts[4 * q];
+            float side[4] = {c[0].x, c[0].y, c[2].x, c[2].y};
+            for (int k = 0; k < 4; k++) {
+                float d = hair[tm_rand(&s) % 4] * fmaxf(1.0f, fabsf(side[k]));
+                side[k] += tm_rand(&s) % 2 ? d : -d;
+            }
+            if (!(side[0] < side[2]) || !(side[1] < side[3])) continue;
+            c[0] = (qn_vec2){side[0], side[1]}, c[1] = (qn_vec2){side[2], side[1]};
+            c[2] = (qn_vec2){side[2], side[3]}, c[3] = (qn_vec2){side[0], side[3]};
+        }
+        if (tm_rand(&s) % 5 == 0 && t.n < 199) { /* a duplicate or an overlap */
+            const qn_vec2 *c = &t.verts[4 * (tm_rand(&s) % t.n)];
+            float w = (c[1].x - c[0].x) * (tm_rand(&s) % 2 ? 1.0f : 1.5f);
+            tm_add_rect(&t, c[0].x, c[0].y, c[0].x + w, c[2].y);
+        }
+        if (tm_rand(&s) % 8 == 0 && t.n < 199) { /* a sliver on a rectangle's top */
+            const qn_vec2 *c = &t.verts[4 * (tm_rand(&s) % t.n)];
+            tm_add_rect(&t, c[0].x, c[2].y, c[1].x, c[2].y + 1e-4f * (1.0f + off));
+        }
+        qn_mesh_desc d = tm_desc(&t);
+        qn_mesh *a = NULL, *b = NULL;
+        qn_error ea, eb;
+        qn_status sa = qn_mesh_create(&d, NULL, &a, &ea);
+        /* The same with a kite 10 units past the top right corner. */
+        float far = 24.0f * scale + off + 10.0f + 1e-3f * off;
+        uint32_t n = t.n, v = 4 * n;
+        t.verts[v + 0] = (qn_vec2){far, far};
+        t.verts[v + 1] = (qn_vec2){far + 2.0f, far + 1.0f};
+        t.verts[v + 2] = (qn_vec2){far + 1.0f, far + 3.0f};
+        t.verts[v + 3] = (qn_vec2){far - 0.5f, far + 1.0f};
+        for (uint32_t k = 0; k < 4; k++) t.quads[v + k] = v + k;
+        t.costs[n] = 1.0f;
+        t.blocked[n] = 0;
+        t.n = n + 1;
+        d = tm_desc(&t);
+        qn_status sb = qn_mesh_create(&d, NULL, &b, &eb);
+        t.n = n;
+        if (sa != sb)
+            fail_msg("seed %u: rectangles %s (%s), general %s (%s)", (unsigned)seed,
+                     qn_status_name(sa), ea.message, qn_status_name(sb), eb.message);
+        if (sa == QN_OK) {
+            built++;
+            assert_int_equal(qn_mesh_portal_count(a), qn_mesh_portal_count(b));
+            for (uint32_t i = 0; i < qn_mesh_portal_count(a); i++) {
+                qn_portal pa, pb;
+                qn_mesh_portal(a, i, &pa);
+                qn_mesh_portal(b, i, &pb);
+                assert_int_equal(pa.a, pb.a);
+                assert_int_equal(pa.b, pb.b);
+                assert_true(same_segment(pa, pb.p0.x, pb.p0.y, pb.p1.x, pb.p1.y));
+            }
+        } else {
+            refused++;
+        }
+        qn_mesh_destroy(a);
+        qn_mesh_destroy(b);
+    }
+    /* Both kinds of outcome were exercised. */
+    assert_true(built > 150);
+    assert_true(refused > 100);
+}
+
 /* ---- queries ------------------------------------------------------------- */
 
 static void test_locate(void **state) {
@@ -487,6 +573,7 @@ int main(void) {
         cmocka_unit_test(test_overlaps),
         cmocka_unit_test(test_links),
         cmocka_unit_test(test_random_adjacency),
+        cmocka_unit_test(test_rect_pairing_matches_general),
         cmocka_unit_test(test_locate),
         cmocka_unit_test(test_nearest_random),
         cmocka_unit_test(test_segment_inside),

@@ -423,19 +423,21 @@ static qn_status match_loose(qn__builder *bd, const uint8_t *done) {
     return st;
 }
 
-/* ---- the other edges of a mesh of rectangles: sweeps along lines -------- */
+/* ---- every edge of a mesh of rectangles: sweeps along lines ------------- */
 
-/* When every quad is an axis-aligned rectangle (qn__axis_rect), every loose
-** edge is horizontal or vertical, and compare_edges pairs (or finds in
-** conflict) only edges of one orientation whose lines lie within the larger
-** local tolerance of each other and which overlap along them. Sorted by
-** line, edges whose lines chain within the largest tolerance form a group;
+/* When every quad is an axis-aligned rectangle (qn__axis_rect), every edge
+** is horizontal or vertical, and compare_edges pairs (or finds in conflict)
+** only edges of one orientation whose lines lie within the larger local
+** tolerance of each other and which overlap along them. Sorted by line,
+** exact twins sit side by side and are paired first (rect_twins), as the
+** hashing of match_twins would pair them; of the loose edges left, those
+** whose lines chain within the largest tolerance form a group;
 ** sorted along the line inside it, each edge is compared with those still
 ** open where it starts. compare_edges then decides every pair exactly as
 ** the bucket sweep would (from the longer edge, ties to the later one); the
 ** pairs compared are a superset of those, so the outcome is the same when
 ** no conflict is found. On a conflict the caller reruns the bucket sweep,
-** which reports the same error as ever. */
+** which reports the same error as ever (after match_twins, as before). */
 typedef struct rside {
     double line, lo, hi; /* the line's coordinate; the span along it */
     uint32_t i;          /* index into the loose array */
@@ -501,8 +503,38 @@ static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
 
 /* The edges of one orientation (vertical: 1, horizontal: 0); r and tmp:
 ** room for every loose edge, count: 65537. */
+/* Exact twins among one orientation's edges r[0..n), sorted by (line, lo,
+** i): edges with the same line, lo and hi have the same two end points.
+** Opposite directions in two quads: twins, paired as match_twins pairs them
+** (done, one candidate from the lower edge's side); the same direction: two
+** quads on one side (match_twins reports it), so a conflict here. */
+static qn_status rect_twins(sweep *S, const rside *r, uint32_t n, uint8_t *done) {
+    const qn_mesh *m = S->bd->m;
+    for (uint32_t from = 0, k = 1; from < n; k++) {
+        if (k < n && r[k].line == r[from].line && r[k].lo == r[from].lo) continue;
+        for (uint32_t x = from; x + 1 < k; x++) /* a run: nearly always 1 or 2 */
+            for (uint32_t y = x + 1; y < k; y++) {
+                if (r[x].hi != r[y].hi) continue;
+                uint32_t e = S->ls[r[x].i].e, f = S->ls[r[y].i].e;
+                if (e > f) {
+                    uint32_t t = e;
+                    e = f;
+                    f = t;
+                }
+                qn_vec2 a = corner(m, e), b = corner_next(m, e);
+                if (same_point(corner(m, f), a)) return QN_E_OVERLAP;
+                if ((e >> 2) == (f >> 2)) continue;
+                done[e] = done[f] = 1;
+                qn_status st = push_shared(S->bd, e, f, a, b);
+                if (st != QN_OK) return st;
+            }
+        from = k;
+    }
+    return QN_OK;
+}
+
 static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, uint32_t *act,
-                             bool vertical, double tmax) {
+                             uint8_t *done, bool vertical, double tmax) {
     const qn_mesh *m = S->bd->m;
     uint32_t n = 0;
     for (uint32_t i = 0; i < S->nl; i++) {
@@ -515,7 +547,12 @@ static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, ui
     /* By (line, lo, i): by lo first, then stably by line (i is the order made). */
     rside *lo_sorted = radix_rsides(r, tmp, n, true, count);
     r = radix_rsides(lo_sorted, lo_sorted == r ? tmp : r, n, false, count);
-    qn_status st = QN_OK;
+    qn_status st = rect_twins(S, r, n, done);
+    if (st != QN_OK) return st;
+    uint32_t kept = 0; /* the loose ones, in the same order */
+    for (uint32_t k = 0; k < n; k++)
+        if (!done[S->ls[r[k].i].e]) r[kept++] = r[k];
+    n = kept;
     for (uint32_t from = 0, k = 1; st == QN_OK && from < n; k++)
         if (k == n || r[k].line - r[k - 1].line > tmax) {
             st = sweep_group(S, r + from, k - from, act);
@@ -527,12 +564,11 @@ static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, ui
 /* QN_OK with every portal candidate of the loose edges pushed; QN_E_NOMEM
 ** or QN_E_LIMIT (no message: bd->err is NULL here); any other status means
 ** "ask the bucket sweep" (the cands pushed here are then dropped). */
-static qn_status match_loose_rects(qn__builder *bd, const uint8_t *done) {
+static qn_status match_loose_rects(qn__builder *bd, uint8_t *done) {
     qn_mesh *m = bd->m;
     size_t ne = 4 * (size_t)m->quad_count;
-    uint32_t nl = 0;
+    uint32_t nl = (uint32_t)ne;
     double tmax = 0.0;
-    for (size_t e = 0; e < ne; e++) nl += !done[e];
     for (uint32_t q = 0; q < m->quad_count; q++) tmax = dmax(tmax, (double)bd->tol[q]);
     sweep S = {bd, qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(loose)), 0, NULL, NULL, 0};
     rside *r = qn__alloc(&m->alloc, 2 * ((size_t)nl + 1) * sizeof(rside));
@@ -540,7 +576,6 @@ static qn_status match_loose_rects(qn__builder *bd, const uint8_t *done) {
     uint32_t *count = qn__alloc(&m->alloc, 65537 * sizeof(uint32_t));
     qn_status st = S.ls && r && act && count ? QN_OK : QN_E_NOMEM;
     for (size_t e = 0; st == QN_OK && e < ne; e++) {
-        if (done[e]) continue;
         loose *l = &S.ls[S.nl++];
         memset(l, 0, sizeof *l); /* theta and off: the bucket sweep's, unused here */
         l->e = (uint32_t)e;
@@ -548,8 +583,8 @@ static qn_status match_loose_rects(qn__builder *bd, const uint8_t *done) {
         l->len = dlen(corner(m, (uint32_t)e), corner_next(m, (uint32_t)e));
     }
     rside *tmp = r ? r + nl + 1 : NULL;
-    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, false, tmax);
-    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, true, tmax);
+    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, done, false, tmax);
+    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, done, true, tmax);
     qn__free(&m->alloc, count, 65537 * sizeof(uint32_t));
     qn__free(&m->alloc, act, ((size_t)nl + 1) * sizeof(uint32_t));
     qn__free(&m->alloc, r, 2 * ((size_t)nl + 1) * sizeof(rside));
@@ -563,21 +598,26 @@ static bool all_rects(const qn_mesh *m) {
     return true;
 }
 
-/* The loose edges: by lines when every quad is a rectangle and that finds
-** no conflict, else (and then) by buckets. */
-static qn_status match_loose_any(qn__builder *bd, const uint8_t *done) {
-    if (!all_rects(bd->m)) return match_loose(bd, done);
-    uint32_t before = bd->ncand;
-    qn_error *err = bd->err;
-    bd->err = NULL; /* a conflict here is reported by the bucket sweep */
-    qn_status st = match_loose_rects(bd, done);
-    bd->err = err;
-    if (st == QN_OK) return QN_OK;
-    if (st == QN_E_NOMEM) return qn__fail(err, st, QN_NONE, "out of memory (edges)");
-    if (st == QN_E_LIMIT)
-        return qn__fail(err, st, QN_NONE, "more than %u shared edge segments", UINT32_MAX / 4);
-    bd->ncand = before;
-    return match_loose(bd, done);
+/* Every edge: a mesh of rectangles by lines, twins included, when that
+** finds no conflict; else (and then) exact twins by hashing and the loose
+** edges by buckets. */
+static qn_status match_edges(qn__builder *bd, uint8_t *done) {
+    if (all_rects(bd->m)) {
+        uint32_t before = bd->ncand;
+        qn_error *err = bd->err;
+        bd->err = NULL; /* a conflict here is reported by the general path */
+        qn_status st = match_loose_rects(bd, done);
+        bd->err = err;
+        if (st == QN_OK) return QN_OK;
+        if (st == QN_E_NOMEM) return qn__fail(err, st, QN_NONE, "out of memory (edges)");
+        if (st == QN_E_LIMIT)
+            return qn__fail(err, st, QN_NONE, "more than %u shared edge segments",
+                            UINT32_MAX / 4);
+        bd->ncand = before;
+        memset(done, 0, 4 * (size_t)bd->m->quad_count);
+    }
+    qn_status st = match_twins(bd, done);
+    return st == QN_OK ? match_loose(bd, done) : st;
 }
 
 /* ---- one candidate per quad pair: the longest -------------------------- */
@@ -888,8 +928,7 @@ qn_status qn__mesh_pairs(qn__builder *bd) {
     uint8_t *done = qn__calloc(&m->alloc, ne, 1);
     if (!done) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edges)");
     qn_status st = check_overlaps(bd);
-    if (st == QN_OK) st = match_twins(bd, done);
-    if (st == QN_OK) st = match_loose_any(bd, done);
+    if (st == QN_OK) st = match_edges(bd, done);
     qn__free(&m->alloc, done, ne);
     if (st == QN_OK) st = best_per_pair(bd);
     return st;

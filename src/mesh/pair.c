@@ -439,8 +439,8 @@ static qn_status match_loose(qn__builder *bd, const uint8_t *done) {
 ** no conflict is found. On a conflict the caller reruns the bucket sweep,
 ** which reports the same error as ever (after match_twins, as before). */
 typedef struct rside {
-    double line, lo, hi; /* the line's coordinate; the span along it */
-    uint32_t i;          /* index into the loose array */
+    float line, lo, hi; /* the line's coordinate; the span along it (corner values) */
+    uint32_t i;         /* index into the loose array */
 } rside;
 
 static int cmp_rside_lo(const void *x, const void *y) {
@@ -449,20 +449,21 @@ static int cmp_rside_lo(const void *x, const void *y) {
     return a->i < b->i ? -1 : (a->i > b->i);
 }
 
-/* A double's bits as an unsigned key in the same order (no NaN here; -0
+/* A float's bits as an unsigned key in the same order (no NaN here; -0
 ** reads as +0, so equal lines have equal keys). */
-static uint64_t order_key(double d) {
-    d += 0.0;
-    uint64_t u;
-    memcpy(&u, &d, sizeof u);
-    return u >> 63 ? ~u : u | (1ull << 63);
+static uint32_t order_key(float f) {
+    f += 0.0f;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u >> 31 ? ~u : u | (1u << 31);
 }
 
 /* Stable radix sort of r[0..n) by the key of field `lo` (by_lo) or `line`,
-** 16 bits a pass, skipping passes whose digit is the same for all (most,
-** on integer coordinates); tmp: room for n. Returns where the result is. */
+** 16 bits a pass, skipping a pass whose digit is the same for all (the low
+** one, on small integer coordinates); tmp: room for n. Returns where the
+** result is. */
 static rside *radix_rsides(rside *r, rside *tmp, uint32_t n, bool by_lo, uint32_t *count) {
-    for (int shift = 0; shift < 64; shift += 16) {
+    for (int shift = 0; shift < 32; shift += 16) {
         memset(count, 0, 65537 * sizeof *count);
         for (uint32_t k = 0; k < n; k++)
             count[((order_key(by_lo ? r[k].lo : r[k].line) >> shift) & 0xFFFFu) + 1]++;
@@ -541,8 +542,8 @@ static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, ui
         uint32_t e = S->ls[i].e;
         if (((e & 1u) != 0) != vertical) continue;
         qn_vec2 a = corner(m, e), b = corner_next(m, e);
-        double la = vertical ? (double)a.y : (double)a.x, lb = vertical ? (double)b.y : (double)b.x;
-        r[n++] = (rside){vertical ? (double)a.x : (double)a.y, dmin(la, lb), dmax(la, lb), i};
+        float la = vertical ? a.y : a.x, lb = vertical ? b.y : b.x;
+        r[n++] = (rside){vertical ? a.x : a.y, la < lb ? la : lb, la < lb ? lb : la, i};
     }
     /* By (line, lo, i): by lo first, then stably by line (i is the order made). */
     rside *lo_sorted = radix_rsides(r, tmp, n, true, count);
@@ -554,7 +555,7 @@ static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, ui
         if (!done[S->ls[r[k].i].e]) r[kept++] = r[k];
     n = kept;
     for (uint32_t from = 0, k = 1; st == QN_OK && from < n; k++)
-        if (k == n || r[k].line - r[k - 1].line > tmax) {
+        if (k == n || (double)r[k].line - (double)r[k - 1].line > tmax) {
             st = sweep_group(S, r + from, k - from, act);
             from = k;
         }

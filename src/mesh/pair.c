@@ -670,15 +670,23 @@ static qn_status best_per_pair(qn__builder *bd) {
 
 /* Separating-axis test on the 8 edge normals; touching (within the local
 ** tolerance) is not overlap. */
-/* Two axis-aligned rectangles (qn__axis_rect): the other's corner that lies
-** furthest inside edge i (the distance is monotone in one coordinate, so
-** this corner gives the same maximum as all four). */
-static const int rect_far[4] = {2, 0, 0, 2};
-
 static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32_t b) {
     const uint32_t qs[2] = {a, b};
     double t = 4.0 * dmax((double)tol[a], (double)tol[b]);
-    bool rects = qn__axis_rect(&m->corners[4 * (size_t)a]) && qn__axis_rect(&m->corners[4 * (size_t)b]);
+    const qn_vec2 *ca = &m->corners[4 * (size_t)a], *cb = &m->corners[4 * (size_t)b];
+    if (qn__axis_rect(ca) && qn__axis_rect(cb)) {
+        /* Two rectangles: how far the other's furthest corner lies inside
+        ** each edge is a difference of two corner coordinates, exact in
+        ** double, and the same number the general test below computes (its
+        ** edge length is then the exact |dx| or |dy|, its products exact). */
+        for (int s = 0; s < 2; s++) {
+            const qn_vec2 *c = s ? cb : ca, *o = s ? ca : cb;
+            if ((double)o[2].y - (double)c[0].y <= t || (double)c[1].x - (double)o[0].x <= t ||
+                (double)c[2].y - (double)o[0].y <= t || (double)o[2].x - (double)c[3].x <= t)
+                return false;
+        }
+        return true;
+    }
     for (int s = 0; s < 2; s++) {
         const qn_vec2 *c = &m->corners[4 * (size_t)qs[s]];
         const qn_vec2 *o = &m->corners[4 * (size_t)qs[1 - s]];
@@ -686,7 +694,7 @@ static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32
             dv2 p = dv(c[i]), q = dv(c[(i + 1) & 3]);
             double ex = q.x - p.x, ey = q.y - p.y, len = sqrt(ex * ex + ey * ey);
             double maxo = -DBL_MAX;
-            for (int k = rects ? rect_far[i] : 0; k < (rects ? rect_far[i] + 1 : 4); k++) {
+            for (int k = 0; k < 4; k++) {
                 /* distance inside edge i's line */
                 dv2 v = dv(o[k]);
                 maxo = dmax(maxo, (ex * (v.y - p.y) - ey * (v.x - p.x)) / len);

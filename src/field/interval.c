@@ -96,6 +96,7 @@ struct qn__isearch {
     uint32_t *qvid;             /* per quad: the root last seen all of it */
     float *qg;                  /* ... at this cost */
     uint8_t *dyn;               /* per vertex id: corner because of closed portals */
+    uint8_t *sopen;             /* per boundary sub-edge: an open portal (mark_walls) */
     qn_vec2 *wsum;              /* per vertex id: sum of the walls' unit directions from it */
     /* toward one target (paths): the point, its quad, the state bound, the
     ** state being expanded, the goal state once found */
@@ -660,7 +661,7 @@ static void expand(xsearch *S, xnode n) {
     bend bl = bend_at(S, &n, n.L, base + j, -1);
     for (uint32_t s = j + 1 == k ? 0 : j + 1; s != j;) {
         uint32_t e = b->bportal[base + s], s1 = s + 1 == k ? 0 : s + 1;
-        if (e != QN_NONE && qn__portal_open(S->m, e, S->radius)) {
+        if (S->sopen[base + s]) {
             sub_edge se = {b->bv[base + s], b->bv[base + s1], b->bvid[base + s], b->bvid[base + s1], e};
             through_sub_edge(S, &n, &br, &bl, &se);
         }
@@ -677,7 +678,7 @@ static void seed_point(xsearch *S, uint32_t i, qn_vec2 at, uint32_t q, float g0)
     add_entry(S, q, rid | ON_BIT, qn__v2(0.0f, 0.0f), at);
     for (uint32_t s = 0; s < k; s++) {
         uint32_t e = b->bportal[base + s];
-        if (e == QN_NONE || !qn__portal_open(S->m, e, S->radius)) continue;
+        if (!S->sopen[base + s]) continue;
         sub_edge se = {b->bv[base + s], b->bv[base + (s + 1) % k], b->bvid[base + s],
                        b->bvid[base + (s + 1) % k], e};
         add_piece(S, at, rid, g0, &se, 0.0f, 1.0f, q);
@@ -696,12 +697,14 @@ static void mark_walls(xsearch *S) {
     S->wrad = S->radius;
     memset(S->dyn, 0, S->nv);
     memset(S->wsum, 0, (size_t)S->nv * sizeof *S->wsum);
+    memset(S->sopen, 0, b->bstart[m->quad_count]);
     for (uint32_t q = 0; q < m->quad_count; q++) {
         if (m->blocked[q]) continue;
         uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
         for (uint32_t s = 0; s < k; s++) {
             uint32_t e = b->bportal[base + s], s1 = s + 1 == k ? 0 : s + 1;
             bool open = e != QN_NONE && qn__portal_open(m, e, S->radius);
+            S->sopen[base + s] = open;
             if (open) continue;
             uint32_t va = b->bvid[base + s], vb = b->bvid[base + s1];
             qn_vec2 d = unit(qn__sub(b->bv[base + s1], b->bv[base + s]));
@@ -892,6 +895,11 @@ static bool spm_before(const qn__sent *a, const qn__sent *b) {
 /* Distance from p to convex quad q (0 inside). */
 static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    if (!m->planes) { /* a rectangle (qn__axis_rect): c[0] and c[2] span it */
+        float dx = c[0].x - p.x > 0.0f ? c[0].x - p.x : (p.x - c[2].x > 0.0f ? p.x - c[2].x : 0.0f);
+        float dy = c[0].y - p.y > 0.0f ? c[0].y - p.y : (p.y - c[2].y > 0.0f ? p.y - c[2].y : 0.0f);
+        return sqrtf(dx * dx + dy * dy);
+    }
     bool inside = true;
     float best = INFINITY;
     for (int i = 0; i < 4; i++) {
@@ -974,9 +982,14 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     return st;
 }
 
-static size_t fixed_bytes(uint32_t np, uint32_t nr, uint32_t nq, uint32_t nv) {
+static size_t fixed_bytes(uint32_t np, uint32_t nr, uint32_t nq, uint32_t nv, uint32_t nb) {
     return (size_t)np * sizeof(uint32_t) + (size_t)nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
-           (size_t)nq * (sizeof(uint32_t) + sizeof(float)) + (size_t)nv * (1 + sizeof(qn_vec2));
+           (size_t)nq * (sizeof(uint32_t) + sizeof(float)) + (size_t)nv * (1 + sizeof(qn_vec2)) + nb;
+}
+
+static size_t search_fixed_bytes(const xsearch *S) {
+    const qn_mesh *m = S->m;
+    return fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv, S->b->bstart[m->quad_count]);
 }
 
 /* Sets every per-search array to "nothing reached yet". */
@@ -1001,7 +1014,7 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     S->ngoal = seeds;
     S->nr = S->nv + seeds;
     S->nmax = UINT32_MAX;
-    size_t bytes = fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv);
+    size_t bytes = search_fixed_bytes(S);
     char *p = qn__alloc(&S->alloc, bytes);
     if (!p) return QN_E_NOMEM;
     S->rpos = (qn_vec2 *)(void *)p;
@@ -1012,6 +1025,7 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     S->rpar = S->head + m->portal_count;
     S->qvid = S->rpar + S->nr;
     S->dyn = (uint8_t *)(S->qvid + m->quad_count);
+    S->sopen = S->dyn + S->nv;
     search_reset(S);
     return QN_OK;
 }
@@ -1029,8 +1043,7 @@ static void free_pools(xsearch *S) {
 }
 
 static void search_free(xsearch *S) {
-    const qn_mesh *m = S->m;
-    qn__free(&S->alloc, S->rpos, fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv));
+    qn__free(&S->alloc, S->rpos, search_fixed_bytes(S));
     free_pools(S);
     qn__free(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry));
 }
@@ -1117,8 +1130,7 @@ void qn__isearch_destroy(qn__isearch *S) {
 
 size_t qn__isearch_bytes(const qn__isearch *S) {
     if (!S) return 0;
-    const qn_mesh *m = S->m;
-    return sizeof *S + fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv) +
+    return sizeof *S + search_fixed_bytes(S) +
            (size_t)S->ncap * sizeof(xnode) + (size_t)S->hcap * sizeof(uint32_t) +
            (size_t)S->kcap * sizeof(float) + (size_t)S->poscap * sizeof(uint32_t) +
            (size_t)S->pcap * sizeof(piece) +

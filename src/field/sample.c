@@ -404,6 +404,13 @@ static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
 
 /* The distance from p to the nearest edge of quad q (its edge planes). */
 static float edge_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    if (!m->planes) { /* a rectangle: its planes' sums, term by term */
+        const qn_vec2 *c = &m->corners[4 * (size_t)q];
+        float a = p.y - c[0].y, b = c[2].x - p.x, d = c[2].y - p.y, e = p.x - c[0].x;
+        a = b < a ? b : a;
+        d = e < d ? e : d;
+        return d < a ? d : a;
+    }
     qn__planes tmp;
     const qn__planes *pl = qn__quad_planes(m, q, &tmp);
     float d = INFINITY;
@@ -484,6 +491,12 @@ static bool portal_in_line(const qn_field *f, const qn__boundary *b, uint32_t ba
 ** corners on the open side this way. */
 /* How far the way from p along dir runs inside quad q (its edge planes). */
 static float run_inside(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 dir) {
+    if (!m->planes) { /* a rectangle: its planes' sums, term by term */
+        const qn_vec2 *c = &m->corners[4 * (size_t)q];
+        float tx = dir.x > 0.0f ? (c[2].x - p.x) / dir.x : (dir.x < 0.0f ? (p.x - c[0].x) / -dir.x : INFINITY);
+        float ty = dir.y > 0.0f ? (c[2].y - p.y) / dir.y : (dir.y < 0.0f ? (p.y - c[0].y) / -dir.y : INFINITY);
+        return ty < tx ? ty : tx;
+    }
     qn__planes tmp;
     const qn__planes *pl = qn__quad_planes(m, q, &tmp);
     float t = INFINITY;

@@ -351,10 +351,10 @@ static qn_status read_quads(qn__builder *bd, const uint8_t *b, qn_error *err) {
 static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn_error *err) {
     qn_mesh *m = bd->m;
     m->portals = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__portal));
+    if (np && !m->portals) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    m->portal_count = np; /* the size the mesh's free gives back */
     m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
-    if ((np && !m->portals) || !m->qp_start)
-        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-    m->portal_count = np;
+    if (!m->qp_start) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     qn__islands_begin(m);
     for (uint32_t i = 0; i < np; i++, b += QNM_PORTAL) {
         qn__portal *p = &m->portals[i];

@@ -81,17 +81,45 @@ typedef struct vkey {
     uint32_t i;
 } vkey;
 
-static int cmp_vkey(const void *a, const void *b) {
-    const vkey *p = a, *q = b;
-    if (p->x != q->x) return p->x < q->x ? -1 : 1;
-    if (p->y != q->y) return p->y < q->y ? -1 : 1;
-    return (p->i > q->i) - (p->i < q->i);
+/* A float's bits as an unsigned key in the same order (no NaN here; -0
+** reads as +0, which compares equal to it). */
+static uint32_t order_key(float f) {
+    f += 0.0f;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u >> 31 ? ~u : u | (1u << 31);
 }
 
-/* Vertex ids: equal points share one, numbered in sorted order. */
-static void number_vertices(qn__boundary *b, vkey *keys) {
+/* Byte `d` (0 = lowest) of the key (x, y): y's four bytes, then x's. */
+static uint32_t key_byte(const vkey *k, int d) {
+    uint32_t u = order_key(d < 4 ? k->y : k->x);
+    return (u >> (8 * (d & 3))) & 0xFFu;
+}
+
+/* Sorts keys[0..n) by (x, y, i): a stable radix sort by bytes of (x, y),
+** lowest first, over keys in order of i, skipping bytes that are the same
+** for all (most of them, on a small part of the world); tmp: room for n.
+** Returns where the result is. */
+static vkey *sort_vkeys(vkey *keys, vkey *tmp, uint32_t n) {
+    uint32_t count[257];
+    for (int d = 0; d < 8; d++) {
+        memset(count, 0, sizeof count);
+        for (uint32_t i = 0; i < n; i++) count[key_byte(&keys[i], d) + 1]++;
+        if (count[key_byte(&keys[0], d) + 1] == n) continue; /* the same byte everywhere */
+        for (int c = 0; c < 256; c++) count[c + 1] += count[c];
+        for (uint32_t i = 0; i < n; i++) tmp[count[key_byte(&keys[i], d)]++] = keys[i];
+        vkey *t = keys;
+        keys = tmp;
+        tmp = t;
+    }
+    return keys;
+}
+
+/* Vertex ids: equal points share one, numbered in sorted order; tmp: room
+** for b->nb keys. */
+static void number_vertices(qn__boundary *b, vkey *keys, vkey *tmp) {
     for (uint32_t i = 0; i < b->nb; i++) keys[i] = (vkey){b->bv[i].x, b->bv[i].y, i};
-    if (b->nb > 1) qsort(keys, b->nb, sizeof *keys, cmp_vkey);
+    if (b->nb > 1) keys = sort_vkeys(keys, tmp, b->nb);
     uint32_t id = 0;
     for (uint32_t i = 0; i < b->nb; i++) {
         if (i > 0 && (keys[i - 1].x != keys[i].x || keys[i - 1].y != keys[i].y)) id++;
@@ -240,7 +268,14 @@ qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err
         quad_cycle(m, b, q, tmp);
     }
     b->bstart[nq] = b->nb;
-    number_vertices(b, keys);
+    vkey *sorted = qn__alloc(&m->alloc, ((size_t)b->nb + 1) * sizeof(vkey));
+    if (!sorted) {
+        qn__boundary_free(&m->alloc, b);
+        qn__free(&m->alloc, scratch, kbytes);
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
+    }
+    number_vertices(b, keys, sorted);
+    qn__free(&m->alloc, sorted, ((size_t)b->nb + 1) * sizeof(vkey));
     /* The sort keys are free again: reuse them as the angle sums. */
     mark_corners(m, b, (float *)(void *)keys);
     qn__free(&m->alloc, scratch, kbytes);

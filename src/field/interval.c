@@ -984,7 +984,8 @@ static qn_status finish(xsearch *S, qn__spm **out) {
 
 static size_t fixed_bytes(uint32_t np, uint32_t nr, uint32_t nq, uint32_t nv, uint32_t nb) {
     return (size_t)np * sizeof(uint32_t) + (size_t)nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
-           (size_t)nq * (sizeof(uint32_t) + sizeof(float)) + (size_t)nv * (1 + sizeof(qn_vec2)) + nb;
+           (size_t)nq * (sizeof(uint32_t) + sizeof(float)) + (size_t)nv * (1 + sizeof(qn_vec2)) +
+           nb; /* sopen */
 }
 
 static size_t search_fixed_bytes(const xsearch *S) {

@@ -493,8 +493,11 @@ static bool portal_in_line(const qn_field *f, const qn__boundary *b, uint32_t ba
 static float run_inside(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 dir) {
     if (!m->planes) { /* a rectangle: its planes' sums, term by term */
         const qn_vec2 *c = &m->corners[4 * (size_t)q];
-        float tx = dir.x > 0.0f ? (c[2].x - p.x) / dir.x : (dir.x < 0.0f ? (p.x - c[0].x) / -dir.x : INFINITY);
-        float ty = dir.y > 0.0f ? (c[2].y - p.y) / dir.y : (dir.y < 0.0f ? (p.y - c[0].y) / -dir.y : INFINITY);
+        float tx = INFINITY, ty = INFINITY;
+        if (dir.x > 0.0f) tx = (c[2].x - p.x) / dir.x;
+        else if (dir.x < 0.0f) tx = (p.x - c[0].x) / -dir.x;
+        if (dir.y > 0.0f) ty = (c[2].y - p.y) / dir.y;
+        else if (dir.y < 0.0f) ty = (p.y - c[0].y) / -dir.y;
         return ty < tx ? ty : tx;
     }
     qn__planes tmp;

@@ -195,6 +195,19 @@ static inline float qn__cross(qn_vec2 a, qn_vec2 b) { return a.x * b.y - a.y * b
 static inline float qn__len(qn_vec2 a) { return sqrtf(a.x * a.x + a.y * a.y); }
 static inline bool qn__finite2(qn_vec2 a) { return isfinite(a.x) && isfinite(a.y); }
 
+/* The point of segment a-b nearest p (a when the segment is a point), and
+** p's distance to it. */
+static inline qn_vec2 qn__closest_on_segment(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
+    qn_vec2 ab = qn__sub(b, a);
+    float l2 = qn__dot(ab, ab);
+    float t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
+    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
+    return qn__add(a, qn__scale(ab, t));
+}
+static inline float qn__point_segment_dist(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
+    return qn__len(qn__sub(p, qn__closest_on_segment(p, a, b)));
+}
+
 /* ---- mesh internals (mesh.c) ----------------------------------------- */
 
 /* Inward edge planes of a convex quad: inside when nx*x + ny*y >= c for all 4. */

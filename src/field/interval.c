@@ -178,13 +178,6 @@ static qn_vec2 unit(qn_vec2 d) {
     return l > 0.0f ? qn__scale(d, 1.0f / l) : qn__v2(0.0f, 0.0f);
 }
 
-static float point_segment_dist(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
-    qn_vec2 ab = qn__sub(b, a);
-    float l2 = qn__dot(ab, ab), t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
-    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
-    return qn__len(qn__sub(p, qn__add(a, qn__scale(ab, t))));
-}
-
 /* Parameters in [0, 1] where fa + (fb - fa) t >= 0; false when none. */
 static inline bool clip_nonneg(float fa, float fb, float *t0, float *t1) {
     if (fa >= 0.0f && fb >= 0.0f) return true;
@@ -477,7 +470,7 @@ static void widen(xsearch *S, uint32_t w, uint32_t e, bool up, float t0, float t
     qn_vec2 lo = on_portal(pt, pc->t0), hi = on_portal(pt, pc->t1);
     n->R = up ? lo : hi;
     n->L = up ? hi : lo;
-    float f = n->g + point_segment_dist(n->r, n->R, n->L);
+    float f = n->g + qn__point_segment_dist(n->r, n->R, n->L);
     if (f < S->fkey[pc->node]) {
         n->f = S->fkey[pc->node] = f;
         qn__heap_lowered(&S->q, pc->node);
@@ -507,7 +500,8 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
         qn_vec2 pa = on ? x0 : on_portal(pt, up ? sp[i].a : sp[i].b);
         qn_vec2 pb = on ? x1 : on_portal(pt, up ? sp[i].b : sp[i].a);
         uint32_t pc = add_piece_record(S, e, rt, rid, g, sp[i].a, sp[i].b);
-        xnode nd = {rt, pb, pa, g, g + point_segment_dist(rt, pa, pb), rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
+        float f = g + qn__point_segment_dist(rt, pa, pb);
+        xnode nd = {rt, pb, pa, g, f, rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
         push_node(S, &nd);
     }
 }
@@ -536,7 +530,7 @@ static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_e
     if (S->target && nq != S->qt && dead_end(S, nq, se->e)) return;
     bool on = fabsf(qn__cross(qn__sub(x1, x0), qn__sub(rt, x0))) <= S->tol * len;
     int side = 0;
-    if (on && point_segment_dist(rt, x0, x1) > S->tol) {
+    if (on && qn__point_segment_dist(rt, x0, x1) > S->tol) {
         bool near0 = qn__dot(qn__sub(x0, rt), qn__sub(x0, rt)) <= qn__dot(qn__sub(x1, rt), qn__sub(x1, rt));
         float tn = near0 ? t0 : t1;
         if (tn != 0.0f && tn != 1.0f) return; /* no corner to turn at */
@@ -905,7 +899,7 @@ static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     for (int i = 0; i < 4; i++) {
         qn_vec2 a = c[i], b = c[(i + 1) & 3];
         if (qn__cross(qn__sub(b, a), qn__sub(p, a)) < 0.0f) inside = false;
-        float d = point_segment_dist(p, a, b);
+        float d = qn__point_segment_dist(p, a, b);
         best = d < best ? d : best;
     }
     return inside ? 0.0f : best;

@@ -110,14 +110,6 @@ qn_status qn_mesh_locate(const qn_mesh *mesh, qn_vec2 p, uint32_t hint, uint32_t
 
 /* ---- nearest quad ------------------------------------------------------ */
 
-static qn_vec2 closest_on_segment(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
-    qn_vec2 ab = qn__sub(b, a);
-    float l2 = qn__dot(ab, ab);
-    float t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
-    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
-    return qn__add(a, qn__scale(ab, t));
-}
-
 /* Closest point of quad q to p, and the squared distance. */
 static float quad_closest(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 *c) {
     if (qn__quad_contains(m, q, p)) {
@@ -127,7 +119,7 @@ static float quad_closest(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 *c) {
     const qn_vec2 *k = &m->corners[4 * (size_t)q];
     float best = FLT_MAX;
     for (int i = 0; i < 4; i++) {
-        qn_vec2 x = closest_on_segment(p, k[i], k[(i + 1) & 3]);
+        qn_vec2 x = qn__closest_on_segment(p, k[i], k[(i + 1) & 3]);
         qn_vec2 d = qn__sub(p, x);
         float d2 = qn__dot(d, d);
         if (d2 < best) {
@@ -244,7 +236,7 @@ static uint32_t next_quad(const qn_mesh *m, uint32_t q, qn_vec2 x, float t, qn_v
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
         uint32_t e = m->qp_list[k];
         if (!qn__portal_open(m, e, radius)) continue;
-        qn_vec2 c = qn__sub(x, closest_on_segment(x, m->portals[e].p0, m->portals[e].p1));
+        qn_vec2 c = qn__sub(x, qn__closest_on_segment(x, m->portals[e].p0, m->portals[e].p1));
         if (qn__dot(c, c) > tol * tol) continue;
         uint32_t o = qn__portal_other(m, e, q);
         if (!qn__quad_contains(m, o, x)) continue; /* the walk must go on from x */

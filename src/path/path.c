@@ -503,7 +503,6 @@ static uint32_t build_corridor(qn_pathfinder *pf) {
 
 /* ---- the any-angle corridor (the interval engine, interval.c) ---------------- */
 
-static float point_segment_dist(qn_vec2 p, qn_vec2 a, qn_vec2 b);
 
 /* Appends portal c (with its side bit) entering quad q to the corridor of
 ** length *n, cutting any loop: a quad entered twice means the stretch
@@ -788,7 +787,7 @@ static void corners_of(near_corner *nc, uint32_t q) {
         qn_vec2 away = qn__sub(ac, qn__scale(ab, s));
         if (qn__dot(away, away) > 1.0001f * far2) continue;
         if (veq(c, nc->a->k) || veq(c, nc->b->k)) continue;
-        float dist = point_segment_dist(c, nc->pa, nc->pb);
+        float dist = qn__point_segment_dist(c, nc->pa, nc->pb);
         /* Rounding moves a stretch at most about rc off the funnel's line,
         ** so a corner passed on its wrong side is this near too. */
         if (dist >= 2.0f * nc->rc || !is_corner(pf, pf->bvid[base + t], nc->Q->radius)) continue;
@@ -1201,14 +1200,6 @@ double qn_path_length(const qn_vec2 *pts, uint32_t n) {
 
 /* ---- line of sight: the walk through quads --------------------------------------- */
 
-static qn_vec2 closest_on_segment(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
-    qn_vec2 ab = qn__sub(b, a);
-    float l2 = qn__dot(ab, ab);
-    float t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
-    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
-    return qn__add(a, qn__scale(ab, t));
-}
-
 
 /* ---- line of sight: clearance from walls ----------------------------------------------- */
 
@@ -1223,20 +1214,16 @@ static float closest_param(qn_vec2 p0, qn_vec2 p1, qn_vec2 a, qn_vec2 b, float *
     else if (ee > 0.0f) s = -re / ee;
     s = s < 0.0f ? 0.0f : (s > 1.0f ? 1.0f : s);
     qn_vec2 ps = qn__add(p0, qn__scale(e, s));
-    qn_vec2 c = closest_on_segment(ps, a, b);
+    qn_vec2 c = qn__closest_on_segment(ps, a, b);
     /* Re-project once from the other side: exact for the clamped cases. */
     if (ee > 0.0f) {
         t = qn__dot(qn__sub(c, p0), e) / ee;
         s = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
         ps = qn__add(p0, qn__scale(e, s));
-        c = closest_on_segment(ps, a, b);
+        c = qn__closest_on_segment(ps, a, b);
     }
     *dist = qn__len(qn__sub(ps, c));
     return s;
-}
-
-static float point_segment_dist(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
-    return qn__len(qn__sub(p, closest_on_segment(p, a, b)));
 }
 
 /* Along edge `edge` of quad q (length len, from c0 in direction u), widens
@@ -1277,8 +1264,8 @@ static bool edge_wall_near(const qn_mesh *m, uint32_t q, int edge, qn_vec2 a, qn
     qn_vec2 u = qn__scale(qn__sub(c1, c0), 1.0f / len);
     float lo = s, hi = s;
     if (!covered_run(m, q, edge, c0, u, radius, &lo, &hi)) return true;
-    if (lo > tol && point_segment_dist(qn__add(c0, qn__scale(u, lo)), a, b) < thr) return true;
-    return hi < len - tol && point_segment_dist(qn__add(c0, qn__scale(u, hi)), a, b) < thr;
+    if (lo > tol && qn__point_segment_dist(qn__add(c0, qn__scale(u, lo)), a, b) < thr) return true;
+    return hi < len - tol && qn__point_segment_dist(qn__add(c0, qn__scale(u, hi)), a, b) < thr;
 }
 
 static bool quad_wall_near(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 b, float radius,

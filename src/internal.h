@@ -208,6 +208,15 @@ static inline float qn__point_segment_dist(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
     return qn__len(qn__sub(p, qn__closest_on_segment(p, a, b)));
 }
 
+/* A float's bits as an unsigned key in the same order, for radix sorts (no
+** NaN; -0 reads as +0, which compares equal to it). */
+static inline uint32_t qn__float_order_key(float f) {
+    f += 0.0f;
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u >> 31 ? ~u : u | (1u << 31);
+}
+
 /* ---- mesh internals (mesh.c) ----------------------------------------- */
 
 /* Inward edge planes of a convex quad: inside when nx*x + ny*y >= c for all 4. */

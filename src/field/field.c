@@ -92,9 +92,10 @@ static uint8_t side_in(const qn_mesh *m, uint32_t v, uint32_t q) {
 static qn_vec2 crossing(const search *s, uint32_t v, qn_vec2 from) {
     const qn__portal *pt = &s->m->portals[v];
     float r = s->radius < 0.5f * pt->width ? s->radius : 0.5f * pt->width;
-    float t = qn__dot(qn__sub(from, pt->p0), qn__portal_dir(pt));
+    qn_vec2 u = qn__portal_dir(pt);
+    float t = qn__dot(qn__sub(from, pt->p0), u);
     t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
-    return qn__add(pt->p0, qn__scale(qn__portal_dir(pt), t));
+    return qn__add(pt->p0, qn__scale(u, t));
 }
 
 /* Length of a step between crossing points. Two portals meeting at a corner
@@ -661,11 +662,10 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
         if (!(field->pg[e] < best)) continue;
         const qn__portal *pt = &m->portals[e];
         float r = field->radius < 0.5f * pt->width ? field->radius : 0.5f * pt->width;
-        float t = qn__dot(qn__sub(p, pt->p0), qn__portal_dir(pt));
+        qn_vec2 u = qn__portal_dir(pt);
+        float t = qn__dot(qn__sub(p, pt->p0), u);
         t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
-        float c =
-            field->pg[e] +
-            m->cost[q] * qn__len(qn__sub(qn__add(pt->p0, qn__scale(qn__portal_dir(pt), t)), p));
+        float c = field->pg[e] + m->cost[q] * qn__len(qn__sub(qn__add(pt->p0, qn__scale(u, t)), p));
         best = c < best ? c : best;
     }
     return best;
@@ -699,9 +699,10 @@ static uint32_t out_through_portals(const qn_field *f, uint32_t q, qn_vec2 p, qn
         const qn__portal *pt = &m->portals[e];
         float inset = f->radius > 16.0f * m->eps ? f->radius : 16.0f * m->eps;
         inset = inset < 0.5f * pt->width ? inset : 0.5f * pt->width;
-        float s = qn__dot(qn__sub(p, pt->p0), qn__portal_dir(pt));
+        qn_vec2 u = qn__portal_dir(pt);
+        float s = qn__dot(qn__sub(p, pt->p0), u);
         s = s < inset ? inset : (s > pt->width - inset ? pt->width - inset : s);
-        qn_vec2 x = qn__add(pt->p0, qn__scale(qn__portal_dir(pt), s));
+        qn_vec2 x = qn__add(pt->p0, qn__scale(u, s));
         float d = qn__len(qn__sub(x, p));
         if (d < best_d) best_d = d, best = r, *out = x;
     }

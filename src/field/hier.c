@@ -304,9 +304,10 @@ static void local_free(local *L) {
 }
 
 static qn_vec2 nearest_on(const qn__portal *p, qn_vec2 x) {
-    float t = qn__dot(qn__sub(x, p->p0), qn__portal_dir(p));
+    qn_vec2 u = qn__portal_dir(p);
+    float t = qn__dot(qn__sub(x, p->p0), u);
     t = t < 0.0f ? 0.0f : (t > p->width ? p->width : t);
-    return qn__add(p->p0, qn__scale(qn__portal_dir(p), t));
+    return qn__add(p->p0, qn__scale(u, t));
 }
 
 /* From point x (cost g, reached through local portal `from`) in quad q:

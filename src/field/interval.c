@@ -196,9 +196,8 @@ typedef struct froot {
 } froot;
 
 static froot in_frame(const qn__portal *p, qn_vec2 r, float g) {
-    qn_vec2 d = qn__sub(r, p->p0);
-    froot fr = {(double)qn__dot(d, qn__portal_dir(p)), (double)qn__cross(qn__portal_dir(p), d),
-                (double)g};
+    qn_vec2 d = qn__sub(r, p->p0), u = qn__portal_dir(p);
+    froot fr = {(double)qn__dot(d, u), (double)qn__cross(u, d), (double)g};
     return fr;
 }
 

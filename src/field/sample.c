@@ -220,11 +220,11 @@ static uint32_t cross_if_on_exit(const qn_field *f, uint32_t q, qn_vec2 p, uint3
     uint32_t ex = unit_exit(f, q, p);
     for (int hops = 0; hops < 4 && !(ex & QN__GOAL_BIT); hops++) { /* also QN_NONE */
         const qn__portal *pt = &m->portals[ex];
-        qn_vec2 d = qn__sub(p, pt->p0);
-        float h = qn__cross(qn__portal_dir(pt), d); /* > 0 inside quad q[0], < 0 inside q[1] */
+        qn_vec2 d = qn__sub(p, pt->p0), u = qn__portal_dir(pt);
+        float h = qn__cross(u, d); /* > 0 inside quad q[0], < 0 inside q[1] */
         int side = pt->q[0] == q ? 0 : 1;
         if ((side == 0 ? h : -h) > tol) break;
-        float s = qn__dot(d, qn__portal_dir(pt));
+        float s = qn__dot(d, u);
         if (s < -tol || s > pt->width + tol) break;
         if (!qn__quad_contains(m, pt->q[1 - side], p)) break;
         q = pt->q[1 - side];

@@ -369,9 +369,7 @@ static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn
             (p->p0.x == p->p1.x && p->p0.y == p->p1.y)) {
             return qn__fail(err, QN_E_CORRUPT, i, "baked mesh: portal %u is invalid", i);
         }
-        p->width = qn__len(qn__sub(p->p1, p->p0));
-        m->qp_start[p->q[0] + 1]++;
-        m->qp_start[p->q[1] + 1]++;
+        qn__portal_tally(m, p);
         qn__islands_join(m, p->q[0], p->q[1]);
     }
     return qn__mesh_portal_fill(m, err);

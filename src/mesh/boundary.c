@@ -81,18 +81,9 @@ typedef struct vkey {
     uint32_t i;
 } vkey;
 
-/* A float's bits as an unsigned key in the same order (no NaN here; -0
-** reads as +0, which compares equal to it). */
-static uint32_t order_key(float f) {
-    f += 0.0f;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u >> 31 ? ~u : u | (1u << 31);
-}
-
 /* Byte `d` (0 = lowest) of the key (x, y): y's four bytes, then x's. */
 static uint32_t key_byte(const vkey *k, int d) {
-    uint32_t u = order_key(d < 4 ? k->y : k->x);
+    uint32_t u = qn__float_order_key(d < 4 ? k->y : k->x);
     return (u >> (8 * (d & 3))) & 0xFFu;
 }
 

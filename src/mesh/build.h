@@ -39,6 +39,12 @@ qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err);
 /* The per-quad lists, from widths already set and qp_start (quad_count + 1,
 ** zeroed) holding each quad q's portal count at q + 1. */
 qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err);
+/* Portal p's width, and one more portal for each of its quads' lists. */
+static inline void qn__portal_tally(qn_mesh *m, qn__portal *p) {
+    p->width = qn__len(qn__sub(p->p1, p->p0));
+    m->qp_start[p->q[0] + 1]++;
+    m->qp_start[p->q[1] + 1]++;
+}
 size_t qn__mesh_array_bytes(const qn_mesh *m);
 
 /* Islands by union-find in m->island (the forest, then the ids; roots are

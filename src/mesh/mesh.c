@@ -515,12 +515,7 @@ qn_status qn__mesh_portals(qn__builder *bd) {
 qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err) {
     m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
     if (!m->qp_start) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-    for (uint32_t i = 0; i < m->portal_count; i++) {
-        qn__portal *p = &m->portals[i];
-        p->width = qn__len(qn__sub(p->p1, p->p0));
-        m->qp_start[p->q[0] + 1]++;
-        m->qp_start[p->q[1] + 1]++;
-    }
+    for (uint32_t i = 0; i < m->portal_count; i++) qn__portal_tally(m, &m->portals[i]);
     return qn__mesh_portal_fill(m, err);
 }
 

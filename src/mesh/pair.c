@@ -449,13 +449,9 @@ static int cmp_rside_lo(const void *x, const void *y) {
     return a->i < b->i ? -1 : (a->i > b->i);
 }
 
-/* A float's bits as an unsigned key in the same order (no NaN here; -0
-** reads as +0, so equal lines have equal keys). */
-static uint32_t order_key(float f) {
-    f += 0.0f;
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u >> 31 ? ~u : u | (1u << 31);
+/* The 16-bit digit at `shift` of the key of r's `lo` (by_lo) or `line`. */
+static uint32_t rside_digit(const rside *r, bool by_lo, int shift) {
+    return (qn__float_order_key(by_lo ? r->lo : r->line) >> shift) & 0xFFFFu;
 }
 
 /* Stable radix sort of r[0..n) by the key of field `lo` (by_lo) or `line`,
@@ -466,13 +462,13 @@ static rside *radix_rsides(rside *r, rside *tmp, uint32_t n, bool by_lo, uint32_
     for (int shift = 0; shift < 32; shift += 16) {
         memset(count, 0, 65537 * sizeof *count);
         for (uint32_t k = 0; k < n; k++)
-            count[((order_key(by_lo ? r[k].lo : r[k].line) >> shift) & 0xFFFFu) + 1]++;
+            count[rside_digit(&r[k], by_lo, shift) + 1]++;
         bool one = false;
         for (uint32_t d = 1; d <= 65536 && !one; d++) one = count[d] == n;
         if (one) continue;
         for (uint32_t d = 0; d < 65536; d++) count[d + 1] += count[d];
         for (uint32_t k = 0; k < n; k++)
-            tmp[count[(order_key(by_lo ? r[k].lo : r[k].line) >> shift) & 0xFFFFu]++] = r[k];
+            tmp[count[rside_digit(&r[k], by_lo, shift)]++] = r[k];
         rside *t = r;
         r = tmp;
         tmp = t;
@@ -502,8 +498,6 @@ static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
     return QN_OK;
 }
 
-/* The edges of one orientation (vertical: 1, horizontal: 0); r and tmp:
-** room for every loose edge, count: 65537. */
 /* Exact twins among one orientation's edges r[0..n), sorted by (line, lo,
 ** i): edges with the same line, lo and hi have the same two end points.
 ** Opposite directions in two quads: twins, paired as match_twins pairs them
@@ -534,6 +528,8 @@ static qn_status rect_twins(sweep *S, const rside *r, uint32_t n, uint8_t *done)
     return QN_OK;
 }
 
+/* The edges of one orientation (vertical: 1, horizontal: 0): twins paired,
+** then the loose ones swept; r and tmp: room for every edge, count: 65537. */
 static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, uint32_t *act,
                              uint8_t *done, bool vertical, double tmax) {
     const qn_mesh *m = S->bd->m;
@@ -562,7 +558,7 @@ static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, ui
     return st;
 }
 
-/* QN_OK with every portal candidate of the loose edges pushed; QN_E_NOMEM
+/* QN_OK with every portal candidate of the edges pushed; QN_E_NOMEM
 ** or QN_E_LIMIT (no message: bd->err is NULL here); any other status means
 ** "ask the bucket sweep" (the cands pushed here are then dropped). */
 static qn_status match_loose_rects(qn__builder *bd, uint8_t *done) {

@@ -503,7 +503,6 @@ static uint32_t build_corridor(qn_pathfinder *pf) {
 
 /* ---- the any-angle corridor (the interval engine, interval.c) ---------------- */
 
-
 /* Appends portal c (with its side bit) entering quad q to the corridor of
 ** length *n, cutting any loop: a quad entered twice means the stretch
 ** between is a turn round a shared corner (at no length), and inside the
@@ -1197,9 +1196,6 @@ double qn_path_length(const qn_vec2 *pts, uint32_t n) {
                      (double)pts[i].y - (double)pts[i - 1].y);
     return sum;
 }
-
-/* ---- line of sight: the walk through quads --------------------------------------- */
-
 
 /* ---- line of sight: clearance from walls ----------------------------------------------- */
 

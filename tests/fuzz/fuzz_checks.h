@@ -45,21 +45,13 @@ static inline uint32_t fz_points(const qn_mesh *m, uint64_t seed, qn_vec2 *out, 
     return n;
 }
 
-static inline qn_vec2 fz_closest_on_segment(qn_vec2 p, qn_vec2 a, qn_vec2 b) {
-    qn_vec2 ab = qn__sub(b, a);
-    float l2 = qn__dot(ab, ab);
-    float t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
-    t = t < 0.0f ? 0.0f : (t > 1.0f ? 1.0f : t);
-    return qn__add(a, qn__scale(ab, t));
-}
-
 /* Distance from p to quad q (0 inside). */
 static inline float fz_quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     if (qn__quad_contains(m, q, p)) return 0.0f;
     const qn_vec2 *k = &m->corners[4 * (size_t)q];
     float best = INFINITY;
     for (int i = 0; i < 4; i++) {
-        float d = qn__len(qn__sub(p, fz_closest_on_segment(p, k[i], k[(i + 1) & 3])));
+        float d = qn__point_segment_dist(p, k[i], k[(i + 1) & 3]);
         if (d < best) best = d;
     }
     return best;

@@ -719,7 +719,7 @@ QN_API qn_status qn_mesh_line_of_sight(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b
 
 /* ---- threads and job systems ----
 ** quadnav starts threads in one place only: the built-in runner of
-** qn_field_sample_parallel and qn_field_sample_jobs (runner NULL), which
+** qn_field_sample_parallel and the *_sample_jobs calls (runner NULL), which
 ** uses pthreads, or runs everything on the calling thread when the library
 ** is built with QN_NO_THREADS (Meson: -Dthreads=disabled). A game with its
 ** own job system passes a qn_jobs instead and quadnav starts no thread.
@@ -889,6 +889,22 @@ QN_API qn_status qn_hfield_sample(const qn_hfield *field, qn_vec2 p, uint32_t *q
 QN_API qn_status qn_hfield_sample_batch(const qn_hfield *field, const qn_vec2 *positions,
                                         qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
                                         size_t count);
+/* The batch cut into jobs and run by `runner` (or the built-in runner when
+** NULL): qn_field_sample_jobs's contract. The first samples of a new
+** destination then build the local fields of different sectors on
+** different threads at once (the node search they need runs one at a
+** time, under the destination's lock). Give each job units that stand
+** together (a group) so that jobs rarely build the same sector twice.
+** Answers: those of qn_hfield_sample_batch where the sectors are built.
+** Where the jobs build them, they ask the node search for sectors in
+** another order than one batch would, and a node's cost can then come
+** from another of two ways of equal length, summed in another order: the
+** same cost but for its last bits, so a direction can differ where two
+** roots tie (the same holds for batches given the units in another
+** order). */
+QN_API qn_status qn_hfield_sample_jobs(const qn_hfield *field, const qn_vec2 *positions,
+                                       qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
+                                       size_t count, uint32_t jobs, const qn_jobs *runner);
 /* Builds the local fields of the sectors the given points stand in (points
 ** outside the mesh or in blocked quads are skipped), so that later samples
 ** there never allocate. Same thread-safety as sampling. QN_OK, QN_E_NOMEM,
@@ -1209,6 +1225,18 @@ QN_API double qn_grid_tfield_cost(const qn_grid_tfield *field, uint32_t x, uint3
 QN_API qn_status qn_grid_tfield_sample_batch(const qn_grid_tfield *field, qn_flow_kind kind,
                                              const qn_vec2 *positions, qn_vec2 *dirs,
                                              uint8_t *status, uint32_t *cells, size_t count);
+/* The batch cut into jobs and run by `runner` (or the built-in runner when
+** NULL): qn_field_sample_jobs's contract (QN_E_INVALID_ARG also for a kind
+** that is not a qn_flow_kind). Sectors are built on the threads that first
+** sample in them, several at once. Answers: those of
+** qn_grid_tfield_sample_batch where the sectors are built; where the jobs
+** build them, equal but for the last bits of node costs summed in another
+** order (see qn_hfield_sample_jobs), which can turn a direction where two
+** steps tie. */
+QN_API qn_status qn_grid_tfield_sample_jobs(const qn_grid_tfield *field, qn_flow_kind kind,
+                                            const qn_vec2 *positions, qn_vec2 *dirs,
+                                            uint8_t *status, uint32_t *cells, size_t count,
+                                            uint32_t jobs, const qn_jobs *runner);
 
 /* ------------------------------------------------------------------ */
 /* Grids to meshes and back                                            */

@@ -256,6 +256,75 @@ static void test_threads(void **state) {
     qn_grid_destroy(g);
 }
 
+static void run_backwards(void *ud, uint32_t n, qn_job_fn fn, void *data) {
+    (void)ud;
+    for (uint32_t j = n; j-- > 0;) fn(data, j);
+}
+
+/* qn_grid_tfield_sample_jobs (three jobs, on the built-in runner's threads
+** and on a runner that runs them last first) answers what
+** qn_grid_tfield_sample_batch answers: exactly on a field whose sectors
+** are built, in both flow kinds; on a fresh field, whose jobs build the
+** sectors in another order, the same statuses and cells, and vector
+** directions equal but for float rounding (node costs of equal ways summed
+** in another order). Bad arguments are refused. */
+static void test_sample_jobs(void **state) {
+    (void)state;
+    qn_grid *g = random_grid(200, 160, 6);
+    qn_grid_tiles *t = NULL;
+    assert_int_equal(qn_grid_tiles_create(g, 0, NULL, &t, NULL), QN_OK);
+    uint32_t goal = 80 * 200 + 100;
+    while (qn_grid_costs(g)[goal] == QN_CELL_WALL) goal++;
+    enum { N = 3000 };
+    static qn_vec2 p[N], one[N], got[N];
+    static uint8_t s1[N], s2[N];
+    static uint32_t c1[N], c2[N];
+    for (uint32_t i = 0; i < N; i++) p[i] = (qn_vec2){(float)(rnd() % 20000) / 100.0f, (float)(rnd() % 16000) / 100.0f};
+    qn_jobs back = {run_backwards, NULL};
+    qn_grid_tfield *built = NULL;
+    assert_int_equal(qn_grid_tfield_create(t, goal, NULL, NULL, &built, NULL), QN_OK);
+    uint32_t moving = 0;
+    for (int kind = QN_FLOW_DIR8; kind <= QN_FLOW_VECTOR; kind++)
+        for (int r = 0; r < 2; r++) {
+            for (uint32_t i = 0; i < N; i++) c1[i] = c2[i] = QN_NONE;
+            assert_int_equal(qn_grid_tfield_sample_batch(built, (qn_flow_kind)kind, p, one, s1, c1, N), QN_OK);
+            assert_int_equal(qn_grid_tfield_sample_jobs(built, (qn_flow_kind)kind, p, got, s2, c2, N, 3,
+                                                        r ? &back : NULL),
+                             QN_OK);
+            assert_memory_equal(got, one, sizeof one);
+            assert_memory_equal(s2, s1, sizeof s1);
+            assert_memory_equal(c2, c1, sizeof c1);
+            for (uint32_t i = 0; i < N; i++) moving += s1[i] == QN_OK;
+        }
+    if (moving < N) fail_msg("only %u of %u samples moving", moving, 4 * N);
+    for (int r = 0; r < 2; r++) {
+        qn_grid_tfield *f = NULL;
+        assert_int_equal(qn_grid_tfield_create(t, goal, NULL, NULL, &f, NULL), QN_OK);
+        for (uint32_t i = 0; i < N; i++) c2[i] = QN_NONE;
+        assert_int_equal(qn_grid_tfield_sample_jobs(f, QN_FLOW_VECTOR, p, got, s2, c2, N, 3,
+                                                    r ? &back : NULL),
+                         QN_OK);
+        assert_memory_equal(s2, s1, sizeof s1); /* s1, c1, one: the built field's, vector kind */
+        assert_memory_equal(c2, c1, sizeof c1);
+        for (uint32_t i = 0; i < N; i++)
+            if (fabsf(got[i].x - one[i].x) > 1e-4f || fabsf(got[i].y - one[i].y) > 1e-4f)
+                fail_msg("unit %u: (%g, %g), the batch's (%g, %g)", i, (double)got[i].x,
+                         (double)got[i].y, (double)one[i].x, (double)one[i].y);
+        qn_grid_tfield_destroy(f);
+    }
+    assert_int_equal(qn_grid_tfield_sample_jobs(NULL, QN_FLOW_VECTOR, p, got, s2, c2, N, 2, NULL),
+                     QN_E_INVALID_ARG);
+    assert_int_equal(qn_grid_tfield_sample_jobs(built, (qn_flow_kind)7, p, got, s2, c2, N, 2, NULL),
+                     QN_E_INVALID_ARG);
+    assert_int_equal(qn_grid_tfield_sample_jobs(built, QN_FLOW_VECTOR, p, got, s2, c2, N, 0, NULL),
+                     QN_E_INVALID_ARG);
+    assert_int_equal(qn_grid_tfield_sample_jobs(built, QN_FLOW_VECTOR, NULL, got, s2, c2, N, 2, NULL),
+                     QN_E_INVALID_ARG);
+    qn_grid_tfield_destroy(built);
+    qn_grid_tiles_destroy(t);
+    qn_grid_destroy(g);
+}
+
 static void test_bad_input(void **state) {
     (void)state;
     qn_grid *g = random_grid(40, 30, 5);
@@ -303,7 +372,7 @@ static void test_bad_input(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_maps),         cmocka_unit_test(test_random_grids),
-        cmocka_unit_test(test_stamp_update), cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_stamp_update), cmocka_unit_test(test_threads), cmocka_unit_test(test_sample_jobs),
         cmocka_unit_test(test_bad_input),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -321,6 +321,78 @@ static void test_concurrent(void **state) {
     qn_grid_destroy(g);
 }
 
+/* A job runner that runs the jobs last first, on the calling thread. */
+static void backwards(void *ud, uint32_t n, qn_job_fn fn, void *data) {
+    *(uint32_t *)ud += n;
+    for (uint32_t j = n; j-- > 0;) fn(data, j);
+}
+
+/* qn_hfield_sample_jobs (on the built-in runner's threads, and on a runner
+** that runs the jobs last first) answers what qn_hfield_sample_batch
+** answers: exactly, hints included, on a destination whose local fields
+** are built; on fresh destinations, whose jobs build the sectors in
+** another order (node costs of equal ways then summed in another order,
+** equal but for float rounding), the same statuses and hints, the same
+** sectors built, and directions that agree but for rare near-ties between
+** two roots. Bad arguments are refused. */
+static void test_sample_jobs(void **state) {
+    (void)state;
+    qn_grid *g = NULL;
+    qn_mesh *m = load_map("Berlin_0_256.map", &g);
+    qn_hier *h = NULL;
+    qn_hier_opts ho = {.sector_size = 20.0f};
+    assert_int_equal(qn_hier_create(m, &ho, NULL, &h, NULL), QN_OK);
+    static qn_vec2 pos[UNITS], ref[UNITS], got[UNITS];
+    static uint8_t rst[UNITS], st[UNITS];
+    static uint32_t rq[UNITS], q[UNITS];
+    uint64_t rng = 9;
+    for (uint32_t i = 0; i < UNITS; i++) /* groups of 50 units, as armies stand */
+        pos[i] = i % 50 ? (qn_vec2){pos[i - 1].x + (float)(qn_rand_unit(&rng) * 6.0 - 3.0),
+                                    pos[i - 1].y + (float)(qn_rand_unit(&rng) * 6.0 - 3.0)}
+                        : (qn_vec2){(float)(qn_rand_unit(&rng) * 256.0), (float)(qn_rand_unit(&rng) * 256.0)};
+    qn_vec2 goal = {150.5f, 150.5f};
+    qn_hfield *one = NULL;
+    assert_int_equal(qn_hfield_create(h, goal, 0.1f, NULL, &one, NULL), QN_OK);
+    for (uint32_t i = 0; i < UNITS; i++) rq[i] = QN_NONE;
+    assert_int_equal(qn_hfield_sample_batch(one, pos, ref, rst, rq, UNITS), QN_OK);
+    uint32_t ran = 0, moving = 0, turned = 0;
+    qn_jobs back = {backwards, &ran};
+    const qn_jobs *runners[2] = {NULL, &back};
+    for (int r = 0; r < 4; r++) {
+        qn_hfield *hf = one;
+        if (r >= 2) assert_int_equal(qn_hfield_create(h, goal, 0.1f, NULL, &hf, NULL), QN_OK);
+        for (uint32_t i = 0; i < UNITS; i++) q[i] = QN_NONE;
+        assert_int_equal(qn_hfield_sample_jobs(hf, pos, got, st, q, UNITS, 2 + 3 * (uint32_t)(r & 1), runners[r & 1]),
+                         QN_OK);
+        for (uint32_t i = 0; i < UNITS; i++) {
+            assert_int_equal(st[i], rst[i]);
+            assert_int_equal(q[i], rq[i]);
+            if (r < 2) assert_true(got[i].x == ref[i].x && got[i].y == ref[i].y);
+            else turned += fabsf(got[i].x - ref[i].x) > 1e-3f || fabsf(got[i].y - ref[i].y) > 1e-3f;
+            moving += st[i] == QN_OK;
+        }
+        assert_int_equal(qn_hfield_sectors_built(hf), qn_hfield_sectors_built(one));
+        if (hf != one) qn_hfield_destroy(hf);
+    }
+    assert_int_equal(ran, 10);
+    if (moving < UNITS) fail_msg("only %u of %u samples moving", moving, 4 * UNITS);
+    if (turned > UNITS / 100) fail_msg("%u of %u directions differ", turned, 2 * UNITS);
+    /* bad arguments */
+    assert_int_equal(qn_hfield_sample_jobs(NULL, pos, got, st, q, UNITS, 2, NULL), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_sample_jobs(one, NULL, got, st, q, UNITS, 2, NULL), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_sample_jobs(one, pos, NULL, st, q, UNITS, 2, NULL), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_sample_jobs(one, pos, got, st, q, UNITS, 0, NULL), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_sample_jobs(one, pos, got, st, q, UNITS, QN_MAX_JOBS + 1, NULL),
+                     QN_E_INVALID_ARG);
+    qn_jobs broken = {NULL, NULL};
+    assert_int_equal(qn_hfield_sample_jobs(one, pos, got, st, q, UNITS, 2, &broken), QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_sample_jobs(one, NULL, NULL, NULL, NULL, 0, 1, NULL), QN_OK);
+    qn_hfield_destroy(one);
+    qn_hier_destroy(h);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
 static void test_bad_args(void **state) {
     (void)state;
     qn_grid *g = NULL;
@@ -409,6 +481,7 @@ int main(void) {
         cmocka_unit_test(test_search_order),
         cmocka_unit_test(test_block_unblock),
         cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_sample_jobs),
         cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -204,6 +204,18 @@ static int part_grid_tiles(qn_bench_map_ctx *c, qn_bench_report *r) {
                  "grid tiles: new destination, first samples of 1,000 units (10 groups)");
     qn_bench_add(r, "grid_hier_instance_bytes", (double)qn_grid_tfield_bytes(f), "B",
                  "grid tiles: bytes per destination after those samples");
+    /* The same with the samples in two jobs (five groups each) on the
+    ** built-in runner's two threads, for another new field. */
+    qn_grid_tfield *f2 = NULL;
+    t0 = qn_tool_now();
+    qn_status st2 = qn_grid_tfield_create(t, c->goal_cell, NULL, NULL, &f2, &e);
+    if (st2 == QN_OK)
+        st2 = qn_grid_tfield_sample_jobs(f2, QN_FLOW_VECTOR, c->units, dirs, NULL, NULL, 1000, 2, NULL);
+    double first2 = (qn_tool_now() - t0) * 1e3;
+    qn_grid_tfield_destroy(f2);
+    if (st2 == QN_OK)
+        qn_bench_add(r, "grid_hier_first_1000_ms_jobs2", first2, "ms",
+                     "  same, another new field, samples in 2 jobs on 2 threads");
     qn_bench_add(r, "grid_hier_tiles_bytes", (double)qn_grid_tiles_bytes(t), "B",
                  "grid tiles: bytes of the sector graph (shared by destinations)");
     uint32_t at = 0, af = 0;

@@ -76,6 +76,17 @@ int qn_tool_bench_map_hier(qn_bench_map_ctx *c, qn_bench_report *r) {
                  "hierarchical: new destination, first samples of 1,000 units (10 groups), lazy builds included");
     qn_bench_add(r, "hier_sectors_built", qn_hfield_sectors_built(f), "",
                  "hierarchical: local fields built by those samples");
+    /* The same with the samples in two jobs (five groups each) on the
+    ** built-in runner's two threads, for another new destination. */
+    qn_hfield *f2 = NULL;
+    t0 = qn_tool_now();
+    qn_status st2 = qn_hfield_create(h, c->goal, 0.0f, NULL, &f2, &e);
+    if (st2 == QN_OK) st2 = qn_hfield_sample_jobs(f2, c->units, dirs, NULL, NULL, 1000, 2, NULL);
+    double first2 = (qn_tool_now() - t0) * 1e3;
+    qn_hfield_destroy(f2);
+    if (st2 == QN_OK)
+        qn_bench_add(r, "hier_first_1000_ms_jobs2", first2, "ms",
+                     "  same, another new destination, samples in 2 jobs on 2 threads");
     qn_bench_add(r, "hier_instance_bytes", (double)qn_hfield_bytes(f), "B",
                  "hierarchical: bytes per destination after those samples");
     qn_field *full = NULL;

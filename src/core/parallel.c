@@ -3,7 +3,10 @@
 ** and run by a job runner: the caller's (a game's job system, qn_jobs) or
 ** the built-in one, which starts up to QN_MAX_THREADS pthreads (the
 ** calling thread takes a share) or, built with QN_NO_THREADS, runs every
-** job on the calling thread. The field is only read, so no locking.
+** job on the calling thread. The same for the three kinds of instance
+** that sample in batches: exact or discrete fields (only read, so no
+** locking), hierarchical destinations and grid tile fields (their lazy
+** builds are safe under concurrent sampling: see hier.c, grid_tiles.c).
 */
 #include "internal.h"
 
@@ -11,24 +14,41 @@
 #include <pthread.h>
 #endif
 
-/* One batch: job i covers units [count*i/jobs, count*(i+1)/jobs). */
-typedef struct batch {
-    const qn_field *field;
+/* One batch: job i covers units [count*i/jobs, count*(i+1)/jobs), sampled
+** by `sample` (a batch sampler of one kind of instance) on `field`. */
+typedef struct batch batch;
+typedef void (*batch_fn)(const batch *b, size_t begin, size_t n);
+struct batch {
+    batch_fn sample;
+    const void *field;
+    qn_flow_kind kind; /* grid tile fields */
     const qn_vec2 *positions;
     qn_vec2 *dirs;
     uint8_t *status;
     uint32_t *quads;
     size_t count;
     uint32_t jobs;
-} batch;
+};
 
 static void run_job(void *data, uint32_t job) {
     const batch *b = data;
     size_t begin = (size_t)((uint64_t)b->count * job / b->jobs);
     size_t end = (size_t)((uint64_t)b->count * (job + 1u) / b->jobs);
-    qn_field_sample_batch(b->field, b->positions + begin, b->dirs + begin,
-                          b->status ? b->status + begin : NULL, b->quads ? b->quads + begin : NULL,
-                          end - begin);
+    b->sample(b, begin, end - begin);
+}
+
+/* The batch samplers, on units [begin, begin + n). */
+#define QN__RANGE(b, begin) \
+    (b)->positions + (begin), (b)->dirs + (begin), (b)->status ? (b)->status + (begin) : NULL, \
+        (b)->quads ? (b)->quads + (begin) : NULL
+static void field_range(const batch *b, size_t begin, size_t n) {
+    qn_field_sample_batch(b->field, QN__RANGE(b, begin), n);
+}
+static void hfield_range(const batch *b, size_t begin, size_t n) {
+    qn_hfield_sample_batch(b->field, QN__RANGE(b, begin), n);
+}
+static void tfield_range(const batch *b, size_t begin, size_t n) {
+    qn_grid_tfield_sample_batch(b->field, b->kind, QN__RANGE(b, begin), n);
 }
 
 /* ---- the built-in runner --------------------------------------------------- */
@@ -93,21 +113,42 @@ bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data
 
 /* ---- public ---------------------------------------------------------------- */
 
-qn_status qn_field_sample_jobs(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,
-                               uint8_t *status, uint32_t *quads, size_t count, uint32_t jobs,
-                               const qn_jobs *runner) {
-    if (!field || (count && (!positions || !dirs)) || jobs == 0 || jobs > QN_MAX_JOBS ||
-        (runner && !runner->run))
+/* Checks the arguments common to the *_sample_jobs calls and runs b. */
+static qn_status run_batch(batch *b, const qn_jobs *runner) {
+    if (!b->field || (b->count && (!b->positions || !b->dirs)) || b->jobs == 0 ||
+        b->jobs > QN_MAX_JOBS || (runner && !runner->run))
         return QN_E_INVALID_ARG;
-    if (jobs > count) jobs = count ? (uint32_t)count : 1;
-    batch b = {field, positions, dirs, status, quads, count, jobs};
+    if (b->jobs > b->count) b->jobs = b->count ? (uint32_t)b->count : 1;
     if (runner) {
-        runner->run(runner->ud, jobs, run_job, &b);
+        runner->run(runner->ud, b->jobs, run_job, b);
         return QN_OK;
     }
     bool started_all;
-    builtin_run(jobs, run_job, &b, &started_all);
+    builtin_run(b->jobs, run_job, b, &started_all);
     return started_all ? QN_OK : QN_E_NOMEM;
+}
+
+qn_status qn_field_sample_jobs(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,
+                               uint8_t *status, uint32_t *quads, size_t count, uint32_t jobs,
+                               const qn_jobs *runner) {
+    batch b = {field_range, field, QN_FLOW_VECTOR, positions, dirs, status, quads, count, jobs};
+    return run_batch(&b, runner);
+}
+
+qn_status qn_hfield_sample_jobs(const qn_hfield *field, const qn_vec2 *positions, qn_vec2 *dirs,
+                                uint8_t *status, uint32_t *quads, size_t count, uint32_t jobs,
+                                const qn_jobs *runner) {
+    batch b = {hfield_range, field, QN_FLOW_VECTOR, positions, dirs, status, quads, count, jobs};
+    return run_batch(&b, runner);
+}
+
+qn_status qn_grid_tfield_sample_jobs(const qn_grid_tfield *field, qn_flow_kind kind,
+                                     const qn_vec2 *positions, qn_vec2 *dirs, uint8_t *status,
+                                     uint32_t *cells, size_t count, uint32_t jobs,
+                                     const qn_jobs *runner) {
+    if ((unsigned)kind > (unsigned)QN_FLOW_VECTOR) return QN_E_INVALID_ARG;
+    batch b = {tfield_range, field, kind, positions, dirs, status, cells, count, jobs};
+    return run_batch(&b, runner);
 }
 
 qn_status qn_field_sample_parallel(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,

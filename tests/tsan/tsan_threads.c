@@ -8,11 +8,16 @@
 **  - 4 quad fields and 4 grid fields built at the same time on one mesh and
 **    one grid;
 **  - 4 pathfinders querying one mesh at the same time;
-**  - the simulation harness stepping units on 4 threads.
+**  - the simulation harness stepping units on 4 threads;
+**  - grid tile fields and hierarchical destinations sampled by 4 threads
+**    while they build their sectors, and fresh ones in 8 jobs
+**    (*_sample_jobs): the same answers but for float rounding of node
+**    costs summed in another order.
 ** Exit status 0 when every answer agrees; the sanitizer itself makes the
 ** run fail on a data race (run with TSAN_OPTIONS=halt_on_error=1).
 */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -373,6 +378,22 @@ static void check_tiles(const qn_grid *g, const qn_vec2 *pos) {
             if (memcmp(jobs[i].dirs, ref, UNITS * sizeof *ref) != 0) fail("tiles: thread %u differs", i);
             free(jobs[i].dirs);
         }
+        /* A fresh field sampled in 8 jobs on the built-in runner's threads:
+        ** its sectors are asked for in another order, so node costs of
+        ** equal ways may differ in their last bits, and directions with them. */
+        qn_grid_tfield *fj = NULL;
+        qn_vec2 *dj = must(malloc(UNITS * sizeof *dj), "tile directions");
+        if (qn_grid_tfield_create(t, goal, NULL, NULL, &fj, NULL) != QN_OK ||
+            qn_grid_tfield_sample_jobs(fj, QN_FLOW_VECTOR, pos, dj, NULL, NULL, UNITS, 8, NULL) != QN_OK)
+            fail("tiles: qn_grid_tfield_sample_jobs failed");
+        else
+            for (uint32_t i = 0; i < UNITS; i++)
+                if (fabsf(dj[i].x - ref[i].x) > 1e-4f || fabsf(dj[i].y - ref[i].y) > 1e-4f) {
+                    fail("tiles: qn_grid_tfield_sample_jobs differs at unit %u", i);
+                    break;
+                }
+        qn_grid_tfield_destroy(fj);
+        free(dj);
         free(ref);
     }
     qn_grid_tfield_destroy(one);
@@ -423,6 +444,25 @@ static void check_hier(const qn_mesh *m, qn_vec2 goal, const qn_vec2 *pos) {
             free(jobs[i].st);
         }
         if (qn_hfield_sectors_built(f) != qn_hfield_sectors_built(one)) fail("hier: sectors built differ");
+        /* A fresh destination sampled in 8 jobs on the built-in runner's
+        ** threads: the same statuses; directions the same but for rare
+        ** near-ties (node costs summed in another order). */
+        qn_hfield *fj = NULL;
+        qn_vec2 *dj = must(malloc(UNITS * sizeof *dj), "hier directions");
+        uint8_t *sj = must(malloc(UNITS), "hier statuses");
+        if (qn_hfield_create(h, goal, 0.25f, NULL, &fj, NULL) != QN_OK ||
+            qn_hfield_sample_jobs(fj, pos, dj, sj, NULL, UNITS, 8, NULL) != QN_OK) {
+            fail("hier: qn_hfield_sample_jobs failed");
+        } else {
+            uint32_t turned = 0;
+            for (uint32_t i = 0; i < UNITS; i++)
+                turned += fabsf(dj[i].x - ref[i].x) > 1e-3f || fabsf(dj[i].y - ref[i].y) > 1e-3f;
+            if (memcmp(sj, rst, UNITS) != 0 || turned > UNITS / 100)
+                fail("hier: qn_hfield_sample_jobs differs (%u directions)", turned);
+        }
+        qn_hfield_destroy(fj);
+        free(dj);
+        free(sj);
         free(ref);
         free(rst);
     }

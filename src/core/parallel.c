@@ -15,9 +15,10 @@
 #endif
 
 /* One batch: job i covers units [count*i/jobs, count*(i+1)/jobs), sampled
-** by `sample` (a batch sampler of one kind of instance) on `field`. */
+** by `sample` (the batch sampler of one kind of instance) on `field`. */
 typedef struct batch batch;
-typedef void (*batch_fn)(const batch *b, size_t begin, size_t n);
+typedef void (*batch_fn)(const batch *b, const qn_vec2 *pos, qn_vec2 *dirs, uint8_t *status,
+                         uint32_t *quads, size_t n);
 struct batch {
     batch_fn sample;
     const void *field;
@@ -34,21 +35,21 @@ static void run_job(void *data, uint32_t job) {
     const batch *b = data;
     size_t begin = (size_t)((uint64_t)b->count * job / b->jobs);
     size_t end = (size_t)((uint64_t)b->count * (job + 1u) / b->jobs);
-    b->sample(b, begin, end - begin);
+    b->sample(b, b->positions + begin, b->dirs + begin, b->status ? b->status + begin : NULL,
+              b->quads ? b->quads + begin : NULL, end - begin);
 }
 
-/* The batch samplers, on units [begin, begin + n). */
-#define QN__RANGE(b, begin) \
-    (b)->positions + (begin), (b)->dirs + (begin), (b)->status ? (b)->status + (begin) : NULL, \
-        (b)->quads ? (b)->quads + (begin) : NULL
-static void field_range(const batch *b, size_t begin, size_t n) {
-    qn_field_sample_batch(b->field, QN__RANGE(b, begin), n);
+static void field_batch(const batch *b, const qn_vec2 *pos, qn_vec2 *dirs, uint8_t *status,
+                        uint32_t *quads, size_t n) {
+    qn_field_sample_batch(b->field, pos, dirs, status, quads, n);
 }
-static void hfield_range(const batch *b, size_t begin, size_t n) {
-    qn_hfield_sample_batch(b->field, QN__RANGE(b, begin), n);
+static void hfield_batch(const batch *b, const qn_vec2 *pos, qn_vec2 *dirs, uint8_t *status,
+                         uint32_t *quads, size_t n) {
+    qn_hfield_sample_batch(b->field, pos, dirs, status, quads, n);
 }
-static void tfield_range(const batch *b, size_t begin, size_t n) {
-    qn_grid_tfield_sample_batch(b->field, b->kind, QN__RANGE(b, begin), n);
+static void tfield_batch(const batch *b, const qn_vec2 *pos, qn_vec2 *dirs, uint8_t *status,
+                         uint32_t *cells, size_t n) {
+    qn_grid_tfield_sample_batch(b->field, b->kind, pos, dirs, status, cells, n);
 }
 
 /* ---- the built-in runner --------------------------------------------------- */
@@ -131,14 +132,14 @@ static qn_status run_batch(batch *b, const qn_jobs *runner) {
 qn_status qn_field_sample_jobs(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,
                                uint8_t *status, uint32_t *quads, size_t count, uint32_t jobs,
                                const qn_jobs *runner) {
-    batch b = {field_range, field, QN_FLOW_VECTOR, positions, dirs, status, quads, count, jobs};
+    batch b = {field_batch, field, QN_FLOW_VECTOR, positions, dirs, status, quads, count, jobs};
     return run_batch(&b, runner);
 }
 
 qn_status qn_hfield_sample_jobs(const qn_hfield *field, const qn_vec2 *positions, qn_vec2 *dirs,
                                 uint8_t *status, uint32_t *quads, size_t count, uint32_t jobs,
                                 const qn_jobs *runner) {
-    batch b = {hfield_range, field, QN_FLOW_VECTOR, positions, dirs, status, quads, count, jobs};
+    batch b = {hfield_batch, field, QN_FLOW_VECTOR, positions, dirs, status, quads, count, jobs};
     return run_batch(&b, runner);
 }
 
@@ -147,7 +148,7 @@ qn_status qn_grid_tfield_sample_jobs(const qn_grid_tfield *field, qn_flow_kind k
                                      uint32_t *cells, size_t count, uint32_t jobs,
                                      const qn_jobs *runner) {
     if ((unsigned)kind > (unsigned)QN_FLOW_VECTOR) return QN_E_INVALID_ARG;
-    batch b = {tfield_range, field, kind, positions, dirs, status, cells, count, jobs};
+    batch b = {tfield_batch, field, kind, positions, dirs, status, cells, count, jobs};
     return run_batch(&b, runner);
 }
 

@@ -163,7 +163,12 @@ typedef struct qn_error {
 
 /* realloc-style hook, as in Lua: new_size == 0 frees ptr and returns NULL;
 ** ptr == NULL allocates. old_size is the size previously asked for ptr (0 when
-** ptr is NULL). Must return NULL on failure, leaving ptr untouched. */
+** ptr is NULL). Must return NULL on failure, leaving ptr untouched. It may
+** be called from several threads at once where the library works on
+** threads: qn_hier_create and qn_grid_tiles_create (and their updates) on
+** the built-in runner's threads, and hierarchical destinations and tile
+** fields on whatever threads sample them (they build on first use); give
+** those an allocator that is safe to call so, or NULL. */
 typedef void *(*qn_realloc_fn)(void *ud, void *ptr, size_t old_size, size_t new_size);
 
 typedef struct qn_allocator {
@@ -718,8 +723,10 @@ QN_API qn_status qn_mesh_line_of_sight(const qn_mesh *mesh, qn_vec2 a, qn_vec2 b
                                        uint32_t hint, bool *visible);
 
 /* ---- threads and job systems ----
-** quadnav starts threads in one place only: the built-in runner of
-** qn_field_sample_parallel and the *_sample_jobs calls (runner NULL), which
+** quadnav starts threads in one place only: the built-in runner, used by
+** qn_field_sample_parallel and the *_sample_jobs calls given no runner, by
+** qn_crowd_step_jobs given none, and by qn_hier_create and qn_grid_tiles_create
+** (and their updates) for their per-sector work; it
 ** uses pthreads, or runs everything on the calling thread when the library
 ** is built with QN_NO_THREADS (Meson: -Dthreads=disabled). A game with its
 ** own job system passes a qn_jobs instead and quadnav starts no thread.
@@ -823,8 +830,11 @@ typedef struct qn_hier_opts {
 /* Builds the sector graph of a mesh, which must outlive it (kept). Codes:
 ** QN_OK, QN_E_INVALID_ARG (NULL mesh or out, bad options), QN_E_MISMATCH
 ** (an open quad whose cost is not 1; err->index names it), QN_E_LIMIT (more
-** than 2^24 sectors), QN_E_NOMEM. Build time grows with the quads (about
-** 1-3 s on 1.5M quads; `quadnav bench --map` prints hier_build_ms).
+** than 2^24 sectors), QN_E_NOMEM. Build time grows with the quads: the
+** sectors' distances are split over up to 8 jobs on the built-in runner's
+** threads (see "threads and job systems"); about 7 s on 1.5M quads of a
+** cluttered map on 2 threads, 13 s on one (`quadnav bench --map` prints
+** hier_build_ms).
 **   opts   in   may be NULL (the defaults)
 **   alloc  in   may be NULL (libc); used for the hier and its destinations */
 QN_API qn_status qn_hier_create(const qn_mesh *mesh, const qn_hier_opts *opts,

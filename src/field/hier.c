@@ -496,6 +496,36 @@ static bool same_nodes(const qn_hier *h, const qn_hier *o, uint32_t s) {
     return true;
 }
 
+/* The sectors' matrices, split over jobs (sector s to job s % jobs), each
+** with its own scratch; sectors not in `dirty` (NULL: all dirty) whose
+** nodes did not change keep old's matrix. Each sector writes only its own
+** block of dist, so the jobs share nothing they write. */
+typedef struct matrix_jobs {
+    qn_hier *h;
+    const qn_hier *old;
+    const uint8_t *dirty;
+    uint32_t jobs;
+    _Atomic bool failed;
+} matrix_jobs;
+
+static void matrix_job(void *data, uint32_t job) {
+    matrix_jobs *mj = data;
+    qn_hier *h = mj->h;
+    local L = {0};
+    if (!local_init(&L, h)) {
+        atomic_store(&mj->failed, true);
+        local_free(&L);
+        return;
+    }
+    for (uint32_t s = job; s < h->nsec; s += mj->jobs) {
+        if (mj->dirty && !mj->dirty[s] && same_nodes(h, mj->old, s))
+            memcpy(h->dist + h->doff[s], mj->old->dist + mj->old->doff[s],
+                   (h->doff[s + 1] - h->doff[s]) * sizeof(float));
+        else sector_matrix(&L, s);
+    }
+    local_free(&L);
+}
+
 /* Nodes and matrices from the current parts; sectors not in `dirty`
 ** (NULL: all dirty) whose nodes did not change keep old's matrix. */
 static bool graph_build(qn_hier *h, const qn_hier *old, const uint8_t *dirty) {
@@ -521,16 +551,10 @@ static bool graph_build(qn_hier *h, const qn_hier *old, const uint8_t *dirty) {
         }
         h->sbox[s] = b;
     }
-    local L = {0};
-    bool ok = h->dist && h->sbox && local_init(&L, h);
-    for (uint32_t s = 0; s < h->nsec && ok; s++) {
-        if (dirty && !dirty[s] && same_nodes(h, old, s))
-            memcpy(h->dist + h->doff[s], old->dist + old->doff[s],
-                   (h->doff[s + 1] - h->doff[s]) * sizeof(float));
-        else sector_matrix(&L, s);
-    }
-    local_free(&L);
-    return ok;
+    if (!h->dist || !h->sbox) return false;
+    matrix_jobs mj = {h, old, dirty, h->nsec < 8 ? (h->nsec ? h->nsec : 1) : 8, false};
+    qn__run_jobs(NULL, mj.jobs, matrix_job, &mj); /* every job runs, on threads or not */
+    return !atomic_load(&mj.failed);
 }
 
 static qn_status check_opts(const qn_hier_opts *o, qn_error *err) {

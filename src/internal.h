@@ -99,6 +99,11 @@ qn__jv qn__jv_child(qn__jv v);
 /* The element after v in its array, or the key after key v in its object;
 ** NULL after the last. O(size of v). */
 qn__jv qn__jv_next(qn__jv v);
+/* Where the value at v ends (just past it), and the element after a value
+** that ends at `end` (NULL after the last): qn__jv_next in two steps, for a
+** reader that keeps where a value ended instead of skipping it again. */
+const char *qn__jv_end(qn__jv v);
+qn__jv qn__jv_after(const char *end);
 /* The value of a key, and whether a key reads as name. */
 qn__jv qn__jv_key_value(qn__jv key);
 bool qn__jv_key_is(qn__jv key, const char *name);

@@ -67,6 +67,13 @@ qn__jv qn__jv_next(qn__jv v) {
     return *s == ',' ? skip_ws(s + 1) : NULL;
 }
 
+const char *qn__jv_end(qn__jv v) { return skip_value(v); }
+
+qn__jv qn__jv_after(const char *end) {
+    const char *s = skip_ws(end);
+    return *s == ',' ? skip_ws(s + 1) : NULL;
+}
+
 qn__jv qn__jv_key_value(qn__jv key) {
     return skip_ws(skip_ws(skip_string(key)) + 1);
 }

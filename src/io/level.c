@@ -85,6 +85,7 @@ typedef struct loader {
     qn__jv root_value[ROOT_KEYS]; /* NULL: absent */
     qn__jv memo_obj;              /* the last object whose members were found */
     qn__jv memo_value[OBJ_KEYS];
+    const char *memo_end;         /* ... and just past it (NULL: not known) */
     qn__jv quads_json;
     /* Mesh input, handed to qn_mesh_create (which copies it), then freed. */
     qn_vec2 *verts;
@@ -161,15 +162,32 @@ static int json_key_index(qn__jv key) {
     return obj_key_index(buf);
 }
 
-/* Finds the first occurrence of each obj_keys member of obj in one pass. */
+/* Finds the first occurrence of each obj_keys member of obj in one pass,
+** and where obj ends (so that the walk to the next quad does not skip it
+** again: next_item). */
 static void memo_members(loader *c, qn__jv obj) {
     c->memo_obj = obj;
+    c->memo_end = NULL;
     memset(c->memo_value, 0, sizeof c->memo_value);
     if (!qn__jv_is_object(obj)) return;
-    for (qn__jv k = qn__jv_child(obj); k; k = qn__jv_next(k)) {
+    const char *end = NULL;
+    for (qn__jv k = qn__jv_child(obj); k; k = qn__jv_after(end)) {
         int i = json_key_index(k);
-        if (i >= 0 && !c->memo_value[i]) c->memo_value[i] = qn__jv_key_value(k);
+        qn__jv v = qn__jv_key_value(k);
+        if (i >= 0 && !c->memo_value[i]) c->memo_value[i] = v;
+        end = qn__jv_end(v);
     }
+    if (end) { /* past the last value: blanks, then the closing brace */
+        while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
+            end++;
+        c->memo_end = end + 1;
+    }
+}
+
+/* The element after e in its array, without skipping e again when e is
+** the object whose members were found last. */
+static qn__jv next_item(const loader *c, qn__jv e) {
+    return e == c->memo_obj && c->memo_end ? qn__jv_after(c->memo_end) : qn__jv_next(e);
 }
 
 /* The value of obj's first member called key (NULL when none). The root's
@@ -327,7 +345,7 @@ static qn_status size_mesh_input(loader *c, qn__jv root) {
     if (st != QN_OK) return st;
     /* The quads and the rects among them, in one pass (as get_array counts). */
     size_t n = 0, rects = 0;
-    for (qn__jv e = qn__jv_child(q); e && n <= QN_MAX_QUADS; e = qn__jv_next(e), n++)
+    for (qn__jv e = qn__jv_child(q); e && n <= QN_MAX_QUADS; e = next_item(c, e), n++)
         rects += field(c, e, "rect") != NULL;
     if (n > QN_MAX_QUADS)
         return fail_at(c, QN_E_LIMIT, &pq, "more than %u quads (the documented limit)",
@@ -448,7 +466,7 @@ static qn_status load_quads(loader *c) {
     jpath pq = pkey(NULL, "quads");
     uint32_t i = 0;
     c->vert_total = c->vert_count;
-    for (qn__jv e = qn__jv_child(c->quads_json); e; e = qn__jv_next(e), i++) {
+    for (qn__jv e = qn__jv_child(c->quads_json); e; e = next_item(c, e), i++) {
         jpath p = pidx(&pq, i);
         qn_status st = load_quad(c, e, &p, i);
         if (st != QN_OK) return st;
@@ -464,7 +482,7 @@ static qn_status load_quad_ids(loader *c) {
     qn__names *t = &c->level->quad_ids;
     if (qn__names_init(t, &c->a, c->quad_count, c->id_count, c->id_bytes) != QN_OK)
         return fail_nomem(c);
-    for (q = c->id_count ? qn__jv_child(c->quads_json) : NULL; q; q = qn__jv_next(q), i++)
+    for (q = c->id_count ? qn__jv_child(c->quads_json) : NULL; q; q = next_item(c, q), i++)
         if ((id = field(c, q, "id")) != NULL) {
             char name[QN_MAX_NAME + 1]; /* load_quad_flags checked the length */
             qn__jv_string(id, name, sizeof name);

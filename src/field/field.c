@@ -676,13 +676,23 @@ static bool keep_reachable(const void *ctx, uint32_t q) {
     return !f->mesh->blocked[q] && f->slots[q].exit != QN_NONE;
 }
 
-/* Just inside quad q from its boundary point `at`, toward q's centre. */
+/* Just inside quad q from its boundary point `at`, toward q's centre. A
+** quad accepted as convex within the mesh's tolerance can be a sliver whose
+** edge planes leave little room near `at` (a long quad with a corner bent
+** the wrong way by less than the tolerance): then farther toward the
+** centre, until the quad holds the point. */
 static qn_vec2 nudge_inside(const qn_mesh *m, uint32_t q, qn_vec2 at) {
     const qn_vec2 *k = &m->corners[4 * (size_t)q];
     qn_vec2 c = qn__scale(qn__add(qn__add(k[0], k[1]), qn__add(k[2], k[3])), 0.25f);
     qn_vec2 to_c = qn__sub(c, at);
     float len = qn__len(to_c), nudge = 16.0f * m->eps + 1e-3f * len;
-    return len > nudge ? qn__add(at, qn__scale(to_c, nudge / len)) : c;
+    if (!(len > nudge)) return c;
+    const float part[3] = {nudge / len, 0.25f, 0.5f};
+    for (int i = 0; i < 3; i++) {
+        qn_vec2 x = qn__add(at, qn__scale(to_c, part[i]));
+        if (qn__quad_contains(m, q, x)) return x;
+    }
+    return c;
 }
 
 /* From inside blocked quad q: the nearest point of a portal into a quad that

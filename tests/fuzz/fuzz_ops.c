@@ -12,7 +12,9 @@
 ** batch, and over threads), acquire and release cached fields, find paths,
 ** test lines of sight; and on the mesh rasterised to a grid (cell size 1),
 ** build grid fields (any goals, connectivity, early stop, no flow), stamp
-** rectangles of cells, update, sample. A missing byte reads as 0, so every
+** rectangles of cells, update, sample; hierarchical instances and grid
+** tiles built on the mesh and grid as they are, with two destinations each
+** sampled in a batch and in jobs. A missing byte reads as 0, so every
 ** input is a run.
 **
 ** After every update, each field must equal a fresh build of the changed
@@ -494,6 +496,124 @@ static void op_grid_sample(world *w) {
     }
 }
 
+/* ---- hierarchical instances and grid tiles ----------------------------------- */
+
+static bool uniform_mesh(const qn_mesh *m) {
+    for (uint32_t q = 0; q < m->quad_count; q++)
+        if (!m->blocked[q] && m->cost[q] != 1.0f) return false;
+    return true;
+}
+
+/* Three samplings of the same points by destinations of one goal: a batch
+** on d1 (building its sectors), then jobs on d1 (sectors built: the same
+** bits) and jobs on a fresh d2 (its jobs build the sectors, maybe in
+** another order: the same statuses and hints). sample(f, ..., jobs) takes
+** jobs 0 for the batch form. Without allocation failures only: a sector
+** that could not be built is tried again by the next sample. */
+typedef qn_status (*fz_sampler)(const void *f, const qn_vec2 *p, qn_vec2 *d, uint8_t *st,
+                                uint32_t *q, uint32_t n, uint32_t jobs);
+static void compare_samplings(const world *w, fz_sampler sample, const void *d1, const void *d2,
+                              const qn_vec2 *pts, uint32_t n, uint32_t jobs, const char *what) {
+    qn_vec2 a[FZ_MAX_POINTS], b[FZ_MAX_POINTS], c[FZ_MAX_POINTS];
+    uint8_t sa[FZ_MAX_POINTS], sb[FZ_MAX_POINTS], sc[FZ_MAX_POINTS];
+    uint32_t qa[FZ_MAX_POINTS], qb[FZ_MAX_POINTS], qc[FZ_MAX_POINTS];
+    for (uint32_t i = 0; i < n; i++)
+        qa[i] = qb[i] = qc[i] = QN_NONE;
+    FZ_CHECK(sample(d1, pts, a, sa, qa, n, 0) == QN_OK, "%s batch", what);
+    qn_status st = sample(d1, pts, b, sb, qb, n, jobs);
+    FZ_CHECK(st == QN_OK || st == QN_E_NOMEM, "%s jobs: %s", what, qn_status_name(st));
+    st = sample(d2, pts, c, sc, qc, n, jobs);
+    FZ_CHECK(st == QN_OK || st == QN_E_NOMEM, "%s fresh jobs: %s", what, qn_status_name(st));
+    for (uint32_t i = 0; i < n; i++) {
+        FZ_CHECK(sa[i] < QN_STATUS_COUNT && sb[i] < QN_STATUS_COUNT && sc[i] < QN_STATUS_COUNT,
+                 "%s status", what);
+        fz_check_dir((qn_status)sa[i], a[i]);
+        fz_check_dir((qn_status)sb[i], b[i]);
+        fz_check_dir((qn_status)sc[i], c[i]);
+    }
+    if (w->failing) return;
+    FZ_CHECK(memcmp(a, b, n * sizeof *a) == 0 && memcmp(sa, sb, n) == 0 &&
+                 memcmp(qa, qb, n * sizeof *qa) == 0,
+             "%s: %u jobs on built sectors differ from one batch", what, jobs);
+    FZ_CHECK(memcmp(sa, sc, n) == 0 && memcmp(qa, qc, n * sizeof *qa) == 0,
+             "%s: %u jobs on a fresh destination differ from one batch", what, jobs);
+}
+
+static qn_status hier_sample(const void *f, const qn_vec2 *p, qn_vec2 *d, uint8_t *st, uint32_t *q,
+                             uint32_t n, uint32_t jobs) {
+    return jobs ? qn_hfield_sample_jobs(f, p, d, st, q, n, jobs, NULL)
+                : qn_hfield_sample_batch(f, p, d, st, q, n);
+}
+
+/* A hierarchical instance of the mesh as it is now, or after setting every
+** open quad's cost to 1 (refused unless they all cost 1; its sector graph
+** is built on the built-in runner's threads), and two destinations of one
+** goal sampled as above. */
+static void op_hier(world *w) {
+    qn_hier_opts o = {.sector_size = (float)(2 + fz_u8(&w->in) % 14),
+                      .node_spacing = (float)(fz_u8(&w->in) % 8)};
+    qn_vec2 goal = read_point(w), pts[FZ_MAX_POINTS];
+    float radius = radii[fz_u8(&w->in) % 6];
+    uint32_t n = 1 + fz_u8(&w->in) % FZ_MAX_POINTS, jobs = 1 + fz_u8(&w->in) % 4;
+    for (uint32_t i = 0; i < n; i++)
+        pts[i] = read_point(w);
+    if (fz_u8(&w->in) & 1) /* every open quad to cost 1 first (a mesh change) */
+        for (uint32_t q = 0; q < w->m->quad_count; q++)
+            if (!w->m->blocked[q] && w->m->cost[q] != 1.0f)
+                expect(w, qn_mesh_set_quad_cost(w->m, q, 1.0f), QN_OK, "cost 1");
+    qn_hier *h = NULL;
+    qn_status st = qn_hier_create(w->m, &o, &w->a, &h, NULL);
+    expect(w, st, uniform_mesh(w->m) ? QN_OK : QN_E_MISMATCH, "hier create");
+    if (st != QN_OK) return;
+    qn_hfield *d1 = NULL, *d2 = NULL;
+    qn_status want = expected_goals(w->m, &goal, 1);
+    st = qn_hfield_create(h, goal, radius, &w->a, &d1, NULL);
+    expect(w, st, want, "destination");
+    if (st == QN_OK) {
+        st = qn_hfield_create(h, goal, radius, &w->a, &d2, NULL);
+        expect(w, st, want, "second destination");
+    }
+    if (st == QN_OK) compare_samplings(w, hier_sample, d1, d2, pts, n, jobs, "hier");
+    qn_hfield_destroy(d1);
+    qn_hfield_destroy(d2);
+    qn_hier_destroy(h);
+}
+
+static qn_status tiles_sample(const void *f, const qn_vec2 *p, qn_vec2 *d, uint8_t *st, uint32_t *q,
+                              uint32_t n, uint32_t jobs) {
+    qn_flow_kind k = n % 2 ? QN_FLOW_VECTOR : QN_FLOW_DIR8;
+    return jobs ? qn_grid_tfield_sample_jobs(f, k, p, d, st, q, n, jobs, NULL)
+                : qn_grid_tfield_sample_batch(f, k, p, d, st, q, n);
+}
+
+/* Grid tiles of the rasterised mesh as it is now (their sectors' costs
+** are built on the built-in runner's threads), and two fields of one goal
+** cell sampled as above. */
+static void op_tiles(world *w) {
+    uint32_t sector = 4 + fz_u8(&w->in) % 13, gw = qn_grid_width(w->g), gh = qn_grid_height(w->g);
+    uint32_t goal = (uint32_t)fz_u16(&w->in) % (gw * gh), jobs = 1 + fz_u8(&w->in) % 4;
+    uint32_t n = 1 + fz_u8(&w->in) % FZ_MAX_POINTS;
+    qn_vec2 pts[FZ_MAX_POINTS];
+    for (uint32_t i = 0; i < n; i++)
+        pts[i] = read_point(w);
+    qn_grid_tiles *t = NULL;
+    qn_status st = qn_grid_tiles_create(w->g, sector, &w->a, &t, NULL);
+    expect(w, st, QN_OK, "tiles create");
+    if (st != QN_OK) return;
+    qn_grid_tfield *f1 = NULL, *f2 = NULL;
+    qn_status want = qn_grid_costs(w->g)[goal] == QN_CELL_WALL ? QN_E_BLOCKED : QN_OK;
+    st = qn_grid_tfield_create(t, goal, NULL, &w->a, &f1, NULL);
+    expect(w, st, want, "tile field");
+    if (st == QN_OK) {
+        st = qn_grid_tfield_create(t, goal, NULL, &w->a, &f2, NULL);
+        expect(w, st, want, "second tile field");
+    }
+    if (st == QN_OK) compare_samplings(w, tiles_sample, f1, f2, pts, n, jobs, "tiles");
+    qn_grid_tfield_destroy(f1);
+    qn_grid_tfield_destroy(f2);
+    qn_grid_tiles_destroy(t);
+}
+
 /* ---- the run ------------------------------------------------------------------- */
 
 static bool make_world(world *w) {
@@ -541,7 +661,8 @@ static void free_world(world *w) {
 static void (*const ops[])(world *) = {
     op_build,      op_destroy, op_cost,     op_cost,        op_block,       op_block,
     op_update,     op_sample,  op_parallel, op_acquire,     op_release,     op_path,
-    op_grid_build, op_stamp,   op_stamp,    op_grid_update, op_grid_sample,
+    op_grid_build, op_stamp,   op_stamp,    op_grid_update, op_grid_sample, op_hier,
+    op_tiles,
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

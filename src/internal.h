@@ -104,6 +104,8 @@ qn__jv qn__jv_next(qn__jv v);
 ** reader that keeps where a value ended instead of skipping it again. */
 const char *qn__jv_end(qn__jv v);
 qn__jv qn__jv_after(const char *end);
+/* Just past the container whose last element or member value ends at end. */
+const char *qn__jv_close(const char *end);
 /* The value of a key, and whether a key reads as name. */
 qn__jv qn__jv_key_value(qn__jv key);
 bool qn__jv_key_is(qn__jv key, const char *name);

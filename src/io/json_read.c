@@ -74,6 +74,8 @@ qn__jv qn__jv_after(const char *end) {
     return *s == ',' ? skip_ws(s + 1) : NULL;
 }
 
+const char *qn__jv_close(const char *end) { return skip_ws(end) + 1; }
+
 qn__jv qn__jv_key_value(qn__jv key) {
     return skip_ws(skip_ws(skip_string(key)) + 1);
 }

@@ -177,11 +177,7 @@ static void memo_members(loader *c, qn__jv obj) {
         if (i >= 0 && !c->memo_value[i]) c->memo_value[i] = v;
         end = qn__jv_end(v);
     }
-    if (end) { /* past the last value: blanks, then the closing brace */
-        while (*end == ' ' || *end == '\t' || *end == '\n' || *end == '\r')
-            end++;
-        c->memo_end = end + 1;
-    }
+    if (end) c->memo_end = qn__jv_close(end);
 }
 
 /* The element after e in its array, without skipping e again when e is

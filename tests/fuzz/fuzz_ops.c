@@ -590,6 +590,7 @@ static qn_status tiles_sample(const void *f, const qn_vec2 *p, qn_vec2 *d, uint8
 ** are built on the built-in runner's threads), and two fields of one goal
 ** cell sampled as above. */
 static void op_tiles(world *w) {
+    if (!w->g) return; /* the grid could not be made (allocation failures) */
     uint32_t sector = 4 + fz_u8(&w->in) % 13, gw = qn_grid_width(w->g), gh = qn_grid_height(w->g);
     uint32_t goal = (uint32_t)fz_u16(&w->in) % (gw * gh), jobs = 1 + fz_u8(&w->in) % 4;
     uint32_t n = 1 + fz_u8(&w->in) % FZ_MAX_POINTS;

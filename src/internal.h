@@ -602,6 +602,10 @@ const qn__goal *qn__nearest_goal(const qn_field *f, uint32_t first, qn_vec2 p);
 ** the built-in one when runner is NULL; false when a thread of the built-in
 ** runner could not start (every job has still run). (parallel.c) */
 bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data);
+/* Jobs for n independent pieces of work: n, at least 1 and at most most. */
+static inline uint32_t qn__jobs_for(uint32_t n, uint32_t most) {
+    return n < most ? (n ? n : 1) : most;
+}
 
 /* ---- grids into rectangles (grid_rects.c, grid_mesh.c) ---------------- */
 

@@ -217,15 +217,23 @@ static void *race_run(void *arg) {
     return NULL;
 }
 
+/* The grid, tiles and goal cell of the thread tests: a random 200 x 160
+** grid, default sectors, the open cell nearest (100, 80) in row order. */
+static uint32_t thread_world(qn_grid **g, qn_grid_tiles **t) {
+    *g = random_grid(200, 160, 6);
+    assert_int_equal(qn_grid_tiles_create(*g, 0, NULL, t, NULL), QN_OK);
+    uint32_t goal = 80 * 200 + 100;
+    while (qn_grid_costs(*g)[goal] == QN_CELL_WALL) goal++;
+    return goal;
+}
+
 /* Four threads sampling one fresh field (so building its sectors at the
 ** same time) get what one thread gets. */
 static void test_threads(void **state) {
     (void)state;
-    qn_grid *g = random_grid(200, 160, 6);
+    qn_grid *g = NULL;
     qn_grid_tiles *t = NULL;
-    assert_int_equal(qn_grid_tiles_create(g, 0, NULL, &t, NULL), QN_OK);
-    uint32_t goal = 80 * 200 + 100;
-    while (qn_grid_costs(g)[goal] == QN_CELL_WALL) goal++;
+    uint32_t goal = thread_world(&g, &t);
     enum { N = 4000 };
     qn_vec2 *p = malloc(N * sizeof *p), *one = malloc(N * sizeof *one), *many[4];
     assert_non_null(p);
@@ -270,11 +278,9 @@ static void run_backwards(void *ud, uint32_t n, qn_job_fn fn, void *data) {
 ** in another order). Bad arguments are refused. */
 static void test_sample_jobs(void **state) {
     (void)state;
-    qn_grid *g = random_grid(200, 160, 6);
+    qn_grid *g = NULL;
     qn_grid_tiles *t = NULL;
-    assert_int_equal(qn_grid_tiles_create(g, 0, NULL, &t, NULL), QN_OK);
-    uint32_t goal = 80 * 200 + 100;
-    while (qn_grid_costs(g)[goal] == QN_CELL_WALL) goal++;
+    uint32_t goal = thread_world(&g, &t);
     enum { N = 3000 };
     static qn_vec2 p[N], one[N], got[N];
     static uint8_t s1[N], s2[N];

@@ -270,13 +270,20 @@ static void *sample_main(void *arg) {
     return NULL;
 }
 
+/* The hier of the thread tests: Berlin_0_256 in sectors of 20 units. */
+static qn_hier *berlin_hier(qn_grid **g, qn_mesh **m) {
+    *m = load_map("Berlin_0_256.map", g);
+    qn_hier *h = NULL;
+    qn_hier_opts ho = {.sector_size = 20.0f};
+    assert_int_equal(qn_hier_create(*m, &ho, NULL, &h, NULL), QN_OK);
+    return h;
+}
+
 static void test_concurrent(void **state) {
     (void)state;
     qn_grid *g = NULL;
-    qn_mesh *m = load_map("Berlin_0_256.map", &g);
-    qn_hier *h = NULL;
-    qn_hier_opts ho = {.sector_size = 20.0f};
-    assert_int_equal(qn_hier_create(m, &ho, NULL, &h, NULL), QN_OK);
+    qn_mesh *m = NULL;
+    qn_hier *h = berlin_hier(&g, &m);
     static qn_vec2 pos[UNITS], ref[UNITS], dirs[THREADS][UNITS];
     static uint8_t rst[UNITS], st[THREADS][UNITS];
     uint64_t rng = 5;
@@ -338,10 +345,8 @@ static void backwards(void *ud, uint32_t n, qn_job_fn fn, void *data) {
 static void test_sample_jobs(void **state) {
     (void)state;
     qn_grid *g = NULL;
-    qn_mesh *m = load_map("Berlin_0_256.map", &g);
-    qn_hier *h = NULL;
-    qn_hier_opts ho = {.sector_size = 20.0f};
-    assert_int_equal(qn_hier_create(m, &ho, NULL, &h, NULL), QN_OK);
+    qn_mesh *m = NULL;
+    qn_hier *h = berlin_hier(&g, &m);
     static qn_vec2 pos[UNITS], ref[UNITS], got[UNITS];
     static uint8_t rst[UNITS], st[UNITS];
     static uint32_t rq[UNITS], q[UNITS];

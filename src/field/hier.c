@@ -552,7 +552,7 @@ static bool graph_build(qn_hier *h, const qn_hier *old, const uint8_t *dirty) {
         h->sbox[s] = b;
     }
     if (!h->dist || !h->sbox) return false;
-    matrix_jobs mj = {h, old, dirty, h->nsec < 8 ? (h->nsec ? h->nsec : 1) : 8, false};
+    matrix_jobs mj = {h, old, dirty, qn__jobs_for(h->nsec, 8), false};
     qn__run_jobs(NULL, mj.jobs, matrix_job, &mj); /* every job runs, on threads or not */
     return !atomic_load(&mj.failed);
 }

@@ -975,15 +975,14 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     return st;
 }
 
-static size_t fixed_bytes(uint32_t np, uint32_t nr, uint32_t nq, uint32_t nv, uint32_t nb) {
-    return (size_t)np * sizeof(uint32_t) + (size_t)nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
-           (size_t)nq * (sizeof(uint32_t) + sizeof(float)) + (size_t)nv * (1 + sizeof(qn_vec2)) +
-           nb; /* sopen */
-}
-
+/* The search's fixed arrays, one block: per portal, root, quad, vertex id
+** and boundary sub-edge (sopen). */
 static size_t search_fixed_bytes(const xsearch *S) {
     const qn_mesh *m = S->m;
-    return fixed_bytes(m->portal_count, S->nr, m->quad_count, S->nv, S->b->bstart[m->quad_count]);
+    return (size_t)m->portal_count * sizeof(uint32_t) +
+           (size_t)S->nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
+           (size_t)m->quad_count * (sizeof(uint32_t) + sizeof(float)) +
+           (size_t)S->nv * (1 + sizeof(qn_vec2)) + S->b->bstart[m->quad_count];
 }
 
 /* Sets every per-search array to "nothing reached yet". */

@@ -349,7 +349,7 @@ static bool sector_costs(qn_grid_tiles *t) {
     t->mstart[t->nsec] = (uint32_t)total;
     t->dm = qn__alloc(&t->alloc, ((size_t)total + 1) * sizeof(float));
     if (!t->dm) return false;
-    cost_jobs cj = {t, t->nsec < 8 ? (t->nsec ? t->nsec : 1) : 8, false};
+    cost_jobs cj = {t, qn__jobs_for(t->nsec, 8), false};
     qn__run_jobs(NULL, cj.jobs, cost_job, &cj); /* every job runs, on threads or not */
     return !atomic_load(&cj.failed);
 }

@@ -112,7 +112,6 @@ static float get_f32(const uint8_t *b) {
     return f;
 }
 
-
 /* n floats from little-endian bytes (a copy on little-endian hosts). */
 static void get_f32s(float *out, const uint8_t *b, size_t n) {
     if (host_little_endian()) {
@@ -438,7 +437,6 @@ static qn_status read_mesh(const uint8_t *b, const qnm_header *h, const qn_alloc
     if (st == QN_OK) st = read_quads(&bd, b, err);
     if (st == QN_OK) st = read_portals(&bd, b + 37 * q, h->portals, err);
     if (st == QN_OK) st = read_buckets(m, b + 37 * q + (size_t)h->portals * QNM_PORTAL, h, err);
-    qn__free(&a, bd.cands, (size_t)bd.capcand * sizeof(qn__cand));
     if (st != QN_OK) {
         if (err) err->code = st;
         qn_mesh_destroy(m);

@@ -263,18 +263,26 @@ static size_t count_items(qn__jv arr, size_t max) {
     return n;
 }
 
+/* get_array's two checks, for a caller that counts the elements itself. */
+static qn_status array_type(loader *c, qn__jv j, const jpath *p, const char *plural) {
+    if (qn__jv_is_array(j)) return QN_OK;
+    return fail_at(c, QN_E_JSON_TYPE, p, "expected an array of %s, got %s", plural, type_name(j));
+}
+static qn_status array_limit(loader *c, const jpath *p, size_t n, uint32_t max,
+                             const char *plural) {
+    if (n <= max) return QN_OK;
+    return fail_at(c, QN_E_LIMIT, p, "more than %u %s (the documented limit)", max, plural);
+}
+
 /* An array of at most max elements; *count gets its length. */
 static qn_status get_array(loader *c, qn__jv j, const jpath *p, uint32_t max,
                            const char *plural, uint32_t *count) {
     *count = 0;
-    if (!qn__jv_is_array(j))
-        return fail_at(c, QN_E_JSON_TYPE, p, "expected an array of %s, got %s", plural,
-                       type_name(j));
-    size_t n = count_items(j, max);
-    if (n > max)
-        return fail_at(c, QN_E_LIMIT, p, "more than %u %s (the documented limit)", max, plural);
-    *count = (uint32_t)n;
-    return QN_OK;
+    qn_status st = array_type(c, j, p, plural);
+    size_t n = st == QN_OK ? count_items(j, max) : 0;
+    if (st == QN_OK) st = array_limit(c, p, n, max, plural);
+    if (st == QN_OK) *count = (uint32_t)n;
+    return st;
 }
 
 /* An array of exactly n elements (a point, a rect, a quad's indices). */
@@ -336,16 +344,14 @@ static qn_status size_mesh_input(loader *c, qn__jv root) {
     jpath pv = pkey(NULL, "vertices"), pq = pkey(NULL, "quads");
     qn_status st = v ? get_array(c, v, &pv, QN_MAX_VERTICES, "vertices", &c->vert_count) : QN_OK;
     if (st == QN_OK) st = need(c, root, NULL, "quads", &q);
-    if (st == QN_OK && !qn__jv_is_array(q))
-        st = fail_at(c, QN_E_JSON_TYPE, &pq, "expected an array of quads, got %s", type_name(q));
+    if (st == QN_OK) st = array_type(c, q, &pq, "quads");
     if (st != QN_OK) return st;
-    /* The quads and the rects among them, in one pass (as get_array counts). */
+    /* The quads and the rects among them, in one pass (get_array's checks). */
     size_t n = 0, rects = 0;
     for (qn__jv e = qn__jv_child(q); e && n <= QN_MAX_QUADS; e = next_item(c, e), n++)
         rects += field(c, e, "rect") != NULL;
-    if (n > QN_MAX_QUADS)
-        return fail_at(c, QN_E_LIMIT, &pq, "more than %u quads (the documented limit)",
-                       QN_MAX_QUADS);
+    st = array_limit(c, &pq, n, QN_MAX_QUADS, "quads");
+    if (st != QN_OK) return st;
     c->quad_count = (uint32_t)n;
     if (c->quad_count == 0) return fail_at(c, QN_E_MISSING_FIELD, &pq, "needs at least one quad");
     size_t total = (size_t)c->vert_count + 4 * rects;

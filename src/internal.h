@@ -231,15 +231,27 @@ typedef struct qn__planes {
     float nx[4], ny[4], c[4];
 } qn__planes;
 
-/* Per portal: the two quads (a < b), the segment, its width, and which
-** edge of a and of b it lies on. 32 bytes; the mid point and direction
-** are derived (qn__portal_mid, qn__portal_dir). */
+/* A portal as the code reads it: the two quads (a < b), the segment p0 ->
+** p1 along a's edge, its width, and which edge of a and of b it lies on.
+** The mesh keeps it in parts (qn_mesh: pq, pedge, pgeo); qn__portal_at
+** puts them together. The mid point and direction are derived
+** (qn__portal_mid, qn__portal_dir). */
 typedef struct qn__portal {
     uint32_t q[2];
     qn_vec2 p0, p1;
     float width;
     uint8_t edge[2];
 } qn__portal;
+
+/* The parts a mesh keeps per portal: its quads always; its segment only
+** when the quads' rectangles do not give it (qn__portal_at). */
+typedef struct qn__pq {
+    uint32_t q[2];
+} qn__pq;
+typedef struct qn__pgeo {
+    qn_vec2 p0, p1;
+    float width;
+} qn__pgeo;
 
 /* A portal's mid point, and its unit direction from p0 to p1: the same
 ** bits the mesh build once stored. */
@@ -287,13 +299,24 @@ struct qn_mesh {
     uint32_t island_count;
     float eps; /* geometric tolerance in world units */
     qn_rect bounds;
+    /* A mesh whose quads are all rectangles (qn__axis_rect) keeps each as
+    ** its box (rects) and no corners or planes once built; any other keeps
+    ** 4 corners and the edge planes per quad (rects NULL). Read corners
+    ** through qn__corners, planes through qn__quad_planes. While a mesh
+    ** of rectangles is built, it has both rects and corners. */
     qn_vec2 *corners;   /* 4 per quad */
-    qn__planes *planes; /* 1 per quad; NULL when every quad is a rectangle
-                        ** (qn__axis_rect): see qn__quad_planes */
+    qn__planes *planes; /* 1 per quad; NULL when every quad is a rectangle */
+    qn_rect *rects;     /* 1 per quad when every quad is a rectangle, else NULL */
     float *cost;        /* 1 per quad */
     uint8_t *blocked;   /* 1 per quad */
     uint32_t *island;   /* 1 per quad; QN_NONE when blocked */
-    qn__portal *portals;
+    /* Portals (read them through qn__portal_at): quads, edges (2 per
+    ** portal) and segments; pgeo is NULL when every portal is the overlap
+    ** of its quads' rectangles along a's edge, bit for bit, as in a mesh of
+    ** rectangles whose neighbours meet exactly (grid imports). */
+    qn__pq *pq;
+    uint8_t *pedge;
+    qn__pgeo *pgeo;
     uint32_t *qp_start; /* quad_count + 1: portals of quad q are qp_list[qp_start[q]..] */
     uint32_t *qp_list;
     /* Uniform grid of buckets over the bounds: quads whose tolerant region
@@ -336,11 +359,24 @@ static inline void qn__rect_planes(const qn_vec2 *c, qn__planes *pl) {
     }
 }
 
+/* Quad q's 4 corners: the stored ones, or those of its rectangle written
+** into tmp (from its lower left corner, counter-clockwise). */
+static inline const qn_vec2 *qn__corners(const qn_mesh *m, uint32_t q, qn_vec2 tmp[4]) {
+    if (!m->rects) return &m->corners[4 * (size_t)q];
+    qn_rect r = m->rects[q];
+    tmp[0] = r.min;
+    tmp[1] = qn__v2(r.max.x, r.min.y);
+    tmp[2] = r.max;
+    tmp[3] = qn__v2(r.min.x, r.max.y);
+    return tmp;
+}
+
 /* Quad q's edge planes: the stored ones, or those of its rectangle
 ** written into *tmp. */
 static inline const qn__planes *qn__quad_planes(const qn_mesh *m, uint32_t q, qn__planes *tmp) {
     if (m->planes) return &m->planes[q];
-    qn__rect_planes(&m->corners[4 * (size_t)q], tmp);
+    qn_vec2 c[4];
+    qn__rect_planes(qn__corners(m, q, c), tmp);
     return tmp;
 }
 
@@ -349,9 +385,9 @@ static inline const qn__planes *qn__quad_planes(const qn_mesh *m, uint32_t q, qn
 ** 0 and +-1 are exact; x1 + eps is the negation of -x1 - eps). */
 static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     if (!m->planes) {
-        const qn_vec2 *c = &m->corners[4 * (size_t)q];
-        return !(p.y < c[0].y - m->eps || p.x > c[2].x + m->eps || p.y > c[2].y + m->eps ||
-                 p.x < c[0].x - m->eps);
+        qn_rect r = m->rects[q];
+        return !(p.y < r.min.y - m->eps || p.x > r.max.x + m->eps || p.y > r.max.y + m->eps ||
+                 p.x < r.min.x - m->eps);
     }
     const qn__planes *pl = &m->planes[q];
     for (int i = 0; i < 4; i++)
@@ -360,7 +396,50 @@ static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 }
 /* The quad on the other side of portal e from quad q. */
 static inline uint32_t qn__portal_other(const qn_mesh *m, uint32_t e, uint32_t q) {
-    return m->portals[e].q[0] == q ? m->portals[e].q[1] : m->portals[e].q[0];
+    return m->pq[e].q[0] == q ? m->pq[e].q[1] : m->pq[e].q[0];
+}
+
+/* Portal e's segment from its quads' rectangles: along a's edge
+** (edge 0 bottom, 1 right, 2 top, 3 left, counter-clockwise), the part
+** both rectangles share. */
+static QN__ALWAYS_INLINE void qn__portal_derive(const qn_mesh *m, qn__portal *p) {
+    qn_rect a = m->rects[p->q[0]], b = m->rects[p->q[1]];
+    float xlo = a.min.x > b.min.x ? a.min.x : b.min.x, xhi = a.max.x < b.max.x ? a.max.x : b.max.x;
+    float ylo = a.min.y > b.min.y ? a.min.y : b.min.y, yhi = a.max.y < b.max.y ? a.max.y : b.max.y;
+    /* The width as qn__len gives it: the square root of a rounded square
+    ** is the number itself. */
+    switch (p->edge[0] & 3u) {
+    case 0: p->p0 = qn__v2(xlo, a.min.y), p->p1 = qn__v2(xhi, a.min.y), p->width = xhi - xlo; break;
+    case 1: p->p0 = qn__v2(a.max.x, ylo), p->p1 = qn__v2(a.max.x, yhi), p->width = yhi - ylo; break;
+    case 2: p->p0 = qn__v2(xhi, a.max.y), p->p1 = qn__v2(xlo, a.max.y), p->width = xhi - xlo; break;
+    default: p->p0 = qn__v2(a.min.x, yhi), p->p1 = qn__v2(a.min.x, ylo), p->width = yhi - ylo; break;
+    }
+}
+
+/* Portal e as a whole (qn__portal). */
+static QN__ALWAYS_INLINE qn__portal qn__portal_at(const qn_mesh *m, uint32_t e) {
+    qn__portal p;
+    p.q[0] = m->pq[e].q[0];
+    p.q[1] = m->pq[e].q[1];
+    p.edge[0] = m->pedge[2 * (size_t)e];
+    p.edge[1] = m->pedge[2 * (size_t)e + 1];
+    if (m->pgeo) {
+        p.p0 = m->pgeo[e].p0;
+        p.p1 = m->pgeo[e].p1;
+        p.width = m->pgeo[e].width;
+    } else {
+        qn__portal_derive(m, &p);
+    }
+    return p;
+}
+static inline float qn__portal_width(const qn_mesh *m, uint32_t e) {
+    if (m->pgeo) return m->pgeo[e].width;
+    qn__portal p = qn__portal_at(m, e);
+    return p.width;
+}
+static inline qn_vec2 qn__portal_mid_at(const qn_mesh *m, uint32_t e) {
+    qn__portal p = qn__portal_at(m, e);
+    return qn__portal_mid(&p);
 }
 
 /* Builds or frees a mesh's boundary cycles (boundary.c). */
@@ -507,8 +586,9 @@ struct qn_field {
 /* Is portal e usable for an agent of this radius: both sides open and wide
 ** enough. */
 static inline bool qn__portal_open(const qn_mesh *m, uint32_t e, float radius) {
-    const qn__portal *p = &m->portals[e];
-    return !m->blocked[p->q[0]] && !m->blocked[p->q[1]] && p->width + m->eps >= 2.0f * radius;
+    const qn__pq *p = &m->pq[e];
+    return !m->blocked[p->q[0]] && !m->blocked[p->q[1]] &&
+           (radius <= 0.0f || qn__portal_width(m, e) + m->eps >= 2.0f * radius);
 }
 
 /* The interval engine (interval.c) for individual any-angle paths: a
@@ -523,6 +603,9 @@ typedef struct qn__isearch qn__isearch;
 qn_status qn__isearch_create(const qn_mesh *m, const qn_allocator *a, uint32_t max_states,
                              qn__isearch **out);
 void qn__isearch_destroy(qn__isearch *S);
+/* The portals' segments the engine reads: the mesh's (pgeo), or its own
+** table for a mesh that derives them; valid while the engine lives. */
+const qn__pgeo *qn__isearch_geo(const qn__isearch *S);
 size_t qn__isearch_bytes(const qn__isearch *S);
 qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to, uint32_t qt,
                            float radius, float *length);

@@ -244,8 +244,8 @@ static void check_same_as_general(const qn_grid *g, const qn_mesh *m) {
         assert_int_equal(qn_mesh_portal(gm, i, &b), QN_OK);
         assert_memory_equal(&a, &b, sizeof a);
         /* The quads' edges they lie on too (the boundary cycles use them). */
-        assert_int_equal(m->portals[i].edge[0], gm->portals[i].edge[0]);
-        assert_int_equal(m->portals[i].edge[1], gm->portals[i].edge[1]);
+        assert_int_equal(m->pedge[2 * i], gm->pedge[2 * i]);
+        assert_int_equal(m->pedge[2 * i + 1], gm->pedge[2 * i + 1]);
     }
     assert_int_equal(qn_mesh_island_count(gm), qn_mesh_island_count(m));
     qn_mesh_destroy(gm);
@@ -291,6 +291,57 @@ static void test_random_grids(void **state) {
         grids++;
     }
     assert_int_equal(grids, 300);
+}
+
+static void assert_same_mesh(const qn_mesh *a, const qn_mesh *b);
+
+/* A mesh of rectangles keeps boxes, not corners; its portals keep no
+** segment when the rectangles give each one bit for bit (qn__portal_at),
+** and all of them when one differs: here two rectangles whose edges meet
+** within the tolerance but not exactly, where the shared segment takes
+** the upper one's coordinates. Either way the portals read the same as
+** they were paired, and save and load keep them. */
+static void test_lean_layout(void **state) {
+    (void)state;
+    uint64_t s = 777;
+    uint8_t *c = random_costs(&s, 30, 20, 30);
+    c[0] = 1;
+    qn_grid *g = make_grid(30, 20, c, 1.0f, (qn_vec2){-4.0f, 2.5f});
+    qn_mesh *m = mesh_of(g);
+    assert_non_null(m->rects);
+    assert_null(m->corners);
+    assert_null(m->pgeo);
+    assert_null(m->planes);
+    check_same_as_general(g, m);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+    free(c);
+
+    const float up = 1.0f + 1.1920929e-07f; /* one ulp above 1 */
+    const qn_vec2 v[8] = {{0, 0}, {2, 0}, {2, 1}, {0, 1}, {0.5f, up}, {1.5f, up}, {1.5f, 2}, {0.5f, 2}};
+    const uint32_t idx[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    qn_mesh_desc d = {.vertices = v, .vertex_count = 8, .quads = idx, .quad_count = 2};
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    assert_int_equal(qn_mesh_portal_count(m), 1);
+    assert_non_null(m->rects);
+    assert_non_null(m->pgeo);
+    qn_portal p;
+    assert_int_equal(qn_mesh_portal(m, 0, &p), QN_OK);
+    assert_true(p.p0.x == 1.5f && p.p0.y == up && p.p1.x == 0.5f && p.p1.y == up);
+    qn__portal derived = qn__portal_at(m, 0);
+    qn__portal_derive(m, &derived);
+    assert_true(derived.p0.y == 1.0f); /* what the rectangles alone would say */
+    size_t len = 0;
+    assert_int_equal(qn_mesh_save_mem(m, NULL, 0, &len, NULL), QN_E_BUFFER_TOO_SMALL);
+    uint8_t *buf = malloc(len);
+    assert_int_equal(qn_mesh_save_mem(m, buf, len, &len, NULL), QN_OK);
+    qn_mesh *back = NULL;
+    assert_int_equal(qn_mesh_load_mem(buf, len, NULL, &back, NULL), QN_OK);
+    assert_non_null(back->pgeo);
+    assert_same_mesh(m, back);
+    free(buf);
+    qn_mesh_destroy(back);
+    qn_mesh_destroy(m);
 }
 
 /* An open grid is one quad; a grid of stripes of two costs is one quad per
@@ -850,6 +901,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_grids),
         cmocka_unit_test(test_simple_shapes),
+        cmocka_unit_test(test_lean_layout),
         cmocka_unit_test(test_thin_grids),
         cmocka_unit_test(test_bundled_maps),
         cmocka_unit_test(test_fewest_is_minimum),

@@ -15,7 +15,7 @@
 /* Parameter interval [t0, t1] of edge a-b covered by portal e, if on it. */
 static bool portal_on_edge(const qn_mesh *m, uint32_t e, qn_vec2 a, qn_vec2 b, float *t0,
                            float *t1) {
-    const qn__portal *p = &m->portals[e];
+    const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
     qn_vec2 ab = qn__sub(b, a);
     float len2 = qn__dot(ab, ab), len = sqrtf(len2), tol = 4.0f * m->eps;
     if (fabsf(qn__cross(ab, qn__sub(p->p0, a))) > tol * len ||
@@ -50,7 +50,9 @@ static bool push_wall(qn__walls *w, const qn_allocator *al, qn_vec2 a, qn_vec2 b
 /* The walls along edge k of quad q: the edge minus its open portals. */
 static bool edge_walls(qn__walls *w, const qn_allocator *al, const qn_mesh *m,
                        uint32_t q, int k) {
-    qn_vec2 a = m->corners[4 * (size_t)q + (size_t)k], b = m->corners[4 * (size_t)q + ((k + 1) & 3)];
+    qn_vec2 kc[4];
+    const qn_vec2 *c = qn__corners(m, q, kc);
+    qn_vec2 a = c[k], b = c[(k + 1) & 3];
     float iv[MAX_PIECES][2];
     uint32_t n = 0;
     for (uint32_t s = m->qp_start[q]; s < m->qp_start[q + 1] && n < MAX_PIECES; s++) {

@@ -83,19 +83,19 @@ static QN__HOT_INLINE void improve(search *s, uint32_t v, float val, uint8_t via
 }
 
 static uint8_t side_in(const qn_mesh *m, uint32_t v, uint32_t q) {
-    return m->portals[v].q[0] == q ? 0 : 1;
+    return m->pq[v].q[0] == q ? 0 : 1;
 }
 
 /* Where a path coming from point `from` crosses portal v: the point of v's
 ** crossable part nearest to `from` (so straight runs stay straight and bends
 ** hug corners). */
 static qn_vec2 crossing(const search *s, uint32_t v, qn_vec2 from) {
-    const qn__portal *pt = &s->m->portals[v];
-    float r = s->radius < 0.5f * pt->width ? s->radius : 0.5f * pt->width;
-    qn_vec2 u = qn__portal_dir(pt);
-    float t = qn__dot(qn__sub(from, pt->p0), u);
-    t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
-    return qn__add(pt->p0, qn__scale(u, t));
+    const qn__portal pt = qn__portal_at(s->m, v);
+    float r = s->radius < 0.5f * pt.width ? s->radius : 0.5f * pt.width;
+    qn_vec2 u = qn__scale(qn__sub(pt.p1, pt.p0), 1.0f / pt.width); /* qn__portal_dir */
+    float t = qn__dot(qn__sub(from, pt.p0), u);
+    t = t < r ? r : (t > pt.width - r ? pt.width - r : t);
+    return qn__add(pt.p0, qn__scale(u, t));
 }
 
 /* Length of a step between crossing points. Two portals meeting at a corner
@@ -122,11 +122,11 @@ static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu)
         }
         return;
     }
-    qn_vec2 mu = qn__portal_mid(&m->portals[u]);
+    qn_vec2 mu = qn__portal_mid_at(m, u);
     (void)side;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
-        qn_vec2 mv = qn__portal_mid(&m->portals[v]);
+        qn_vec2 mv = qn__portal_mid_at(m, v);
         improve(s, v, gu + w * qn__len(qn__sub(mu, mv)), side_in(m, v, q), u, mv);
     }
 }
@@ -134,7 +134,7 @@ static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu)
 /* Offers v the path from point `from` (in quad q, at cost g0 there). */
 static void offer_from_point(search *s, uint32_t v, uint32_t q, qn_vec2 from, float g0,
                              uint32_t pred) {
-    qn_vec2 xv = s->x ? crossing(s, v, from) : qn__portal_mid(&s->m->portals[v]);
+    qn_vec2 xv = s->x ? crossing(s, v, from) : qn__portal_mid_at(s->m, v);
     float d = s->x ? step_len(s->m, xv, from) : qn__len(qn__sub(xv, from));
     improve(s, v, g0 + s->m->cost[q] * d, side_in(s->m, v, q), pred, xv);
 }
@@ -156,7 +156,7 @@ static void drain(search *s) {
         uint32_t u = pop_min(s);
         float gu = s->g[u];
         for (int side = 0; side < 2; side++)
-            if ((unsigned)side != (s->via[u] & 1u)) relax_through(s, m->portals[u].q[side], side, u, gu);
+            if ((unsigned)side != (s->via[u] & 1u)) relax_through(s, m->pq[u].q[side], side, u, gu);
     }
 }
 
@@ -341,7 +341,7 @@ static void reseed(search *s, const qn_field *f, uint32_t v) {
     const qn_mesh *m = s->m;
     if (s->pos[v] == CLOSED) return;
     for (int side = 0; side < 2; side++) {
-        uint32_t q = m->portals[v].q[side];
+        uint32_t q = m->pq[v].q[side];
         if (m->blocked[q]) continue;
         uint32_t gi = goal_in_quad(f, q);
         for (; gi != QN_NONE && gi < f->goal_count && f->goals[gi].quad == q; gi++)
@@ -350,7 +350,7 @@ static void reseed(search *s, const qn_field *f, uint32_t v) {
             uint32_t u = m->qp_list[k];
             if (u == v || (s->via[u] & AFFECTED) || s->pos[u] == CLOSED || s->g[u] == INFINITY)
                 continue;
-            qn_vec2 xu = s->x ? s->x[u] : qn__portal_mid(&m->portals[u]);
+            qn_vec2 xu = s->x ? s->x[u] : qn__portal_mid_at(m, u);
             offer_from_point(s, v, q, xu, s->g[u], u);
         }
     }
@@ -384,12 +384,12 @@ static void finish_repair(qn_field *f, search *s, const uint32_t *quads, uint32_
             t->sib[v] = t->child[t->pred[v]];
             t->child[t->pred[v]] = v;
         }
-        for (int side = 0; side < 2; side++) s->mark[m->portals[v].q[side]] = 1;
+        for (int side = 0; side < 2; side++) s->mark[m->pq[v].q[side]] = 1;
     }
     for (uint32_t i = 0; i < nq; i++) s->mark[quads[i]] = 1;
     for (uint32_t i = 0; i < s->nmoved; i++)
         for (int side = 0; side < 2; side++) {
-            uint32_t q = m->portals[s->moved[i]].q[side];
+            uint32_t q = m->pq[s->moved[i]].q[side];
             if (s->mark[q]) refresh_slot(f, t->g, q), s->mark[q] = 0;
         }
     for (uint32_t i = 0; i < nq; i++)
@@ -660,7 +660,7 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
         uint32_t e = m->qp_list[k];
         if (!(field->pg[e] < best)) continue;
-        const qn__portal *pt = &m->portals[e];
+        const qn__portal pt_at = qn__portal_at(m, e), *pt = &pt_at;
         float r = field->radius < 0.5f * pt->width ? field->radius : 0.5f * pt->width;
         qn_vec2 u = qn__portal_dir(pt);
         float t = qn__dot(qn__sub(p, pt->p0), u);
@@ -682,7 +682,8 @@ static bool keep_reachable(const void *ctx, uint32_t q) {
 ** the wrong way by less than the tolerance): then farther toward the
 ** centre, until the quad holds the point. */
 static qn_vec2 nudge_inside(const qn_mesh *m, uint32_t q, qn_vec2 at) {
-    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    qn_vec2 k_at[4];
+    const qn_vec2 *k = qn__corners(m, q, k_at);
     qn_vec2 c = qn__scale(qn__add(qn__add(k[0], k[1]), qn__add(k[2], k[3])), 0.25f);
     qn_vec2 to_c = qn__sub(c, at);
     float len = qn__len(to_c), nudge = 16.0f * m->eps + 1e-3f * len;
@@ -706,7 +707,7 @@ static uint32_t out_through_portals(const qn_field *f, uint32_t q, qn_vec2 p, qn
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
         uint32_t e = m->qp_list[k], r = qn__portal_other(m, e, q);
         if (!keep_reachable(f, r)) continue;
-        const qn__portal *pt = &m->portals[e];
+        const qn__portal pt_at = qn__portal_at(m, e), *pt = &pt_at;
         float inset = f->radius > 16.0f * m->eps ? f->radius : 16.0f * m->eps;
         inset = inset < 0.5f * pt->width ? inset : 0.5f * pt->width;
         qn_vec2 u = qn__portal_dir(pt);

@@ -67,7 +67,8 @@ struct qn_hier {
 /* ---- small helpers ----------------------------------------------------------- */
 
 static qn_vec2 quad_centre(const qn_mesh *m, uint32_t q) {
-    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    qn_vec2 c_at[4];
+    const qn_vec2 *c = qn__corners(m, q, c_at);
     return qn__v2(0.25f * (c[0].x + c[1].x + c[2].x + c[3].x),
                   0.25f * (c[0].y + c[1].y + c[2].y + c[3].y));
 }
@@ -107,7 +108,7 @@ static void csr_free(const qn_allocator *a, uint32_t **start, uint32_t **list, u
 /* Is portal e open (both quads) and inside sector s? */
 static bool inner_portal(const qn_hier *h, uint32_t e, uint32_t s) {
     const qn_mesh *m = h->mesh;
-    const qn__portal *p = &m->portals[e];
+    const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
     return h->qsec[p->q[0]] == s && h->qsec[p->q[1]] == s && !m->blocked[p->q[0]] &&
            !m->blocked[p->q[1]];
 }
@@ -165,7 +166,7 @@ static bool add_node(qn_hier *h, uint32_t e, qn_vec2 at) {
         h->ncap = want;
     }
     const qn_mesh *m = h->mesh;
-    const qn__portal *p = &m->portals[e];
+    const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
     hnode *n = &h->nodes[h->nnode++];
     n->at = at;
     n->portal = e;
@@ -181,8 +182,8 @@ static bool add_node(qn_hier *h, uint32_t e, qn_vec2 at) {
 /* Nodes for the group g[0..n) of border portals (same sectors and parts). */
 static bool group_nodes(qn_hier *h, const bport *g, uint32_t n) {
     const qn_mesh *m = h->mesh;
-    if (n == 1 && m->portals[g[0].e].width > h->spacing) { /* a long portal */
-        const qn__portal *p = &m->portals[g[0].e];
+    if (n == 1 && qn__portal_width(m, g[0].e) > h->spacing) { /* a long portal */
+        const qn__portal p_at = qn__portal_at(m, g[0].e), *p = &p_at;
         uint32_t k = (uint32_t)ceilf(p->width / h->spacing);
         for (uint32_t j = 0; j < k; j++)
             if (!add_node(h, g[0].e,
@@ -195,7 +196,7 @@ static bool group_nodes(qn_hier *h, const bport *g, uint32_t n) {
     uint32_t best = 0;
     for (uint32_t i = 1; i < n; i++)
         if (fabsf(g[i].t - mid) < fabsf(g[best].t - mid)) best = i;
-    return add_node(h, g[best].e, qn__portal_mid(&m->portals[g[best].e]));
+    return add_node(h, g[best].e, qn__portal_mid_at(m, g[best].e));
 }
 
 /* The nodes on the borders of sector sa with higher sectors. */
@@ -204,7 +205,7 @@ static bool sector_nodes(qn_hier *h, uint32_t sa, bport *buf) {
     uint32_t n = 0;
     for (uint32_t k = h->bp_start[sa]; k < h->bp_start[sa + 1]; k++) {
         uint32_t e = h->bp_list[k];
-        const qn__portal *p = &m->portals[e];
+        const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
         if (m->blocked[p->q[0]] || m->blocked[p->q[1]]) continue;
         uint32_t side = h->qsec[p->q[0]] == sa ? 0 : 1;
         uint32_t sb = h->qsec[p->q[1 - side]];
@@ -216,9 +217,9 @@ static bool sector_nodes(qn_hier *h, uint32_t sa, bport *buf) {
     qsort(buf, n, sizeof *buf, cmp_bport);
     for (uint32_t i = 0; i < n;) {
         uint32_t j = i + 1;
-        float lim = m->portals[buf[i].e].width > h->spacing ? buf[i].t : buf[i].t + h->spacing;
+        float lim = qn__portal_width(m, buf[i].e) > h->spacing ? buf[i].t : buf[i].t + h->spacing;
         while (j < n && buf[j].sb == buf[i].sb && buf[j].ca == buf[i].ca && buf[j].cb == buf[i].cb &&
-               buf[j].t <= lim && m->portals[buf[j].e].width <= h->spacing)
+               buf[j].t <= lim && qn__portal_width(m, buf[j].e) <= h->spacing)
             j++;
         if (!group_nodes(h, buf + i, j - i)) return false;
         i = j;
@@ -319,7 +320,8 @@ static void from_point(local *L, uint32_t q, qn_vec2 x, float g, uint32_t from, 
     for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
         uint32_t e = m->qp_list[j], li = h->pidx[e];
         if (li == from || !inner_portal(h, e, L->s)) continue;
-        qn_vec2 y = nearest_on(&m->portals[e], x);
+        const qn__portal pe = qn__portal_at(m, e);
+        qn_vec2 y = nearest_on(&pe, x);
         float ng = g + m->cost[q] * qn__len(qn__sub(y, x));
         if (!(ng < L->g[li])) continue;
         if (L->g[li] == INFINITY) L->touched[L->nt++] = li;
@@ -383,7 +385,7 @@ static void taut(local *L, uint32_t q0, qn_vec2 x, uint32_t k, qn_vec2 at, float
     if (m->cost[q] != 1.0f) return; /* lengths only where every quad costs 1 */
     for (uint32_t i = 0; i < n; i++) { /* leaving q through e: its edge runs right to left */
         uint32_t e = L->chain[n - 1 - i];
-        const qn__portal *p = &m->portals[e];
+        const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
         bool first = p->q[0] == q;
         rt[i] = first ? p->p0 : p->p1, lf[i] = first ? p->p1 : p->p0;
         q = qn__portal_other(m, e, q);
@@ -407,7 +409,7 @@ static void local_run(local *L, uint32_t s, uint32_t q0, qn_vec2 x, float *out) 
     while (L->q.n) {
         uint32_t li = qn__heap_pop(&L->q);
         L->pos[li] = QN_NONE;
-        const qn__portal *p = &h->mesh->portals[L->port[li]];
+        const qn__portal p_at = qn__portal_at(h->mesh, L->port[li]), *p = &p_at;
         from_point(L, p->q[0], L->x[li], L->g[li], li, out);
         from_point(L, p->q[1], L->x[li], L->g[li], li, out);
     }
@@ -447,7 +449,7 @@ static bool tiles(qn_hier *h) {
     for (uint32_t q = 0; ok && q < m->quad_count; q++) h->qsec[q] = sector_of(h, quad_centre(m, q));
     ok = ok && csr(&h->alloc, h->qsec, m->quad_count, h->nsec, &h->sq_start, &h->sq_list);
     for (uint32_t e = 0; ok && e < m->portal_count; e++) {
-        uint32_t a = h->qsec[m->portals[e].q[0]], b = h->qsec[m->portals[e].q[1]];
+        uint32_t a = h->qsec[m->pq[e].q[0]], b = h->qsec[m->pq[e].q[1]];
         key[e] = a == b ? QN_NONE : (a < b ? a : b);
     }
     ok = ok && csr(&h->alloc, key, m->portal_count, h->nsec, &h->bp_start, &h->bp_list);
@@ -458,7 +460,7 @@ static bool tiles(qn_hier *h) {
         for (uint32_t k = h->sq_start[s]; k < h->sq_start[s + 1]; k++) {
             uint32_t q = h->sq_list[k];
             for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
-                const qn__portal *p = &m->portals[m->qp_list[j]];
+                const qn__portal p_at = qn__portal_at(m, m->qp_list[j]), *p = &p_at;
                 if (p->q[0] == q && h->qsec[p->q[1]] == s) h->pidx[m->qp_list[j]] = n++;
             }
         }
@@ -985,7 +987,9 @@ static qn_status local_mesh(const qn_hfield *f, uint32_t s, hloc *l) {
         uint32_t q = h->sq_list[first + k];
         l->loc[k] = m->blocked[q] ? QN_NONE : n;
         if (m->blocked[q]) continue;
-        for (uint32_t j = 0; j < 4; j++) v[4 * n + j] = m->corners[4 * (size_t)q + j], idx[4 * n + j] = 4 * n + j;
+        qn_vec2 kc[4];
+        const qn_vec2 *qc = qn__corners(m, q, kc);
+        for (uint32_t j = 0; j < 4; j++) v[4 * n + j] = qc[j], idx[4 * n + j] = 4 * n + j;
         cost[n++] = m->cost[q];
     }
     /* The portals inside the sector, as candidates in (a, b) order: quads
@@ -994,7 +998,7 @@ static qn_status local_mesh(const qn_hfield *f, uint32_t s, hloc *l) {
         uint32_t q = h->sq_list[first + k];
         for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
             uint32_t e = m->qp_list[j];
-            const qn__portal *p = &m->portals[e];
+            const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
             if (p->q[0] != q || !inner_portal(h, e, s)) continue;
             c[nc++] = (qn__cand){q, p->q[1], p->edge[0], p->edge[1], p->p0, p->p1};
         }
@@ -1111,7 +1115,7 @@ static uint32_t nearest_exit(const qn_hfield *f, const hloc *l, qn_vec2 p, float
 ** portal's ends (so the way across stays on the portal). */
 static float exit_reach(const qn_hfield *f, uint32_t i) {
     const hnode *nd = &f->h->nodes[i];
-    const qn__portal *pt = &f->h->mesh->portals[nd->portal];
+    const qn__portal pt_at = qn__portal_at(f->h->mesh, nd->portal), *pt = &pt_at;
     float t = qn__dot(qn__sub(nd->at, pt->p0), qn__portal_dir(pt)), end = fminf(t, pt->width - t);
     return fmaxf(QN_AT_GOAL_DISTANCE, fminf(0.25f * pt->width, 0.5f * end));
 }
@@ -1125,7 +1129,7 @@ static float exit_reach(const qn_hfield *f, uint32_t i) {
 ** field's direction rounds), it keeps the local field's direction (dir). */
 static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
     const hnode *nd = &f->h->nodes[i];
-    const qn__portal *pt = &f->h->mesh->portals[nd->portal];
+    const qn__portal pt_at = qn__portal_at(f->h->mesh, nd->portal), *pt = &pt_at;
     qn_vec2 n = f->via[i] == 1 ? nd->n : qn__scale(nd->n, -1.0f);
     float d = qn__len(qn__sub(nd->at, p));
     if (d > exit_reach(f, i)) {

@@ -75,6 +75,10 @@ struct qn__isearch {
     const qn_field *f; /* one-to-all: the field being built; NULL for a path */
     const qn_mesh *m;
     const qn__boundary *b;
+    /* The portals' segments: the mesh's, or for a mesh that derives them
+    ** from its rectangles, a table the search makes once (own_geo). */
+    const qn__pgeo *geo;
+    qn__pgeo *own_geo;
     qn_allocator alloc;
     float tol, radius;
     uint32_t nv, nr; /* vertex ids, roots (vertex ids then goals) */
@@ -118,6 +122,12 @@ struct qn__isearch {
     bool full_reset;
 };
 typedef struct qn__isearch xsearch;
+
+/* Portal e's segment (the search's table). */
+static inline const qn__pgeo *xseg(const xsearch *S, uint32_t e) { return &S->geo[e]; }
+static inline qn_vec2 seg_dir(const qn__pgeo *p) {
+    return qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width);
+}
 
 /* ---- pools ------------------------------------------------------------------ */
 
@@ -195,8 +205,8 @@ typedef struct froot {
     double a, h, g;
 } froot;
 
-static froot in_frame(const qn__portal *p, qn_vec2 r, float g) {
-    qn_vec2 d = qn__sub(r, p->p0), u = qn__portal_dir(p);
+static froot in_frame(const qn__pgeo *p, qn_vec2 r, float g) {
+    qn_vec2 d = qn__sub(r, p->p0), u = seg_dir(p);
     froot fr = {(double)qn__dot(d, u), (double)qn__cross(u, d), (double)g};
     return fr;
 }
@@ -292,7 +302,7 @@ static void cut_by(froot n, const piece *w, double tol, span *sp, uint32_t *cnt)
 ** a piece already there (other than `self`). */
 static uint32_t envelope_cut(const xsearch *S, uint32_t e, uint32_t self, qn_vec2 r, float g,
                              float t0, float t1, span *sp) {
-    const qn__portal *pt = &S->m->portals[e];
+    const qn__pgeo *pt = xseg(S, e);
     froot n = in_frame(pt, r, g);
     /* Ties within rounding of g survive (g is a float sum along the way);
     ** a tolerance growing with the map's extent would keep near-ties
@@ -309,7 +319,7 @@ static uint32_t add_piece_record(xsearch *S, uint32_t e, qn_vec2 r, uint32_t rid
                                  float t0, float t1) {
     if (S->npc == S->pcap && !grow(S, (void **)&S->pieces, &S->pcap, sizeof(piece))) return QN_NONE;
     uint32_t i = S->npc++;
-    froot fr = in_frame(&S->m->portals[e], r, g);
+    froot fr = in_frame(xseg(S, e), r, g);
     S->pieces[i] = (piece){(float)fr.a, (float)fr.h, g, t0, t1, S->head[e], rid, QN_NONE};
     S->head[e] = i;
     return i;
@@ -345,11 +355,11 @@ typedef struct sub_edge {
     uint32_t va, vb, e;
 } sub_edge;
 
-static float along(const qn__portal *p, qn_vec2 x) {
-    return qn__dot(qn__sub(x, p->p0), qn__portal_dir(p));
+static float along(const qn__pgeo *p, qn_vec2 x) {
+    return qn__dot(qn__sub(x, p->p0), seg_dir(p));
 }
-static qn_vec2 on_portal(const qn__portal *p, float t) {
-    return qn__add(p->p0, qn__scale(qn__portal_dir(p), t));
+static qn_vec2 on_portal(const qn__pgeo *p, float t) {
+    return qn__add(p->p0, qn__scale(seg_dir(p), t));
 }
 
 /* Length of the shortest line from root r through the interval R-L to t
@@ -462,7 +472,7 @@ static uint32_t touching_piece(const xsearch *S, uint32_t e, uint32_t rid, float
 ** count would grow with every vertex the root sees past. */
 static void widen(xsearch *S, uint32_t w, uint32_t e, bool up, float t0, float t1) {
     piece *pc = &S->pieces[w];
-    const qn__portal *pt = &S->m->portals[e];
+    const qn__pgeo *pt = xseg(S, e);
     if (t0 < pc->t0) pc->t0 = t0;
     if (t1 > pc->t1) pc->t1 = t1;
     xnode *n = &S->nodes[pc->node];
@@ -480,14 +490,14 @@ static void widen(xsearch *S, uint32_t w, uint32_t e, bool up, float t0, float t
 ** portal e into quad nq, cut to where it beats the portal's pieces. */
 static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e, uint32_t nq,
                        qn_vec2 x0, qn_vec2 x1, bool on, int side) {
-    const qn__portal *pt = &S->m->portals[e];
+    const qn__pgeo *pt = xseg(S, e);
     float ta = along(pt, x0), tb = along(pt, x1);
     bool up = ta <= tb; /* x0 (the R end) lies at the lower t */
     span sp[MAX_SPANS];
     uint32_t n = envelope_cut(S, e, QN_NONE, rt, g, up ? ta : tb, up ? tb : ta, sp);
     if (on && n) n = 1, sp[0] = (span){up ? ta : tb, up ? tb : ta};
     const qn_mesh *m = S->m;
-    uint32_t sub = S->b->psub[2 * e + (m->portals[e].q[0] == nq ? 0 : 1)];
+    uint32_t sub = S->b->psub[2 * e + (m->pq[e].q[0] == nq ? 0 : 1)];
     for (uint32_t i = 0; i < n && S->st == QN_OK; i++) {
         if (!on && !S->target) {
             uint32_t w = touching_piece(S, e, rid, g, nq, sp[i].a, sp[i].b);
@@ -613,7 +623,7 @@ static bool still_useful(xsearch *S, xnode *n) {
     if (n->on) return true;
     uint32_t e = S->b->bportal[S->b->bstart[n->quad] + n->sub];
     if (S->head[e] == n->piece) return true; /* nothing reached the portal since */
-    const qn__portal *pt = &S->m->portals[e];
+    const qn__pgeo *pt = xseg(S, e);
     float ta = along(pt, n->R), tb = along(pt, n->L);
     bool up = ta <= tb;
     span sp[MAX_SPANS];
@@ -887,7 +897,8 @@ static bool spm_before(const qn__sent *a, const qn__sent *b) {
 
 /* Distance from p to convex quad q (0 inside). */
 static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
-    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    qn_vec2 c_at[4];
+    const qn_vec2 *c = qn__corners(m, q, c_at);
     if (!m->planes) { /* a rectangle (qn__axis_rect): c[0] and c[2] span it */
         float dx = c[0].x - p.x > 0.0f ? c[0].x - p.x : (p.x - c[2].x > 0.0f ? p.x - c[2].x : 0.0f);
         float dy = c[0].y - p.y > 0.0f ? c[0].y - p.y : (p.y - c[2].y > 0.0f ? p.y - c[2].y : 0.0f);
@@ -979,7 +990,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
 ** and boundary sub-edge (sopen). */
 static size_t search_fixed_bytes(const xsearch *S) {
     const qn_mesh *m = S->m;
-    return (size_t)m->portal_count * sizeof(uint32_t) +
+    return (size_t)m->portal_count * (sizeof(uint32_t) + (m->pgeo ? 0 : sizeof(qn__pgeo))) +
            (size_t)S->nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
            (size_t)m->quad_count * (sizeof(uint32_t) + sizeof(float)) +
            (size_t)S->nv * (1 + sizeof(qn_vec2)) + S->b->bstart[m->quad_count];
@@ -1012,7 +1023,19 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     if (!p) return QN_E_NOMEM;
     S->rpos = (qn_vec2 *)(void *)p;
     S->wsum = S->rpos + S->nr;
-    S->rg = (float *)(S->wsum + S->nv);
+    S->geo = m->pgeo;
+    if (!m->pgeo) {
+        S->own_geo = (qn__pgeo *)(void *)(S->wsum + S->nv);
+        for (uint32_t e = 0; e < m->portal_count; e++) {
+            qn__portal pt = qn__portal_at(m, e);
+            S->own_geo[e] = (qn__pgeo){pt.p0, pt.p1, pt.width};
+        }
+        S->geo = S->own_geo;
+        p = (char *)(S->own_geo + m->portal_count);
+    } else {
+        p = (char *)(S->wsum + S->nv);
+    }
+    S->rg = (float *)(void *)p;
     S->qg = S->rg + S->nr;
     S->head = (uint32_t *)(S->qg + m->quad_count);
     S->rpar = S->head + m->portal_count;
@@ -1120,6 +1143,8 @@ void qn__isearch_destroy(qn__isearch *S) {
     search_free(S);
     qn__free(&a, S, sizeof *S);
 }
+
+const qn__pgeo *qn__isearch_geo(const qn__isearch *S) { return S->geo; }
 
 size_t qn__isearch_bytes(const qn__isearch *S) {
     if (!S) return 0;

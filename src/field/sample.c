@@ -27,7 +27,7 @@ typedef struct frame {
 } frame;
 
 static frame portal_frame(const qn_field *f, uint32_t e) {
-    const qn__portal *p = &f->mesh->portals[e];
+    const qn__portal p_at = qn__portal_at(f->mesh, e), *p = &p_at;
     /* Even a point agent keeps a hair's breadth (a few ulps of the level's
     ** coordinates) from a wall's end, so float noise cannot put it outside. */
     float r = f->radius > 64.0f * f->mesh->eps ? f->radius : 64.0f * f->mesh->eps;
@@ -88,7 +88,7 @@ static void steer_projection(const qn_field *f, uint32_t q, uint32_t ex, qn_vec2
 static void portal_sides(const qn_field *f, uint32_t e, uint32_t q, qn_vec2 *l, qn_vec2 *r) {
     frame fr = portal_frame(f, e);
     qn_vec2 lo = frame_at(&fr, fr.lo), hi = frame_at(&fr, fr.hi);
-    bool from_a = f->mesh->portals[e].q[0] == q; /* a is on the left of p0 -> p1 */
+    bool from_a = f->mesh->pq[e].q[0] == q; /* a is on the left of p0 -> p1 */
     *l = from_a ? hi : lo;
     *r = from_a ? lo : hi;
 }
@@ -199,7 +199,7 @@ static qn_vec2 direction(const qn_field *f, uint32_t q, uint32_t ex, qn_vec2 p, 
     if (len > reach_tolerance(f->mesh) || (goal_quad && len > 0.0f))
         return qn__scale(d, 1.0f / len);
     if (goal_quad) return qn__v2(0.0f, 0.0f);
-    const qn__portal *pt = &f->mesh->portals[ex];
+    const qn__portal pt_at = qn__portal_at(f->mesh, ex), *pt = &pt_at;
     int side = pt->q[0] == q ? 0 : 1;
     qn__planes tmp;
     const qn__planes *pl = qn__quad_planes(f->mesh, q, &tmp);
@@ -219,7 +219,7 @@ static uint32_t cross_if_on_exit(const qn_field *f, uint32_t q, qn_vec2 p, uint3
     float tol = reach_tolerance(m);
     uint32_t ex = unit_exit(f, q, p);
     for (int hops = 0; hops < 4 && !(ex & QN__GOAL_BIT); hops++) { /* also QN_NONE */
-        const qn__portal *pt = &m->portals[ex];
+        const qn__portal pt_at = qn__portal_at(m, ex), *pt = &pt_at;
         qn_vec2 d = qn__sub(p, pt->p0), u = qn__portal_dir(pt);
         float h = qn__cross(u, d); /* > 0 inside quad q[0], < 0 inside q[1] */
         int side = pt->q[0] == q ? 0 : 1;
@@ -405,8 +405,8 @@ static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
 /* The distance from p to the nearest edge of quad q (its edge planes). */
 static float edge_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     if (!m->planes) { /* a rectangle: its planes' sums, term by term */
-        const qn_vec2 *c = &m->corners[4 * (size_t)q];
-        float a = p.y - c[0].y, b = c[2].x - p.x, d = c[2].y - p.y, e = p.x - c[0].x;
+        qn_rect c = m->rects[q];
+        float a = p.y - c.min.y, b = c.max.x - p.x, d = c.max.y - p.y, e = p.x - c.min.x;
         a = b < a ? b : a;
         d = e < d ? e : d;
         return d < a ? d : a;
@@ -492,12 +492,12 @@ static bool portal_in_line(const qn_field *f, const qn__boundary *b, uint32_t ba
 /* How far the way from p along dir runs inside quad q (its edge planes). */
 static float run_inside(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 dir) {
     if (!m->planes) { /* a rectangle: its planes' sums, term by term */
-        const qn_vec2 *c = &m->corners[4 * (size_t)q];
+        qn_rect c = m->rects[q];
         float tx = INFINITY, ty = INFINITY;
-        if (dir.x > 0.0f) tx = (c[2].x - p.x) / dir.x;
-        else if (dir.x < 0.0f) tx = (p.x - c[0].x) / -dir.x;
-        if (dir.y > 0.0f) ty = (c[2].y - p.y) / dir.y;
-        else if (dir.y < 0.0f) ty = (p.y - c[0].y) / -dir.y;
+        if (dir.x > 0.0f) tx = (c.max.x - p.x) / dir.x;
+        else if (dir.x < 0.0f) tx = (p.x - c.min.x) / -dir.x;
+        if (dir.y > 0.0f) ty = (c.max.y - p.y) / dir.y;
+        else if (dir.y < 0.0f) ty = (p.y - c.min.y) / -dir.y;
         return ty < tx ? ty : tx;
     }
     qn__planes tmp;

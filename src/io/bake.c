@@ -193,15 +193,19 @@ void qn__qnm_reseal(uint8_t *b, size_t len) {
 
 static void write_mesh(wbuf *w, const qn_mesh *m) {
     size_t q = m->quad_count, cells = (size_t)m->grid_w * m->grid_h;
-    for (size_t i = 0; i < 4 * q; i++) put_f32(w, m->corners[i].x), put_f32(w, m->corners[i].y);
+    for (uint32_t i = 0; i < q; i++) {
+        qn_vec2 kc[4];
+        const qn_vec2 *c = qn__corners(m, i, kc);
+        for (int k = 0; k < 4; k++) put_f32(w, c[k].x), put_f32(w, c[k].y);
+    }
     for (size_t i = 0; i < q; i++) put_f32(w, m->cost[i]);
     put(w, m->blocked, q);
     for (uint32_t i = 0; i < m->portal_count; i++) {
-        const qn__portal *p = &m->portals[i];
-        put_u32(w, p->q[0]);
-        put_u32(w, p->q[1]);
-        put(w, p->edge, 2);
-        put_f32(w, p->p0.x), put_f32(w, p->p0.y), put_f32(w, p->p1.x), put_f32(w, p->p1.y);
+        const qn__portal p = qn__portal_at(m, i);
+        put_u32(w, p.q[0]);
+        put_u32(w, p.q[1]);
+        put(w, p.edge, 2);
+        put_f32(w, p.p0.x), put_f32(w, p.p0.y), put_f32(w, p.p1.x), put_f32(w, p.p1.y);
     }
     put_f32(w, m->grid_origin.x), put_f32(w, m->grid_origin.y), put_f32(w, m->grid_cell);
     for (size_t i = 0; i <= cells; i++) put_u32(w, m->cell_start[i]);
@@ -353,31 +357,61 @@ static qn_status read_quads(qn__builder *bd, const uint8_t *b, qn_error *err) {
     return qn__mesh_shapes(bd);
 }
 
+/* A portal's segment as the file gives it (QNM_PORTAL bytes at b). */
+static qn__pgeo file_segment(const uint8_t *b) {
+    qn__pgeo g;
+    g.p0 = qn__v2(get_f32(b + 10), get_f32(b + 14));
+    g.p1 = qn__v2(get_f32(b + 18), get_f32(b + 22));
+    g.width = qn__len(qn__sub(g.p1, g.p0));
+    return g;
+}
+
+static bool same_point_bits(qn_vec2 a, qn_vec2 b) { return memcmp(&a, &b, sizeof a) == 0; }
+
 /* Straight into the mesh's portal table (no candidate list in between),
-** each portal's width and its quads' list counts in the same pass. */
+** its quads' list counts in the same pass. A mesh of rectangles keeps no
+** segments while each is the one its quads' rectangles give (qn__portal_at);
+** from the first that is not, it keeps them all (those before read again
+** from the file). */
 static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn_error *err) {
     qn_mesh *m = bd->m;
-    m->portals = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__portal));
-    if (np && !m->portals) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     m->portal_count = np; /* the size the mesh's free gives back */
+    m->pq = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__pq));
+    m->pedge = qn__alloc(&m->alloc, 2 * (size_t)np);
+    if (np && (!m->pq || !m->pedge)) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
     if (!m->qp_start) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    bool derive = m->rects != NULL;
+    if (!derive && np) {
+        m->pgeo = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__pgeo));
+        if (!m->pgeo) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    }
     qn__islands_begin(m);
+    const uint8_t *first = b;
     for (uint32_t i = 0; i < np; i++, b += QNM_PORTAL) {
-        qn__portal *p = &m->portals[i];
-        p->q[0] = get_u32(b), p->q[1] = get_u32(b + 4);
-        p->edge[0] = b[8], p->edge[1] = b[9];
-        p->p0 = qn__v2(get_f32(b + 10), get_f32(b + 14));
-        p->p1 = qn__v2(get_f32(b + 18), get_f32(b + 22));
-        const qn__portal *prev = i ? p - 1 : NULL;
-        bool order = !prev || p->q[0] > prev->q[0] || (p->q[0] == prev->q[0] && p->q[1] > prev->q[1]);
-        if (p->q[0] >= p->q[1] || p->q[1] >= m->quad_count || p->edge[0] > 3 || p->edge[1] > 3 ||
-            !order || !qn__finite2(p->p0) || !qn__finite2(p->p1) ||
-            (p->p0.x == p->p1.x && p->p0.y == p->p1.y)) {
+        qn__portal p = {{get_u32(b), get_u32(b + 4)}, {0, 0}, {0, 0}, 0.0f, {b[8], b[9]}};
+        qn__pgeo g = file_segment(b);
+        bool order = i == 0 || p.q[0] > m->pq[i - 1].q[0] ||
+                     (p.q[0] == m->pq[i - 1].q[0] && p.q[1] > m->pq[i - 1].q[1]);
+        if (p.q[0] >= p.q[1] || p.q[1] >= m->quad_count || p.edge[0] > 3 || p.edge[1] > 3 ||
+            !order || !qn__finite2(g.p0) || !qn__finite2(g.p1) ||
+            (g.p0.x == g.p1.x && g.p0.y == g.p1.y)) {
             return qn__fail(err, QN_E_CORRUPT, i, "baked mesh: portal %u is invalid", i);
         }
-        qn__portal_tally(m, p);
-        qn__islands_join(m, p->q[0], p->q[1]);
+        m->pq[i] = (qn__pq){{p.q[0], p.q[1]}};
+        m->pedge[2 * (size_t)i] = p.edge[0];
+        m->pedge[2 * (size_t)i + 1] = p.edge[1];
+        if (derive) {
+            qn__portal_derive(m, &p);
+            derive = same_point_bits(p.p0, g.p0) && same_point_bits(p.p1, g.p1);
+            if (!derive && !(m->pgeo = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__pgeo))))
+                return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+            for (uint32_t k = 0; !derive && k < i; k++)
+                m->pgeo[k] = file_segment(first + (size_t)k * QNM_PORTAL);
+        }
+        if (!derive) m->pgeo[i] = g;
+        qn__portal_tally(m, i);
+        qn__islands_join(m, p.q[0], p.q[1]);
     }
     return qn__mesh_portal_fill(m, err);
 }
@@ -443,6 +477,7 @@ static qn_status read_mesh(const uint8_t *b, const qnm_header *h, const qn_alloc
         return st;
     }
     qn__islands_end(m); /* joined while the portals were read */
+    qn__mesh_lean(m);
     m->bytes = sizeof *m + qn__mesh_array_bytes(m);
     *out = m;
     return QN_OK;

@@ -32,7 +32,7 @@ static int cmp_spos(const void *a, const void *b) {
 }
 
 static inline uint8_t side_in(const qn_mesh *m, uint32_t e, uint32_t q) {
-    return m->portals[e].q[0] == q ? 0 : 1;
+    return m->pq[e].q[0] == q ? 0 : 1;
 }
 
 /* The portals of quad q on its edge i, sorted along it, into tmp. */
@@ -41,7 +41,7 @@ static uint32_t edge_portals(const qn_mesh *m, uint32_t q, int i, qn_vec2 c0, qn
     uint32_t cnt = 0;
     for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
         uint32_t e = m->qp_list[j];
-        const qn__portal *p = &m->portals[e];
+        const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
         if (p->edge[side_in(m, e, q)] != i) continue;
         float s0 = qn__dot(qn__sub(p->p0, c0), u), s1 = qn__dot(qn__sub(p->p1, c0), u);
         spos a = {s0, s1, e, p->p0, p->p1}, b = {s1, s0, e, p->p1, p->p0};
@@ -58,7 +58,8 @@ static void push_bv(qn__boundary *b, qn_vec2 p) {
 
 /* Quad q's cycle; a portal reaching the next corner ends there. */
 static void quad_cycle(const qn_mesh *m, qn__boundary *b, uint32_t q, spos *tmp) {
-    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    qn_vec2 k_at[4];
+    const qn_vec2 *k = qn__corners(m, q, k_at);
     float tol = 4.0f * m->eps;
     uint32_t base = b->nb;
     for (int i = 0; i < 4; i++) {

@@ -33,18 +33,22 @@ qn_status qn__mesh_alloc_quads(qn_mesh *m, qn_error *err); /* corners .. island 
 qn_status qn__mesh_shapes(qn__builder *bd);
 /* Portal table and per-quad lists from bd->cands (sorted by (a, b)). */
 qn_status qn__mesh_portals(qn__builder *bd);
-/* With m->portals' quads, edges and end points set: each portal's width and
-** the per-quad lists. */
+/* m->portal_count = count and its arrays (pq, pedge, pgeo), unset. */
+qn_status qn__mesh_portal_alloc(qn_mesh *m, uint32_t count, qn_error *err);
+/* With the portals' quads, edges and end points set: each portal's width
+** and the per-quad lists. */
 qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err);
 /* The per-quad lists, from widths already set and qp_start (quad_count + 1,
 ** zeroed) holding each quad q's portal count at q + 1. */
 qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err);
-/* Portal p's width, and one more portal for each of its quads' lists. */
-static inline void qn__portal_tally(qn_mesh *m, qn__portal *p) {
-    p->width = qn__len(qn__sub(p->p1, p->p0));
-    m->qp_start[p->q[0] + 1]++;
-    m->qp_start[p->q[1] + 1]++;
+/* One more portal (e) in each of its quads' lists. */
+static inline void qn__portal_tally(qn_mesh *m, uint32_t e) {
+    m->qp_start[m->pq[e].q[0] + 1]++;
+    m->qp_start[m->pq[e].q[1] + 1]++;
 }
+/* The end of a build: a mesh of rectangles lets its corners go, and its
+** portals' segments when its rectangles give them (qn__portal_at). */
+void qn__mesh_lean(qn_mesh *m);
 size_t qn__mesh_array_bytes(const qn_mesh *m);
 
 /* Islands by union-find in m->island (the forest, then the ids; roots are

@@ -23,9 +23,10 @@ size_t qn__mesh_array_bytes(const qn_mesh *m) {
     size_t q = m->quad_count, p = m->portal_count;
     size_t cells = (size_t)m->grid_w * m->grid_h;
     size_t ncl = m->cell_start ? m->cell_start[cells] : 0;
-    return (m->planes ? q * sizeof(qn__planes) : 0) + q * (4 * sizeof(qn_vec2) + sizeof(float) + 1 +
-                sizeof(uint32_t)) +
-           p * sizeof(qn__portal) + (q + 1) * 2 * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) +
+    return (m->planes ? q * sizeof(qn__planes) : 0) + (m->corners ? q * 4 * sizeof(qn_vec2) : 0) +
+           (m->rects ? q * sizeof(qn_rect) : 0) + q * (sizeof(float) + 1 + sizeof(uint32_t)) +
+           p * (sizeof(qn__pq) + 2 + (m->pgeo ? sizeof(qn__pgeo) : 0)) +
+           (q + 1) * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) +
            (cells + 1 + ncl) * sizeof(uint32_t);
 }
 
@@ -35,10 +36,13 @@ static void mesh_free_arrays(qn_mesh *m) {
     size_t cells = (size_t)m->grid_w * m->grid_h;
     qn__free(a, m->corners, q * 4 * sizeof(qn_vec2));
     qn__free(a, m->planes, q * sizeof(qn__planes));
+    qn__free(a, m->rects, q * sizeof(qn_rect));
     qn__free(a, m->cost, q * sizeof(float));
     qn__free(a, m->blocked, q);
     qn__free(a, m->island, q * sizeof(uint32_t));
-    qn__free(a, m->portals, p * sizeof(qn__portal));
+    qn__free(a, m->pq, p * sizeof(qn__pq));
+    qn__free(a, m->pedge, 2 * p);
+    qn__free(a, m->pgeo, p * sizeof(qn__pgeo));
     qn__free(a, m->qp_list, 2 * p * sizeof(uint32_t));
     qn__free(a, m->qp_start, (q + 1) * sizeof(uint32_t));
     if (m->cell_start) qn__free(a, m->cell_list, m->cell_start[cells] * sizeof(uint32_t));
@@ -229,11 +233,16 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
     ** float ulps of the largest coordinate. Building uses local ones. */
     m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
     m->bounds = b;
-    if (!rects) {
-        m->planes = qn__alloc(&m->alloc, (size_t)m->quad_count * sizeof(qn__planes));
-        if (!m->planes) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
-        for (uint32_t q = 0; q < m->quad_count; q++) quad_planes(m, q);
+    if (rects) { /* boxes now; the corners go when the build is done */
+        m->rects = qn__alloc(&m->alloc, (size_t)m->quad_count * sizeof(qn_rect));
+        if (!m->rects) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
+        for (uint32_t q = 0; q < m->quad_count; q++)
+            m->rects[q] = (qn_rect){m->corners[4 * (size_t)q], m->corners[4 * (size_t)q + 2]};
+        return QN_OK;
     }
+    m->planes = qn__alloc(&m->alloc, (size_t)m->quad_count * sizeof(qn__planes));
+    if (!m->planes) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
+    for (uint32_t q = 0; q < m->quad_count; q++) quad_planes(m, q);
     return QN_OK;
 }
 
@@ -494,20 +503,27 @@ static qn_status apply_links(qn__builder *bd) {
 
 /* ---- portal tables --------------------------------------------------- */
 
+qn_status qn__mesh_portal_alloc(qn_mesh *m, uint32_t count, qn_error *err) {
+    m->portal_count = count;
+    m->pq = qn__alloc(&m->alloc, (size_t)count * sizeof(qn__pq));
+    m->pedge = qn__alloc(&m->alloc, 2 * (size_t)count);
+    m->pgeo = qn__alloc(&m->alloc, (size_t)count * sizeof(qn__pgeo));
+    if (count && (!m->pq || !m->pedge || !m->pgeo))
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    return QN_OK;
+}
+
 qn_status qn__mesh_portals(qn__builder *bd) {
     qn_mesh *m = bd->m;
-    m->portal_count = bd->ncand;
-    m->portals = qn__alloc(&m->alloc, (size_t)bd->ncand * sizeof(qn__portal));
-    if (!m->portals) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    qn_status st = qn__mesh_portal_alloc(m, bd->ncand, bd->err);
+    if (st != QN_OK) return st;
     for (uint32_t i = 0; i < bd->ncand; i++) {
         const qn__cand *c = &bd->cands[i];
-        qn__portal *p = &m->portals[i];
-        p->q[0] = c->a;
-        p->q[1] = c->b;
-        p->edge[0] = c->ea;
-        p->edge[1] = c->eb;
-        p->p0 = c->p0;
-        p->p1 = c->p1;
+        m->pq[i] = (qn__pq){{c->a, c->b}};
+        m->pedge[2 * (size_t)i] = c->ea;
+        m->pedge[2 * (size_t)i + 1] = c->eb;
+        m->pgeo[i].p0 = c->p0;
+        m->pgeo[i].p1 = c->p1;
     }
     return qn__mesh_portal_lists(m, bd->err);
 }
@@ -515,7 +531,11 @@ qn_status qn__mesh_portals(qn__builder *bd) {
 qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err) {
     m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
     if (!m->qp_start) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-    for (uint32_t i = 0; i < m->portal_count; i++) qn__portal_tally(m, &m->portals[i]);
+    for (uint32_t i = 0; i < m->portal_count; i++) {
+        qn__pgeo *g = &m->pgeo[i];
+        g->width = qn__len(qn__sub(g->p1, g->p0));
+        qn__portal_tally(m, i);
+    }
     return qn__mesh_portal_fill(m, err);
 }
 
@@ -531,11 +551,35 @@ qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err) {
         run += k;
     }
     for (uint32_t i = 0; i < m->portal_count; i++) {
-        const qn__portal *p = &m->portals[i];
+        const qn__pq *p = &m->pq[i];
         m->qp_list[m->qp_start[p->q[0] + 1]++] = i;
         m->qp_list[m->qp_start[p->q[1] + 1]++] = i;
     }
     return QN_OK;
+}
+
+/* Bit for bit the same float (so -0 differs from +0). */
+static bool same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+void qn__mesh_lean(qn_mesh *m) {
+    if (!m->rects) return;
+    /* Portals given by their quads' rectangles need no segment. */
+    bool derived = m->pgeo != NULL;
+    for (uint32_t e = 0; derived && e < m->portal_count; e++) {
+        qn__portal p = {{m->pq[e].q[0], m->pq[e].q[1]}, {0, 0}, {0, 0}, 0.0f,
+                        {m->pedge[2 * (size_t)e], m->pedge[2 * (size_t)e + 1]}};
+        qn__portal_derive(m, &p);
+        const qn__pgeo *g = &m->pgeo[e];
+        derived = same_bits(p.p0.x, g->p0.x) && same_bits(p.p0.y, g->p0.y) &&
+                  same_bits(p.p1.x, g->p1.x) && same_bits(p.p1.y, g->p1.y) &&
+                  same_bits(p.width, g->width);
+    }
+    if (derived) {
+        qn__free(&m->alloc, m->pgeo, (size_t)m->portal_count * sizeof(qn__pgeo));
+        m->pgeo = NULL;
+    }
+    qn__free(&m->alloc, m->corners, (size_t)m->quad_count * 4 * sizeof(qn_vec2));
+    m->corners = NULL;
 }
 
 /* ---- islands ---------------------------------------------------------- */
@@ -543,7 +587,7 @@ qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err) {
 void qn__mesh_islands(qn_mesh *m) {
     qn__islands_begin(m);
     for (uint32_t i = 0; i < m->portal_count; i++)
-        qn__islands_join(m, m->portals[i].q[0], m->portals[i].q[1]);
+        qn__islands_join(m, m->pq[i].q[0], m->pq[i].q[1]);
     qn__islands_end(m);
 }
 
@@ -627,6 +671,7 @@ static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncan
         qn_mesh_destroy(m);
         return st;
     }
+    qn__mesh_lean(m);
     m->bytes = sizeof *m + qn__mesh_array_bytes(m);
     *out = m;
     return QN_OK;

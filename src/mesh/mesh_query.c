@@ -28,7 +28,8 @@ uint32_t qn_mesh_island(const qn_mesh *mesh, uint32_t quad) {
 
 qn_status qn_mesh_quad_corners(const qn_mesh *mesh, uint32_t quad, qn_vec2 out[4]) {
     if (!mesh || !out || quad >= mesh->quad_count) return QN_E_INVALID_ARG;
-    memcpy(out, &mesh->corners[4 * (size_t)quad], 4 * sizeof(qn_vec2));
+    qn_vec2 k[4];
+    memcpy(out, qn__corners(mesh, quad, k), 4 * sizeof(qn_vec2));
     return QN_OK;
 }
 
@@ -44,7 +45,8 @@ bool qn_mesh_quad_blocked(const qn_mesh *mesh, uint32_t quad) {
 
 float qn_mesh_quad_area(const qn_mesh *mesh, uint32_t quad) {
     if (!mesh || quad >= mesh->quad_count) return NAN;
-    const qn_vec2 *c = &mesh->corners[4 * (size_t)quad];
+    qn_vec2 c_at[4];
+    const qn_vec2 *c = qn__corners(mesh, quad, c_at);
     double a2 = 0.0; /* shoelace, in double: the same value the build checked */
     for (int i = 0; i < 4; i++)
         a2 += (double)c[i].x * (double)c[(i + 1) & 3].y - (double)c[(i + 1) & 3].x * (double)c[i].y;
@@ -53,7 +55,7 @@ float qn_mesh_quad_area(const qn_mesh *mesh, uint32_t quad) {
 
 qn_status qn_mesh_portal(const qn_mesh *mesh, uint32_t portal, qn_portal *out) {
     if (!mesh || !out || portal >= mesh->portal_count) return QN_E_INVALID_ARG;
-    const qn__portal *p = &mesh->portals[portal];
+    const qn__portal p_at = qn__portal_at(mesh, portal), *p = &p_at;
     out->a = p->q[0];
     out->b = p->q[1];
     out->p0 = p->p0;
@@ -116,7 +118,8 @@ static float quad_closest(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 *c) {
         *c = p;
         return 0.0f;
     }
-    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    qn_vec2 k_at[4];
+    const qn_vec2 *k = qn__corners(m, q, k_at);
     float best = FLT_MAX;
     for (int i = 0; i < 4; i++) {
         qn_vec2 x = qn__closest_on_segment(p, k[i], k[(i + 1) & 3]);
@@ -236,7 +239,8 @@ static uint32_t next_quad(const qn_mesh *m, uint32_t q, qn_vec2 x, float t, qn_v
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
         uint32_t e = m->qp_list[k];
         if (!qn__portal_open(m, e, radius)) continue;
-        qn_vec2 c = qn__sub(x, qn__closest_on_segment(x, m->portals[e].p0, m->portals[e].p1));
+        const qn__portal pe = qn__portal_at(m, e);
+        qn_vec2 c = qn__sub(x, qn__closest_on_segment(x, pe.p0, pe.p1));
         if (qn__dot(c, c) > tol * tol) continue;
         uint32_t o = qn__portal_other(m, e, q);
         if (!qn__quad_contains(m, o, x)) continue; /* the walk must go on from x */

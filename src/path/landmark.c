@@ -95,7 +95,8 @@ static uint32_t quad_of(const qn__boundary *b, uint32_t quads, uint32_t i) {
 }
 
 static qn_vec2 quad_centre(const qn_mesh *m, uint32_t q) {
-    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    qn_vec2 k_at[4];
+    const qn_vec2 *k = qn__corners(m, q, k_at);
     return qn__v2(0.25f * (k[0].x + k[1].x + k[2].x + k[3].x), 0.25f * (k[0].y + k[1].y + k[2].y + k[3].y));
 }
 
@@ -200,7 +201,7 @@ void qn__landmarks_goal_costs(const qn__landmarks *L, const qn_mesh *m, uint32_t
     for (uint32_t j = 0; j < L->k; j++) out[j] = INFINITY;
     for (uint32_t i = m->qp_start[q]; i < m->qp_start[q + 1]; i++) {
         uint32_t e = m->qp_list[i];
-        float c = m->cost[q] * qn__len(qn__sub(qn__portal_mid(&m->portals[e]), p));
+        float c = m->cost[q] * qn__len(qn__sub(qn__portal_mid_at(m, e), p));
         const float *d = L->pd + (size_t)e * L->k;
         for (uint32_t j = 0; j < L->k; j++)
             if (d[j] + c < out[j]) out[j] = d[j] + c;

@@ -101,6 +101,7 @@ struct qn_pathfinder {
     /* the any-angle search: the shared interval engine, and the chain of
     ** portals (and the quads they enter) of its answer */
     qn__isearch *is;
+    const qn__pgeo *geo; /* the portals' segments (the engine's table) */
     uint32_t *chain_p, *chain_q;
     /* landmark lower bounds (landmark.c), built once the queries have done
     ** about as much search as building them takes; lwork counts that
@@ -164,7 +165,7 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
 }
 
 static inline uint8_t side_in(const qn_mesh *m, uint32_t e, uint32_t q) {
-    return m->portals[e].q[0] == q ? 0 : 1;
+    return m->pq[e].q[0] == q ? 0 : 1;
 }
 
 /* Per boundary vertex: its quad and the quad's interior angle there (pi
@@ -339,6 +340,7 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
         qn_pathfinder_destroy(pf);
         return st;
     }
+    pf->geo = qn__isearch_geo(pf->is);
     scan_costs(pf);
     pf->cver = UINT64_MAX; /* no corner cached yet */
     *out = pf;
@@ -370,16 +372,21 @@ typedef struct query {
     float radius;
 } query;
 
+/* Portal e's mid point (qn__portal_mid). */
+static inline qn_vec2 portal_mid(const qn_pathfinder *pf, uint32_t e) {
+    return qn__scale(qn__add(pf->geo[e].p0, pf->geo[e].p1), 0.5f);
+}
+
 /* A lower bound on the length of a path from portal v's mid point to the
 ** goal: the straight distance, or the landmarks' bound when larger (the
 ** portal is a sub-edge of its quads, and its mid point lies within half
 ** its width of either end). */
 static float portal_bound(const qn_pathfinder *pf, const query *Q, uint32_t v) {
-    const qn__portal *p = &Q->m->portals[v];
-    float h = qn__len(qn__sub(qn__portal_mid(p), Q->to));
+    const qn__pgeo *p = &pf->geo[v];
+    float h = qn__len(qn__sub(qn__scale(qn__add(p->p0, p->p1), 0.5f), Q->to));
     if (!pf->lon) return h;
     const qn__landmarks *L = pf->lm;
-    uint32_t q = p->q[0], i0 = pf->bstart[q] + pf->psub[2 * v];
+    uint32_t q = Q->m->pq[v].q[0], i0 = pf->bstart[q] + pf->psub[2 * v];
     uint32_t i1 = i0 + 1 == pf->bstart[q + 1] ? pf->bstart[q] : i0 + 1;
     const float *v0 = L->d + (size_t)i0 * L->k, *v1 = L->d + (size_t)i1 * L->k;
     float half = 0.5f * qn__len(qn__sub(pf->bv[i1], pf->bv[i0])), best = 0.0f;
@@ -436,12 +443,12 @@ static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) 
     const qn_mesh *m = Q->m;
     uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
     float w = m->cost[q];
-    qn_vec2 mu = qn__portal_mid(&m->portals[u]);
+    qn_vec2 mu = portal_mid(Q->pf, u);
     (void)side;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
         if (v == u || !qn__portal_open(m, v, Q->radius)) continue;
-        improve(Q, v, gu + w * qn__len(qn__sub(mu, qn__portal_mid(&m->portals[v]))), u,
+        improve(Q, v, gu + w * qn__len(qn__sub(mu, portal_mid(Q->pf, v))), u,
                 side_in(m, v, q));
     }
 }
@@ -465,7 +472,7 @@ static qn_status search(query *Q, float *cost) {
     for (uint32_t i = m->qp_start[Q->qs]; i < m->qp_start[Q->qs + 1]; i++) {
         uint32_t v = m->qp_list[i];
         if (qn__portal_open(m, v, Q->radius))
-            improve(Q, v, ws * qn__len(qn__sub(qn__portal_mid(&m->portals[v]), Q->from)), QN_NONE,
+            improve(Q, v, ws * qn__len(qn__sub(portal_mid(Q->pf, v), Q->from)), QN_NONE,
                     side_in(m, v, Q->qs));
     }
     while (pf->open.n > 0) {
@@ -476,9 +483,9 @@ static qn_status search(query *Q, float *cost) {
             return QN_OK;
         }
         for (int side = 0; side < 2; side++) {
-            uint32_t q = m->portals[u].q[side];
+            uint32_t q = m->pq[u].q[side];
             if (q == Q->qg)
-                improve(Q, goal, gu + wg * qn__len(qn__sub(qn__portal_mid(&m->portals[u]), Q->to)),
+                improve(Q, goal, gu + wg * qn__len(qn__sub(portal_mid(Q->pf, u), Q->to)),
                         u, (uint8_t)side);
             /* Back through the quad u was reached through cannot help: inside
             ** one convex quad the straight line is shortest. */
@@ -511,7 +518,7 @@ static void corridor_step(qn_pathfinder *pf, uint32_t c, uint32_t q, uint32_t *n
     if (pf->cstamp[q] == pf->gen) {
         uint32_t keep = pf->cpos[q];
         for (uint32_t i = keep; i < *n; i++) {
-            const qn__portal *p = &pf->mesh->portals[pf->corridor[i] & ~SIDE_BIT];
+            const qn__pq *p = &pf->mesh->pq[pf->corridor[i] & ~SIDE_BIT];
             pf->cstamp[p->q[(pf->corridor[i] & SIDE_BIT) ? 0 : 1]] = 0;
         }
         *n = keep;
@@ -543,7 +550,7 @@ static qn_status any_angle(query *Q, uint32_t *count) {
     pf->cpos[Q->qs] = 0;
     for (uint32_t i = 0; i < len_chain; i++) {
         uint32_t e = pf->chain_p[i], q = pf->chain_q[i];
-        corridor_step(pf, e | (pf->mesh->portals[e].q[0] == q ? SIDE_BIT : 0u), q, &n);
+        corridor_step(pf, e | (pf->mesh->pq[e].q[0] == q ? SIDE_BIT : 0u), q, &n);
     }
     *count = n;
     return QN_OK;
@@ -568,7 +575,7 @@ static float corner_radius(const qn_mesh *m, float radius) {
 /* Vertex id of end point p0 (end 0) or p1 of portal e. In q[0]'s boundary
 ** the portal's sub-edge runs from p0 to p1. */
 static uint32_t end_vid(const qn_pathfinder *pf, uint32_t e, int end) {
-    uint32_t q = pf->mesh->portals[e].q[0], base = pf->bstart[q], k = pf->bstart[q + 1] - base;
+    uint32_t q = pf->mesh->pq[e].q[0], base = pf->bstart[q], k = pf->bstart[q + 1] - base;
     return pf->bvid[base + (pf->psub[2 * e] + (uint32_t)end) % k];
 }
 
@@ -579,14 +586,15 @@ static uint32_t end_vid(const qn_pathfinder *pf, uint32_t e, int end) {
 ** the inset point itself is the vertex, since a circle there would let a
 ** tangent come closer to the wall than the radius. */
 static fvert end_vert(const query *Q, uint32_t e, int end, float side, float rc, uint32_t idx) {
-    const qn__portal *p = &Q->m->portals[e];
+    const qn__pgeo *p = &Q->pf->geo[e];
     uint32_t vid = end_vid(Q->pf, e, end);
     unsigned kind = vertex_kind(Q->pf, vid, Q->radius);
     float r = (kind & KIND_WALL) ? rc : 4.0f * Q->m->eps;
     r = r < 0.5f * p->width ? r : 0.5f * p->width;
     fvert v;
     v.k = end ? p->p1 : p->p0;
-    v.p = qn__add(v.k, qn__scale(qn__portal_dir(p), end ? -r : r));
+    qn_vec2 dir = qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width); /* qn__portal_dir */
+    v.p = qn__add(v.k, qn__scale(dir, end ? -r : r));
     v.r = r;
     v.side = side;
     v.idx = idx;
@@ -702,7 +710,7 @@ static uint32_t corridor_quad(const query *Q, uint32_t n, uint32_t i) {
     if (i == 0) return Q->qs;
     if (i > n) return Q->qg;
     uint32_t c = Q->pf->corridor[i - 1];
-    return Q->m->portals[c & ~SIDE_BIT].q[(c & SIDE_BIT) ? 0 : 1];
+    return Q->m->pq[c & ~SIDE_BIT].q[(c & SIDE_BIT) ? 0 : 1];
 }
 
 /* Bucket of the mesh grid holding (x, y), clamped to the grid. */
@@ -818,7 +826,8 @@ static inline float max_f(float a, float b) { return a > b ? a : b; }
 ** meets it)? Boxes first; then whether the segment's line leaves all four
 ** corners of the grown box on one side. */
 static bool near_box(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 b, float pad) {
-    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    qn_vec2 k_at[4];
+    const qn_vec2 *k = qn__corners(m, q, k_at);
     float x0 = min_f(min_f(k[0].x, k[1].x), min_f(k[2].x, k[3].x)) - pad;
     float x1 = max_f(max_f(k[0].x, k[1].x), max_f(k[2].x, k[3].x)) + pad;
     float y0 = min_f(min_f(k[0].y, k[1].y), min_f(k[2].y, k[3].y)) - pad;
@@ -1233,7 +1242,7 @@ static bool covered_run(const qn_mesh *m, uint32_t q, int edge, qn_vec2 c0, qn_v
         changed = false;
         for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
             uint32_t e = m->qp_list[k];
-            const qn__portal *p = &m->portals[e];
+            const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
             if (p->edge[side_in(m, e, q)] != edge || !qn__portal_open(m, e, radius)) continue;
             float s0 = qn__dot(qn__sub(p->p0, c0), u), s1 = qn__dot(qn__sub(p->p1, c0), u);
             float a = s0 < s1 ? s0 : s1, b = s0 < s1 ? s1 : s0;
@@ -1252,7 +1261,8 @@ static bool covered_run(const qn_mesh *m, uint32_t q, int edge, qn_vec2 c0, qn_v
 ** one of that run's two ends. */
 static bool edge_wall_near(const qn_mesh *m, uint32_t q, int edge, qn_vec2 a, qn_vec2 b,
                            float radius, float thr) {
-    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    qn_vec2 k_at[4];
+    const qn_vec2 *k = qn__corners(m, q, k_at);
     qn_vec2 c0 = k[edge], c1 = k[(edge + 1) & 3];
     float dist, len = qn__len(qn__sub(c1, c0)), tol = 4.0f * m->eps;
     float s = closest_param(c0, c1, a, b, &dist) * len;
@@ -1266,7 +1276,8 @@ static bool edge_wall_near(const qn_mesh *m, uint32_t q, int edge, qn_vec2 a, qn
 
 static bool quad_wall_near(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 b, float radius,
                            float thr) {
-    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    qn_vec2 k_at[4];
+    const qn_vec2 *k = qn__corners(m, q, k_at);
     float x0 = fminf(fminf(k[0].x, k[1].x), fminf(k[2].x, k[3].x));
     float x1 = fmaxf(fmaxf(k[0].x, k[1].x), fmaxf(k[2].x, k[3].x));
     float y0 = fminf(fminf(k[0].y, k[1].y), fminf(k[2].y, k[3].y));

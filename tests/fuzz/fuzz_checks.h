@@ -27,11 +27,12 @@ static inline uint32_t fz_points(const qn_mesh *m, uint64_t seed, qn_vec2 *out, 
         uint32_t r = fz_rand(&seed);
         qn_vec2 p;
         if (r % 2 == 0 || m->portal_count == 0) {
-            const qn_vec2 *k = &m->corners[4 * (size_t)(fz_rand(&seed) % m->quad_count)];
+            qn_vec2 kc[4];
+            const qn_vec2 *k = qn__corners(m, fz_rand(&seed) % m->quad_count, kc);
             uint32_t c = fz_rand(&seed) % 5;
             p = c < 4 ? k[c] : qn__scale(qn__add(qn__add(k[0], k[1]), qn__add(k[2], k[3])), 0.25f);
         } else {
-            const qn__portal *pt = &m->portals[fz_rand(&seed) % m->portal_count];
+            const qn__portal pv = qn__portal_at(m, fz_rand(&seed) % m->portal_count), *pt = &pv;
             uint32_t c = fz_rand(&seed) % 3;
             p = c == 0 ? pt->p0 : (c == 1 ? pt->p1 : qn__portal_mid(pt));
         }
@@ -48,7 +49,8 @@ static inline uint32_t fz_points(const qn_mesh *m, uint64_t seed, qn_vec2 *out, 
 /* Distance from p to quad q (0 inside). */
 static inline float fz_quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     if (qn__quad_contains(m, q, p)) return 0.0f;
-    const qn_vec2 *k = &m->corners[4 * (size_t)q];
+    qn_vec2 kc[4];
+    const qn_vec2 *k = qn__corners(m, q, kc);
     float best = INFINITY;
     for (int i = 0; i < 4; i++) {
         float d = qn__point_segment_dist(p, k[i], k[(i + 1) & 3]);
@@ -169,7 +171,7 @@ static inline void fz_check_slot(const qn_field *f, uint32_t q) {
     FZ_CHECK((e == QN_NONE) == !isfinite(c), "quad %u: exit %u with cost %g", q, e, (double)c);
     if (e == QN_NONE) return;
     FZ_CHECK(e < m->portal_count, "quad %u exit %u out of range", q, e);
-    const qn__portal *pt = &m->portals[e];
+    const qn__pq *pt = &m->pq[e];
     FZ_CHECK(pt->q[0] == q || pt->q[1] == q, "quad %u exit %u is not its portal", q, e);
     FZ_CHECK(qn__portal_open(m, e, f->radius), "quad %u leaves by closed portal %u", q, e);
     uint32_t nx = qn_field_quad_next(f, q);

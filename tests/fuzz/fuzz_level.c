@@ -75,7 +75,9 @@ static void exercise_field(const qn_level *lv, const qn_allocator *a, uint64_t s
     const char *name;
     for (uint32_t i = 0; i < qn_level_goal_count(lv) && ng < 2; i++)
         qn_level_goal(lv, i, &name, &goals[ng++]);
-    if (ng == 0) goals[ng++] = qn__scale(qn__add(m->corners[0], m->corners[2]), 0.5f);
+    qn_vec2 kc[4];
+    const qn_vec2 *k0 = qn__corners(m, 0, kc);
+    if (ng == 0) goals[ng++] = qn__scale(qn__add(k0[0], k0[2]), 0.5f);
     if (seed % 5 == 0) goals[ng++] = pts[seed % np]; /* sometimes one more, anywhere */
     static const float radii[4] = {0.0f, 0.0f, 0.25f, 1.0f};
     static const uint32_t looks[4] = {0, 1, 2, 5};

@@ -75,7 +75,8 @@ static void expect(const world *w, qn_status got, qn_status want, const char *wh
 static qn_vec2 read_point(world *w) {
     const qn_mesh *m = w->m;
     uint8_t k = fz_u8(&w->in);
-    const qn_vec2 *c = &m->corners[4 * (size_t)(fz_u8(&w->in) % m->quad_count)];
+    qn_vec2 kc[4];
+    const qn_vec2 *c = qn__corners(m, fz_u8(&w->in) % m->quad_count, kc);
     if (k < 96) return qn__scale(qn__add(c[0], c[2]), 0.5f);
     if (k < 192) {
         qn_vec2 p = c[k % 4];

@@ -314,7 +314,10 @@ QN_API qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_block
 ** a field of it, queries); sampling many fields at once from many threads is
 ** fine between changes. After changes, bring each field up to date with
 ** qn_field_update (or rebuild it). Islands are recomputed on block changes.
-** Returns QN_OK, or QN_E_INVALID_ARG (NULL, index out of range, bad cost). */
+** Returns QN_OK, or QN_E_INVALID_ARG (NULL, index out of range, bad cost).
+** A mesh whose quads all cost 1 keeps no costs (4 bytes a quad fewer): the
+** first cost other than 1 allocates them, and returns QN_E_NOMEM (the mesh
+** unchanged) when that fails. */
 QN_API qn_status qn_mesh_set_quad_cost(qn_mesh *mesh, uint32_t quad, float cost);
 QN_API qn_status qn_mesh_set_quad_blocked(qn_mesh *mesh, uint32_t quad, bool blocked);
 /* Number of effective changes made so far (a change to the same value does

@@ -307,13 +307,13 @@ struct qn_mesh {
     qn_vec2 *corners;   /* 4 per quad */
     qn__planes *planes; /* 1 per quad; NULL when every quad is a rectangle */
     qn_rect *rects;     /* 1 per quad when every quad is a rectangle, else NULL */
-    float *cost;        /* 1 per quad */
+    float *cost;        /* 1 per quad; NULL while every quad costs 1 (qn__quad_cost) */
     uint8_t *blocked;   /* 1 per quad */
     uint32_t *island;   /* 1 per quad; QN_NONE when blocked */
     /* Portals (read them through qn__portal_at): quads, edges (2 per
-    ** portal) and segments; pgeo is NULL when every portal is the overlap
-    ** of its quads' rectangles along a's edge, bit for bit, as in a mesh of
-    ** rectangles whose neighbours meet exactly (grid imports). */
+    ** portal) and segments; pedge and pgeo are NULL when the quads'
+    ** rectangles give every portal's edges and segment bit for bit, as in
+    ** a mesh of rectangles whose neighbours meet exactly (grid imports). */
     qn__pq *pq;
     uint8_t *pedge;
     qn__pgeo *pgeo;
@@ -394,21 +394,27 @@ static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
         if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i] - m->eps) return false;
     return true;
 }
+/* Quad q's cost. */
+static inline float qn__quad_cost(const qn_mesh *m, uint32_t q) { return m->cost ? m->cost[q] : 1.0f; }
+
 /* The quad on the other side of portal e from quad q. */
 static inline uint32_t qn__portal_other(const qn_mesh *m, uint32_t e, uint32_t q) {
     return m->pq[e].q[0] == q ? m->pq[e].q[1] : m->pq[e].q[0];
 }
 
-/* Portal e's segment from its quads' rectangles: along a's edge
-** (edge 0 bottom, 1 right, 2 top, 3 left, counter-clockwise), the part
+/* Portal p's edges and segment from its quads' (p->q) rectangles, which
+** meet exactly: the edge of a that b touches (0 bottom, 1 right, 2 top,
+** 3 left, counter-clockwise), b's facing one, and along a's edge the part
 ** both rectangles share. */
 static QN__ALWAYS_INLINE void qn__portal_derive(const qn_mesh *m, qn__portal *p) {
     qn_rect a = m->rects[p->q[0]], b = m->rects[p->q[1]];
     float xlo = a.min.x > b.min.x ? a.min.x : b.min.x, xhi = a.max.x < b.max.x ? a.max.x : b.max.x;
     float ylo = a.min.y > b.min.y ? a.min.y : b.min.y, yhi = a.max.y < b.max.y ? a.max.y : b.max.y;
+    p->edge[0] = a.max.x == b.min.x ? 1 : (a.min.x == b.max.x ? 3 : (a.max.y == b.min.y ? 2 : 0));
+    p->edge[1] = (uint8_t)((p->edge[0] + 2) & 3u);
     /* The width as qn__len gives it: the square root of a rounded square
     ** is the number itself. */
-    switch (p->edge[0] & 3u) {
+    switch (p->edge[0]) {
     case 0: p->p0 = qn__v2(xlo, a.min.y), p->p1 = qn__v2(xhi, a.min.y), p->width = xhi - xlo; break;
     case 1: p->p0 = qn__v2(a.max.x, ylo), p->p1 = qn__v2(a.max.x, yhi), p->width = yhi - ylo; break;
     case 2: p->p0 = qn__v2(xhi, a.max.y), p->p1 = qn__v2(xlo, a.max.y), p->width = xhi - xlo; break;
@@ -421,9 +427,9 @@ static QN__ALWAYS_INLINE qn__portal qn__portal_at(const qn_mesh *m, uint32_t e) 
     qn__portal p;
     p.q[0] = m->pq[e].q[0];
     p.q[1] = m->pq[e].q[1];
-    p.edge[0] = m->pedge[2 * (size_t)e];
-    p.edge[1] = m->pedge[2 * (size_t)e + 1];
     if (m->pgeo) {
+        p.edge[0] = m->pedge[2 * (size_t)e];
+        p.edge[1] = m->pedge[2 * (size_t)e + 1];
         p.p0 = m->pgeo[e].p0;
         p.p1 = m->pgeo[e].p1;
         p.width = m->pgeo[e].width;

@@ -203,6 +203,36 @@ static void test_mesh_create(void **state) {
     oom_loop("qn_mesh_create with links", build_mesh, &d, destroy_mesh);
 }
 
+/* A mesh whose quads all cost 1 keeps no costs: the first other cost
+** allocates them, and when that fails the call says so and changes
+** nothing; once it succeeds the mesh counts the 4 bytes a quad. */
+static void test_first_cost(void **state) {
+    (void)state;
+    static tm_mesh row;
+    memset(&row, 0, sizeof row);
+    for (int i = 0; i < 4; i++) tm_add_rect(&row, (float)i, 0, (float)i + 1, 1);
+    qn_mesh_desc d = tm_desc(&row);
+    failalloc fa;
+    qn_allocator a = failalloc_init(&fa, UINT64_MAX);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, &a, &m, NULL), QN_OK);
+    size_t bytes = qn_mesh_bytes(m);
+    uint64_t version = qn_mesh_version(m);
+    assert_int_equal(qn_mesh_set_quad_cost(m, 1, 1.0f), QN_OK); /* no change, no allocation */
+    fa.fail_at = fa.calls;
+    assert_int_equal(qn_mesh_set_quad_cost(m, 1, 3.0f), QN_E_NOMEM);
+    assert_true(qn_mesh_quad_cost(m, 1) == 1.0f);
+    assert_int_equal(qn_mesh_version(m), version);
+    assert_int_equal(qn_mesh_bytes(m), bytes);
+    fa.fail_at = UINT64_MAX;
+    assert_int_equal(qn_mesh_set_quad_cost(m, 1, 3.0f), QN_OK);
+    assert_true(qn_mesh_quad_cost(m, 1) == 3.0f && qn_mesh_quad_cost(m, 2) == 1.0f);
+    assert_int_equal(qn_mesh_bytes(m), bytes + 4 * sizeof(float));
+    assert_int_equal(qn_mesh_version(m), version + 1);
+    qn_mesh_destroy(m);
+    assert_int_equal(fa.live, 0);
+}
+
 typedef struct text {
     const char *s;
     size_t n;
@@ -584,6 +614,7 @@ static void test_sampling_never_allocates(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mesh_create),
+        cmocka_unit_test(test_first_cost),
         cmocka_unit_test(test_level_load),
         cmocka_unit_test(test_grid_create),
         cmocka_unit_test(test_movingai_load),

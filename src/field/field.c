@@ -111,7 +111,7 @@ static float step_len(const qn_mesh *m, qn_vec2 a, qn_vec2 b) {
 static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu) {
     const qn_mesh *m = s->m;
     uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
-    float w = m->cost[q];
+    float w = qn__quad_cost(m, q);
     if (s->x) {
         qn_vec2 xu = s->x[u];
         for (uint32_t j = 0; j < k; j++) {
@@ -136,7 +136,7 @@ static void offer_from_point(search *s, uint32_t v, uint32_t q, qn_vec2 from, fl
                              uint32_t pred) {
     qn_vec2 xv = s->x ? crossing(s, v, from) : qn__portal_mid_at(s->m, v);
     float d = s->x ? step_len(s->m, xv, from) : qn__len(qn__sub(xv, from));
-    improve(s, v, g0 + s->m->cost[q] * d, side_in(s->m, v, q), pred, xv);
+    improve(s, v, g0 + qn__quad_cost(s->m, q) * d, side_in(s->m, v, q), pred, xv);
 }
 
 static void seed_goal_quad(search *s, const qn_field *f, uint32_t gi) {
@@ -242,8 +242,8 @@ static bool uniform_costs(qn_field *f) {
     bool same = true;
     for (uint32_t q = 0; q < m->quad_count && same; q++) {
         if (m->blocked[q]) continue;
-        if (c < 0.0f) c = m->cost[q];
-        else same = m->cost[q] == c;
+        if (c < 0.0f) c = qn__quad_cost(m, q);
+        else same = qn__quad_cost(m, q) == c;
     }
     f->uniform = same;
     f->uniform_version = m->version + 1;
@@ -654,7 +654,7 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
     if (field->spm && qn__spm_root(field, q, p, &exact, NULL, NULL)) return exact;
     if (s.exit & QN__GOAL_BIT) {
         const qn__goal *g = qn__nearest_goal(field, s.exit & ~QN__GOAL_BIT, p);
-        return m->cost[q] * qn__len(qn__sub(g->at, p));
+        return qn__quad_cost(m, q) * qn__len(qn__sub(g->at, p));
     }
     float best = INFINITY;
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
@@ -665,7 +665,7 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
         qn_vec2 u = qn__portal_dir(pt);
         float t = qn__dot(qn__sub(p, pt->p0), u);
         t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
-        float c = field->pg[e] + m->cost[q] * qn__len(qn__sub(qn__add(pt->p0, qn__scale(u, t)), p));
+        float c = field->pg[e] + qn__quad_cost(m, q) * qn__len(qn__sub(qn__add(pt->p0, qn__scale(u, t)), p));
         best = c < best ? c : best;
     }
     return best;

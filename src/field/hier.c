@@ -322,7 +322,7 @@ static void from_point(local *L, uint32_t q, qn_vec2 x, float g, uint32_t from, 
         if (li == from || !inner_portal(h, e, L->s)) continue;
         const qn__portal pe = qn__portal_at(m, e);
         qn_vec2 y = nearest_on(&pe, x);
-        float ng = g + m->cost[q] * qn__len(qn__sub(y, x));
+        float ng = g + qn__quad_cost(m, q) * qn__len(qn__sub(y, x));
         if (!(ng < L->g[li])) continue;
         if (L->g[li] == INFINITY) L->touched[L->nt++] = li;
         L->g[li] = ng;
@@ -336,7 +336,7 @@ static void from_point(local *L, uint32_t q, qn_vec2 x, float g, uint32_t from, 
         const hnode *nd = &h->nodes[h->qn_list[k]];
         uint32_t side = nd->q[0] == q ? 0 : 1;
         if (nd->sec[side] != L->s) continue;
-        float d = g + m->cost[q] * qn__len(qn__sub(nd->at, x));
+        float d = g + qn__quad_cost(m, q) * qn__len(qn__sub(nd->at, x));
         if (d < out[nd->slot[side]]) out[nd->slot[side]] = d, L->npred[nd->slot[side]] = from;
     }
 }
@@ -382,14 +382,14 @@ static void taut(local *L, uint32_t q0, qn_vec2 x, uint32_t k, qn_vec2 at, float
     uint32_t n = 0;
     for (uint32_t li = L->npred[k]; li != QN_NONE; li = L->pred[li]) L->chain[n++] = L->port[li];
     uint32_t q = q0;
-    if (m->cost[q] != 1.0f) return; /* lengths only where every quad costs 1 */
+    if (qn__quad_cost(m, q) != 1.0f) return; /* lengths only where every quad costs 1 */
     for (uint32_t i = 0; i < n; i++) { /* leaving q through e: its edge runs right to left */
         uint32_t e = L->chain[n - 1 - i];
         const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
         bool first = p->q[0] == q;
         rt[i] = first ? p->p0 : p->p1, lf[i] = first ? p->p1 : p->p0;
         q = qn__portal_other(m, e, q);
-        if (m->cost[q] != 1.0f) return;
+        if (qn__quad_cost(m, q) != 1.0f) return;
     }
     lf[n] = rt[n] = at;
     float t = funnel(x, lf, rt, n + 1);
@@ -605,10 +605,10 @@ static bool all_parts(qn_hier *h) {
 ** and only then do units never circle between sectors. */
 static qn_status uniform(const qn_mesh *m, qn_error *err) {
     for (uint32_t q = 0; q < m->quad_count; q++)
-        if (!m->blocked[q] && m->cost[q] != 1.0f)
+        if (!m->blocked[q] && qn__quad_cost(m, q) != 1.0f)
             return qn__fail(err, QN_E_MISMATCH, q,
                             "quad %u costs %g: hierarchical instances need every open quad to cost 1",
-                            q, (double)m->cost[q]);
+                            q, (double)qn__quad_cost(m, q));
     return QN_OK;
 }
 
@@ -990,7 +990,7 @@ static qn_status local_mesh(const qn_hfield *f, uint32_t s, hloc *l) {
         qn_vec2 kc[4];
         const qn_vec2 *qc = qn__corners(m, q, kc);
         for (uint32_t j = 0; j < 4; j++) v[4 * n + j] = qc[j], idx[4 * n + j] = 4 * n + j;
-        cost[n++] = m->cost[q];
+        cost[n++] = qn__quad_cost(m, q);
     }
     /* The portals inside the sector, as candidates in (a, b) order: quads
     ** keep their order, so the parent's a < b holds for the local ids. */

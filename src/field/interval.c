@@ -792,7 +792,7 @@ static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t 
     if (map[rid] != QN_NONE) return map[rid];
     qn__sroot *r = &s->roots[s->nroots];
     r->at = S->rpos[rid];
-    r->g = S->rg[rid] * S->f->mesh->cost[S->f->goals[0].quad];
+    r->g = S->rg[rid] * qn__quad_cost(S->f->mesh, S->f->goals[0].quad);
     uint32_t par = S->rpar[rid];
     r->out = par == QN_NONE ? qn__v2(0.0f, 0.0f) : unit(qn__sub(S->rpos[par], r->at));
     /* The obstacle's side from the walls at the corner (their directions

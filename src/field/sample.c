@@ -164,7 +164,7 @@ static uint32_t unit_exit(const qn_field *f, uint32_t q, qn_vec2 p) {
     uint32_t ex = f->slots[q].exit;
     if ((ex & QN__GOAL_BIT) || f->lookahead <= 2) return ex; /* also QN_NONE */
     const qn_mesh *m = f->mesh;
-    float cq = f->slots[q].cost, w = m->cost[q];
+    float cq = f->slots[q].cost, w = qn__quad_cost(m, q);
     /* Start from the stored exit: a portal whose own cost is already above
     ** that total cannot win, which skips most of them without a distance. */
     float best = portal_offer(f, ex, p, w);

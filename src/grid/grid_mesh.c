@@ -385,7 +385,7 @@ static void rasterise(const qn_mesh *m, uint32_t w, uint32_t h, float cs, uint8_
         for (uint32_t x = 0; x < w; x++) {
             float cx = (float)((double)o.x + ((double)x + 0.5) * (double)cs);
             uint32_t q = open_quad_at(m, qn__v2(cx, cy), hint);
-            out[(size_t)y * w + x] = q == QN_NONE ? QN_CELL_WALL : cost_byte(m->cost[q]);
+            out[(size_t)y * w + x] = q == QN_NONE ? QN_CELL_WALL : cost_byte(qn__quad_cost(m, q));
             if (q != QN_NONE) hint = q;
         }
     }

@@ -198,7 +198,7 @@ static void write_mesh(wbuf *w, const qn_mesh *m) {
         const qn_vec2 *c = qn__corners(m, i, kc);
         for (int k = 0; k < 4; k++) put_f32(w, c[k].x), put_f32(w, c[k].y);
     }
-    for (size_t i = 0; i < q; i++) put_f32(w, m->cost[i]);
+    for (uint32_t i = 0; i < m->quad_count; i++) put_f32(w, qn__quad_cost(m, i));
     put(w, m->blocked, q);
     for (uint32_t i = 0; i < m->portal_count; i++) {
         const qn__portal p = qn__portal_at(m, i);
@@ -349,7 +349,7 @@ static qn_status read_quads(qn__builder *bd, const uint8_t *b, qn_error *err) {
                 return qn__fail(err, QN_E_CORRUPT, i, "baked mesh: quad %u: corner %d is not "
                                 "finite or out of range", i, k);
         }
-        float cost = m->cost[i];
+        float cost = qn__quad_cost(m, i);
         if (!(cost >= 1.0f && cost <= QN_MAX_QUAD_COST) || m->blocked[i] > 1)
             return qn__fail(err, QN_E_CORRUPT, i, "baked mesh: quad %u: cost or blocked flag "
                             "out of range", i);
@@ -368,24 +368,35 @@ static qn__pgeo file_segment(const uint8_t *b) {
 
 static bool same_point_bits(qn_vec2 a, qn_vec2 b) { return memcmp(&a, &b, sizeof a) == 0; }
 
+/* Portal i's edges and segment as the file gives them, into the mesh's
+** arrays (pedge, pgeo). */
+static void keep_portal(qn_mesh *m, uint32_t i, const uint8_t *b) {
+    m->pedge[2 * (size_t)i] = b[8];
+    m->pedge[2 * (size_t)i + 1] = b[9];
+    m->pgeo[i] = file_segment(b);
+}
+
+static bool keep_portals(qn_mesh *m, uint32_t np) {
+    m->pedge = qn__alloc(&m->alloc, 2 * (size_t)np);
+    m->pgeo = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__pgeo));
+    return m->pedge && m->pgeo;
+}
+
 /* Straight into the mesh's portal table (no candidate list in between),
 ** its quads' list counts in the same pass. A mesh of rectangles keeps no
-** segments while each is the one its quads' rectangles give (qn__portal_at);
-** from the first that is not, it keeps them all (those before read again
-** from the file). */
+** edges or segments while each portal's are those its quads' rectangles
+** give (qn__portal_at); from the first that is not, it keeps them all
+** (those before read again from the file). */
 static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn_error *err) {
     qn_mesh *m = bd->m;
     m->portal_count = np; /* the size the mesh's free gives back */
     m->pq = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__pq));
-    m->pedge = qn__alloc(&m->alloc, 2 * (size_t)np);
-    if (np && (!m->pq || !m->pedge)) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    if (np && !m->pq) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
     if (!m->qp_start) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     bool derive = m->rects != NULL;
-    if (!derive && np) {
-        m->pgeo = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__pgeo));
-        if (!m->pgeo) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-    }
+    if (!derive && np && !keep_portals(m, np))
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     qn__islands_begin(m);
     const uint8_t *first = b;
     for (uint32_t i = 0; i < np; i++, b += QNM_PORTAL) {
@@ -399,17 +410,16 @@ static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn
             return qn__fail(err, QN_E_CORRUPT, i, "baked mesh: portal %u is invalid", i);
         }
         m->pq[i] = (qn__pq){{p.q[0], p.q[1]}};
-        m->pedge[2 * (size_t)i] = p.edge[0];
-        m->pedge[2 * (size_t)i + 1] = p.edge[1];
         if (derive) {
             qn__portal_derive(m, &p);
-            derive = same_point_bits(p.p0, g.p0) && same_point_bits(p.p1, g.p1);
-            if (!derive && !(m->pgeo = qn__alloc(&m->alloc, (size_t)np * sizeof(qn__pgeo))))
+            derive = same_point_bits(p.p0, g.p0) && same_point_bits(p.p1, g.p1) &&
+                     p.edge[0] == b[8] && p.edge[1] == b[9];
+            if (!derive && !keep_portals(m, np))
                 return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
             for (uint32_t k = 0; !derive && k < i; k++)
-                m->pgeo[k] = file_segment(first + (size_t)k * QNM_PORTAL);
+                keep_portal(m, k, first + (size_t)k * QNM_PORTAL);
         }
-        if (!derive) m->pgeo[i] = g;
+        if (!derive) keep_portal(m, i, b);
         qn__portal_tally(m, i);
         qn__islands_join(m, p.q[0], p.q[1]);
     }

@@ -24,8 +24,9 @@ size_t qn__mesh_array_bytes(const qn_mesh *m) {
     size_t cells = (size_t)m->grid_w * m->grid_h;
     size_t ncl = m->cell_start ? m->cell_start[cells] : 0;
     return (m->planes ? q * sizeof(qn__planes) : 0) + (m->corners ? q * 4 * sizeof(qn_vec2) : 0) +
-           (m->rects ? q * sizeof(qn_rect) : 0) + q * (sizeof(float) + 1 + sizeof(uint32_t)) +
-           p * (sizeof(qn__pq) + 2 + (m->pgeo ? sizeof(qn__pgeo) : 0)) +
+           (m->rects ? q * sizeof(qn_rect) : 0) + (m->cost ? q * sizeof(float) : 0) +
+           q * (1 + sizeof(uint32_t)) +
+           p * (sizeof(qn__pq) + (m->pgeo ? 2 + sizeof(qn__pgeo) : 0)) +
            (q + 1) * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) +
            (cells + 1 + ncl) * sizeof(uint32_t);
 }
@@ -562,21 +563,29 @@ qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err) {
 static bool same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
 void qn__mesh_lean(qn_mesh *m) {
+    bool ones = true; /* costs of 1 need no array (the bits of 1.0f) */
+    for (uint32_t q = 0; ones && q < m->quad_count; q++) ones = same_bits(m->cost[q], 1.0f);
+    if (ones) {
+        qn__free(&m->alloc, m->cost, (size_t)m->quad_count * sizeof(float));
+        m->cost = NULL;
+    }
     if (!m->rects) return;
     /* Portals given by their quads' rectangles need no segment. */
     bool derived = m->pgeo != NULL;
     for (uint32_t e = 0; derived && e < m->portal_count; e++) {
-        qn__portal p = {{m->pq[e].q[0], m->pq[e].q[1]}, {0, 0}, {0, 0}, 0.0f,
-                        {m->pedge[2 * (size_t)e], m->pedge[2 * (size_t)e + 1]}};
+        qn__portal p = {{m->pq[e].q[0], m->pq[e].q[1]}, {0, 0}, {0, 0}, 0.0f, {0, 0}};
         qn__portal_derive(m, &p);
         const qn__pgeo *g = &m->pgeo[e];
         derived = same_bits(p.p0.x, g->p0.x) && same_bits(p.p0.y, g->p0.y) &&
                   same_bits(p.p1.x, g->p1.x) && same_bits(p.p1.y, g->p1.y) &&
-                  same_bits(p.width, g->width);
+                  same_bits(p.width, g->width) && p.edge[0] == m->pedge[2 * (size_t)e] &&
+                  p.edge[1] == m->pedge[2 * (size_t)e + 1];
     }
     if (derived) {
         qn__free(&m->alloc, m->pgeo, (size_t)m->portal_count * sizeof(qn__pgeo));
+        qn__free(&m->alloc, m->pedge, 2 * (size_t)m->portal_count);
         m->pgeo = NULL;
+        m->pedge = NULL;
     }
     qn__free(&m->alloc, m->corners, (size_t)m->quad_count * 4 * sizeof(qn_vec2));
     m->corners = NULL;

@@ -35,7 +35,7 @@ qn_status qn_mesh_quad_corners(const qn_mesh *mesh, uint32_t quad, qn_vec2 out[4
 
 float qn_mesh_quad_cost(const qn_mesh *mesh, uint32_t quad) {
     if (!mesh || quad >= mesh->quad_count) return NAN;
-    return mesh->cost[quad];
+    return qn__quad_cost(mesh, quad);
 }
 
 bool qn_mesh_quad_blocked(const qn_mesh *mesh, uint32_t quad) {
@@ -301,7 +301,14 @@ qn_status qn_mesh_set_quad_cost(qn_mesh *mesh, uint32_t quad, float cost) {
     if (!mesh || quad >= mesh->quad_count || !isfinite(cost) || cost < 1.0f ||
         cost > QN_MAX_QUAD_COST)
         return QN_E_INVALID_ARG;
-    if (mesh->cost[quad] == cost) return QN_OK;
+    if (qn__quad_cost(mesh, quad) == cost) return QN_OK;
+    if (!mesh->cost) { /* the first cost other than 1 */
+        size_t n = mesh->quad_count;
+        mesh->cost = qn__alloc(&mesh->alloc, n * sizeof(float));
+        if (!mesh->cost) return QN_E_NOMEM;
+        for (size_t q = 0; q < n; q++) mesh->cost[q] = 1.0f;
+        mesh->bytes += n * sizeof(float);
+    }
     mesh->cost[quad] = cost;
     record_change(mesh, quad);
     return QN_OK;

@@ -36,7 +36,7 @@
 ** the exact instance f (in length units). NAN where none serves a vertex. */
 static void read_quad(const qn__landmarks *L, const qn_field *f, uint32_t q, uint32_t j) {
     const qn__boundary *b = L->b;
-    float c = f->mesh->cost[q];
+    float c = qn__quad_cost(f->mesh, q);
     for (uint32_t i = b->bstart[q]; i < b->bstart[q + 1]; i++) {
         float d = NAN;
         if (!f->mesh->blocked[q] && f->slots[q].exit != QN_NONE &&
@@ -145,7 +145,7 @@ qn_status qn__landmarks_build(const qn_mesh *m, const qn_allocator *a, uint32_t 
         return QN_E_NOMEM;
     }
     memcpy(L->blocked, m->blocked, L->nq);
-    L->cost0 = m->cost[q0];
+    L->cost0 = qn__quad_cost(m, q0);
     L->version = m->version;
     /* Farthest-point placement: the first from the middle of the largest
     ** island, each next at the vertex farthest from those placed. */
@@ -201,7 +201,7 @@ void qn__landmarks_goal_costs(const qn__landmarks *L, const qn_mesh *m, uint32_t
     for (uint32_t j = 0; j < L->k; j++) out[j] = INFINITY;
     for (uint32_t i = m->qp_start[q]; i < m->qp_start[q + 1]; i++) {
         uint32_t e = m->qp_list[i];
-        float c = m->cost[q] * qn__len(qn__sub(qn__portal_mid_at(m, e), p));
+        float c = qn__quad_cost(m, q) * qn__len(qn__sub(qn__portal_mid_at(m, e), p));
         const float *d = L->pd + (size_t)e * L->k;
         for (uint32_t j = 0; j < L->k; j++)
             if (d[j] + c < out[j]) out[j] = d[j] + c;

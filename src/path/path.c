@@ -277,8 +277,8 @@ static void scan_costs(qn_pathfinder *pf) {
     float lo = QN_MAX_QUAD_COST, hi = 1.0f;
     for (uint32_t q = 0; q < m->quad_count; q++) {
         if (m->blocked[q]) continue;
-        lo = fminf(lo, m->cost[q]);
-        hi = fmaxf(hi, m->cost[q]);
+        lo = fminf(lo, qn__quad_cost(m, q));
+        hi = fmaxf(hi, qn__quad_cost(m, q));
     }
     pf->hscale = lo;
     pf->uniform = hi <= lo;
@@ -442,7 +442,7 @@ static void improve(query *Q, uint32_t v, float gv, uint32_t par, uint8_t via) {
 static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) {
     const qn_mesh *m = Q->m;
     uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
-    float w = m->cost[q];
+    float w = qn__quad_cost(m, q);
     qn_vec2 mu = portal_mid(Q->pf, u);
     (void)side;
     for (uint32_t j = 0; j < k; j++) {
@@ -468,7 +468,7 @@ static qn_status search(query *Q, float *cost) {
     qn_pathfinder *pf = Q->pf;
     const qn_mesh *m = Q->m;
     uint32_t goal = pf->np;
-    float ws = m->cost[Q->qs], wg = m->cost[Q->qg];
+    float ws = qn__quad_cost(m, Q->qs), wg = qn__quad_cost(m, Q->qg);
     for (uint32_t i = m->qp_start[Q->qs]; i < m->qp_start[Q->qs + 1]; i++) {
         uint32_t v = m->qp_list[i];
         if (qn__portal_open(m, v, Q->radius))
@@ -1184,7 +1184,7 @@ qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius
     new_generation(pf);
     use_landmarks(&Q);
     uint32_t n = 0;
-    float c = m->cost[Q.qs] * qn__len(qn__sub(to, from));
+    float c = qn__quad_cost(m, Q.qs) * qn__len(qn__sub(to, from));
     if (Q.qs != Q.qg) {
         st = find_corridor(&Q, cost ? &c : NULL, &n);
         if (st != QN_OK) return st;

@@ -456,7 +456,7 @@ static inline void fz_check_raster(const qn_mesh *m, const qn_grid *g) {
             bool any = false, match = false;
             for (uint32_t q = 0; q < m->quad_count; q++) {
                 if (m->blocked[q] || !qn__quad_contains(m, q, c)) continue;
-                float r = roundf(m->cost[q]);
+                float r = roundf(qn__quad_cost(m, q));
                 any = true;
                 match = match || byte == (r < 1.0f ? 1 : (r > 254.0f ? 254 : (uint8_t)r));
             }

@@ -168,7 +168,7 @@ static void op_cost(world *w) {
     uint32_t n = w->m->quad_count, q = fz_u8(&w->in) % (n + 1);
     float c = costs[fz_u8(&w->in) % 8];
     bool valid = q < n && c >= 1.0f && c <= QN_MAX_QUAD_COST;
-    bool changes = valid && w->m->cost[q] != c;
+    bool changes = valid && qn__quad_cost(w->m, q) != c;
     uint64_t v = qn_mesh_version(w->m);
     expect(w, qn_mesh_set_quad_cost(w->m, q, c), valid ? QN_OK : QN_E_INVALID_ARG, "set cost");
     FZ_CHECK(qn_mesh_version(w->m) == v + changes, "version %llu after %llu",
@@ -501,7 +501,7 @@ static void op_grid_sample(world *w) {
 
 static bool uniform_mesh(const qn_mesh *m) {
     for (uint32_t q = 0; q < m->quad_count; q++)
-        if (!m->blocked[q] && m->cost[q] != 1.0f) return false;
+        if (!m->blocked[q] && qn__quad_cost(m, q) != 1.0f) return false;
     return true;
 }
 
@@ -560,7 +560,7 @@ static void op_hier(world *w) {
         pts[i] = read_point(w);
     if (fz_u8(&w->in) & 1) /* every open quad to cost 1 first (a mesh change) */
         for (uint32_t q = 0; q < w->m->quad_count; q++)
-            if (!w->m->blocked[q] && w->m->cost[q] != 1.0f)
+            if (!w->m->blocked[q] && qn__quad_cost(w->m, q) != 1.0f)
                 expect(w, qn_mesh_set_quad_cost(w->m, q, 1.0f), QN_OK, "cost 1");
     qn_hier *h = NULL;
     qn_status st = qn_hier_create(w->m, &o, &w->a, &h, NULL);

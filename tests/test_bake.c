@@ -44,11 +44,12 @@ static uint8_t *save(const qn_mesh *m, size_t *n) {
     return buf;
 }
 
-static void assert_same_mesh(const qn_mesh *a, const qn_mesh *b) {
+/* The same quads, portals, islands and point location (the bucket grid
+** may differ: a file keeps the one of the code that wrote it). */
+static void assert_same_content(const qn_mesh *a, const qn_mesh *b) {
     assert_int_equal(qn_mesh_quad_count(a), qn_mesh_quad_count(b));
     assert_int_equal(qn_mesh_portal_count(a), qn_mesh_portal_count(b));
     assert_int_equal(qn_mesh_island_count(a), qn_mesh_island_count(b));
-    assert_int_equal(qn_mesh_bytes(a), qn_mesh_bytes(b));
     for (uint32_t q = 0; q < qn_mesh_quad_count(a); q++) {
         qn_vec2 ca[4], cb[4];
         qn_mesh_quad_corners(a, q, ca);
@@ -74,6 +75,12 @@ static void assert_same_mesh(const qn_mesh *a, const qn_mesh *b) {
         assert_int_equal(qn_mesh_locate(a, p, QN_NONE, &qa), qn_mesh_locate(b, p, QN_NONE, &qb));
         assert_int_equal(qa, qb);
     }
+}
+
+/* ... and the same memory. */
+static void assert_same_mesh(const qn_mesh *a, const qn_mesh *b) {
+    assert_same_content(a, b);
+    assert_int_equal(qn_mesh_bytes(a), qn_mesh_bytes(b));
 }
 
 static void test_round_trip(void **state) {
@@ -129,7 +136,8 @@ static void test_version_1(void **state) {
     free(buf);
     qn_mesh_destroy(m);
     /* A file the version 1 code wrote (`quadnav bake` of the bundled town
-    ** level, before version 2) loads to the mesh of the level's JSON. */
+    ** level, before version 2) loads to the mesh of the level's JSON (with
+    ** the finer bucket grid of that code). */
     const char *tdir = getenv("QN_TEST_DATA_DIR"), *ddir = getenv("QN_DATA_DIR");
     char path[4096];
     snprintf(path, sizeof path, "%s/good/town_v1.qnm", tdir ? tdir : "tests/data");
@@ -137,7 +145,7 @@ static void test_version_1(void **state) {
     if (qn_level_load_any_file(path, NULL, &old, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
     snprintf(path, sizeof path, "%s/levels/town.json", ddir ? ddir : "data");
     if (qn_level_load_file(path, NULL, &ref, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
-    assert_same_mesh(qn_level_mesh(ref), qn_level_mesh(old));
+    assert_same_content(qn_level_mesh(ref), qn_level_mesh(old));
     qn_level_destroy(old);
     qn_level_destroy(ref);
 }

@@ -327,7 +327,12 @@ struct qn_mesh {
     float grid_cell;
     uint32_t grid_w, grid_h;
     uint32_t *cell_start; /* grid_w*grid_h + 1 */
+    /* The lists' quads (read them through qn__bucket_quad): 32 bits each,
+    ** or, once built, when every bucket's quads lie within 65,536 of its
+    ** first, 16 bits above that first (cell_base) and cell_list NULL. */
     uint32_t *cell_list;
+    uint32_t *cell_base;
+    uint16_t *cell_off;
     /* Built by the first search that needs it (qn__mesh_boundary), then
     ** shared; published with an atomic compare-and-swap. */
     _Atomic(qn__boundary *) bnd;
@@ -394,6 +399,11 @@ static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
         if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i] - m->eps) return false;
     return true;
 }
+/* Entry i (cell_start[cell] <= i < cell_start[cell + 1]) of a bucket list. */
+static inline uint32_t qn__bucket_quad(const qn_mesh *m, size_t cell, uint32_t i) {
+    return m->cell_off ? m->cell_base[cell] + m->cell_off[i] : m->cell_list[i];
+}
+
 /* Quad q's cost. */
 static inline float qn__quad_cost(const qn_mesh *m, uint32_t q) { return m->cost ? m->cost[q] : 1.0f; }
 

@@ -364,7 +364,7 @@ static uint32_t open_quad_at(const qn_mesh *m, qn_vec2 p, uint32_t hint) {
     uint32_t by = fy > 0.0f ? (fy >= (float)m->grid_h ? m->grid_h - 1 : (uint32_t)fy) : 0;
     size_t b = (size_t)by * m->grid_w + bx;
     for (uint32_t i = m->cell_start[b]; i < m->cell_start[b + 1]; i++) {
-        uint32_t k = m->cell_list[i];
+        uint32_t k = qn__bucket_quad(m, b, i);
         if (!m->blocked[k] && qn__quad_contains(m, k, p)) return k;
     }
     return QN_NONE;

@@ -209,7 +209,9 @@ static void write_mesh(wbuf *w, const qn_mesh *m) {
     }
     put_f32(w, m->grid_origin.x), put_f32(w, m->grid_origin.y), put_f32(w, m->grid_cell);
     for (size_t i = 0; i <= cells; i++) put_u32(w, m->cell_start[i]);
-    for (size_t i = 0; i < m->cell_start[cells]; i++) put_u32(w, m->cell_list[i]);
+    for (size_t c = 0; c < cells; c++)
+        for (uint32_t i = m->cell_start[c]; i < m->cell_start[c + 1]; i++)
+            put_u32(w, qn__bucket_quad(m, c, i));
 }
 
 /* The whole file into w (counting only when w->p is NULL). */
@@ -481,13 +483,15 @@ static qn_status read_mesh(const uint8_t *b, const qnm_header *h, const qn_alloc
     if (st == QN_OK) st = read_quads(&bd, b, err);
     if (st == QN_OK) st = read_portals(&bd, b + 37 * q, h->portals, err);
     if (st == QN_OK) st = read_buckets(m, b + 37 * q + (size_t)h->portals * QNM_PORTAL, h, err);
+    if (st == QN_OK) {
+        qn__islands_end(m); /* joined while the portals were read */
+        st = qn__mesh_lean(m, err);
+    }
     if (st != QN_OK) {
         if (err) err->code = st;
         qn_mesh_destroy(m);
         return st;
     }
-    qn__islands_end(m); /* joined while the portals were read */
-    qn__mesh_lean(m);
     m->bytes = sizeof *m + qn__mesh_array_bytes(m);
     *out = m;
     return QN_OK;

@@ -46,9 +46,11 @@ static inline void qn__portal_tally(qn_mesh *m, uint32_t e) {
     m->qp_start[m->pq[e].q[0] + 1]++;
     m->qp_start[m->pq[e].q[1] + 1]++;
 }
-/* The end of a build: a mesh of rectangles lets its corners go, and its
-** portals' segments when its rectangles give them (qn__portal_at). */
-void qn__mesh_lean(qn_mesh *m);
+/* The end of a build: costs of 1 go, bucket lists shrink to 16 bits where
+** they can, and a mesh of rectangles lets its corners go, and its portals'
+** edges and segments when its rectangles give them (qn__portal_at).
+** QN_E_NOMEM (the mesh whole, to be destroyed) when it cannot. */
+qn_status qn__mesh_lean(qn_mesh *m, qn_error *err);
 size_t qn__mesh_array_bytes(const qn_mesh *m);
 
 /* Islands by union-find in m->island (the forest, then the ids; roots are

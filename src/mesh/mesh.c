@@ -23,12 +23,14 @@ size_t qn__mesh_array_bytes(const qn_mesh *m) {
     size_t q = m->quad_count, p = m->portal_count;
     size_t cells = (size_t)m->grid_w * m->grid_h;
     size_t ncl = m->cell_start ? m->cell_start[cells] : 0;
+    size_t index = m->cell_off ? cells * sizeof(uint32_t) + ncl * sizeof(uint16_t)
+                               : ncl * sizeof(uint32_t);
     return (m->planes ? q * sizeof(qn__planes) : 0) + (m->corners ? q * 4 * sizeof(qn_vec2) : 0) +
            (m->rects ? q * sizeof(qn_rect) : 0) + (m->cost ? q * sizeof(float) : 0) +
            q * (1 + sizeof(uint32_t)) +
            p * (sizeof(qn__pq) + (m->pgeo ? 2 + sizeof(qn__pgeo) : 0)) +
-           (q + 1) * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) +
-           (cells + 1 + ncl) * sizeof(uint32_t);
+           (q + 1) * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) + (cells + 1) * sizeof(uint32_t) +
+           index;
 }
 
 static void mesh_free_arrays(qn_mesh *m) {
@@ -47,6 +49,8 @@ static void mesh_free_arrays(qn_mesh *m) {
     qn__free(a, m->qp_list, 2 * p * sizeof(uint32_t));
     qn__free(a, m->qp_start, (q + 1) * sizeof(uint32_t));
     if (m->cell_start) qn__free(a, m->cell_list, m->cell_start[cells] * sizeof(uint32_t));
+    if (m->cell_start) qn__free(a, m->cell_off, m->cell_start[cells] * sizeof(uint16_t));
+    qn__free(a, m->cell_base, cells * sizeof(uint32_t));
     qn__free(a, m->cell_start, (cells + 1) * sizeof(uint32_t));
 }
 
@@ -564,14 +568,43 @@ qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err) {
 /* Bit for bit the same float (so -0 differs from +0). */
 static bool same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
-void qn__mesh_lean(qn_mesh *m) {
+/* Bucket lists of 16-bit offsets from each bucket's first quad, when every
+** list spans less than 65,536 (they are increasing); else as they are. */
+static bool lean_buckets(qn_mesh *m) {
+    size_t cells = (size_t)m->grid_w * m->grid_h, n = m->cell_start[cells];
+    for (size_t c = 0; c < cells; c++) {
+        uint32_t s = m->cell_start[c], e = m->cell_start[c + 1];
+        if (e > s && m->cell_list[e - 1] - m->cell_list[s] > UINT16_MAX) return true;
+    }
+    /* (cells and n are at least 1: a mesh has a quad, in some bucket) */
+    uint32_t *base = qn__alloc(&m->alloc, cells * sizeof(uint32_t));
+    uint16_t *off = qn__alloc(&m->alloc, n * sizeof(uint16_t));
+    if (!base || !off) {
+        qn__free(&m->alloc, base, cells * sizeof(uint32_t));
+        qn__free(&m->alloc, off, n * sizeof(uint16_t));
+        return false;
+    }
+    for (size_t c = 0; c < cells; c++) {
+        uint32_t s = m->cell_start[c], e = m->cell_start[c + 1];
+        base[c] = e > s ? m->cell_list[s] : 0;
+        for (uint32_t i = s; i < e; i++) off[i] = (uint16_t)(m->cell_list[i] - base[c]);
+    }
+    qn__free(&m->alloc, m->cell_list, n * sizeof(uint32_t));
+    m->cell_list = NULL;
+    m->cell_base = base;
+    m->cell_off = off;
+    return true;
+}
+
+qn_status qn__mesh_lean(qn_mesh *m, qn_error *err) {
+    if (!lean_buckets(m)) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (buckets)");
     bool ones = true; /* costs of 1 need no array (the bits of 1.0f) */
     for (uint32_t q = 0; ones && q < m->quad_count; q++) ones = same_bits(m->cost[q], 1.0f);
     if (ones) {
         qn__free(&m->alloc, m->cost, (size_t)m->quad_count * sizeof(float));
         m->cost = NULL;
     }
-    if (!m->rects) return;
+    if (!m->rects) return QN_OK;
     /* Portals given by their quads' rectangles need no segment. */
     bool derived = m->pgeo != NULL;
     for (uint32_t e = 0; derived && e < m->portal_count; e++) {
@@ -591,6 +624,7 @@ void qn__mesh_lean(qn_mesh *m) {
     }
     qn__free(&m->alloc, m->corners, (size_t)m->quad_count * 4 * sizeof(qn_vec2));
     m->corners = NULL;
+    return QN_OK;
 }
 
 /* ---- islands ---------------------------------------------------------- */
@@ -677,12 +711,12 @@ static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncan
     st = bd.tol ? build_all(&bd) : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh)");
     qn__free(&a, bd.tol, (size_t)desc->quad_count * sizeof(float));
     if (!cands) qn__free(&a, bd.cands, bd.capcand * sizeof(qn__cand));
+    if (st == QN_OK) st = qn__mesh_lean(m, err);
     if (st != QN_OK) {
         if (err) err->code = st;
         qn_mesh_destroy(m);
         return st;
     }
-    qn__mesh_lean(m);
     m->bytes = sizeof *m + qn__mesh_array_bytes(m);
     *out = m;
     return QN_OK;

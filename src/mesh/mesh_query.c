@@ -98,8 +98,10 @@ uint32_t qn__locate(const qn_mesh *m, qn_vec2 p, uint32_t hint) {
     ** past them at sharp corners. Points beyond the grid fall in its border
     ** buckets, whose quads' boxes include that reach. */
     size_t cell = bucket_of(m, p, NULL, NULL);
-    for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++)
-        if (qn__quad_contains(m, m->cell_list[i], p)) return m->cell_list[i];
+    for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++) {
+        uint32_t q = qn__bucket_quad(m, cell, i);
+        if (qn__quad_contains(m, q, p)) return q;
+    }
     return QN_NONE;
 }
 
@@ -142,7 +144,7 @@ typedef struct nearest_state {
 static void scan_bucket(const qn_mesh *m, size_t cell, qn_vec2 p, qn__quad_filter keep,
                         const void *ctx, nearest_state *ns) {
     for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++) {
-        uint32_t q = m->cell_list[i];
+        uint32_t q = qn__bucket_quad(m, cell, i);
         if (keep && !keep(ctx, q)) continue;
         qn_vec2 c = p;
         float d2 = quad_closest(m, q, p, &c);
@@ -219,7 +221,7 @@ static uint32_t start_quad(const qn_mesh *m, qn_vec2 a, qn_vec2 d, uint32_t hint
     float best_t = -FLT_MAX;
     size_t cell = bucket_of(m, a, NULL, NULL);
     for (uint32_t i = m->cell_start[cell]; i <= m->cell_start[cell + 1]; i++) {
-        uint32_t q = i < m->cell_start[cell + 1] ? m->cell_list[i] : hint;
+        uint32_t q = i < m->cell_start[cell + 1] ? qn__bucket_quad(m, cell, i) : hint;
         if (q >= m->quad_count || m->blocked[q] || !qn__quad_contains(m, q, a)) continue;
         float t = exit_param(m, q, a, d);
         if (t > best_t) best_t = t, best = q;

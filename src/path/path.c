@@ -867,7 +867,7 @@ static bool each_quad_near(const qn_mesh *m, qn_vec2 a, qn_vec2 b, float pad, qu
                 if (i > 0 && x >= px0 && x <= px1 && y >= py0 && y <= py1) continue;
                 size_t cell = (size_t)y * m->grid_w + x;
                 for (uint32_t j = m->cell_start[cell]; j < m->cell_start[cell + 1]; j++) {
-                    uint32_t q = m->cell_list[j];
+                    uint32_t q = qn__bucket_quad(m, cell, j);
                     if (!m->blocked[q] && !visit(ctx, q)) return false;
                 }
             }

@@ -271,7 +271,8 @@ static inline qn_vec2 qn__portal_dir(const qn__portal *p) {
 #define QN__VK_WALL 1u   /* a wall ends at this point */
 #define QN__VK_CORNER 2u /* ... and the open quads round it fill more than a half turn */
 typedef struct qn__bcorner {
-    qn_vec2 at, wall;
+    qn_vec2 at;
+    uint32_t vid; /* its vertex id (vwall[vid]: the walls' directions there) */
 } qn__bcorner;
 typedef struct qn__boundary {
     uint32_t nb, nv;
@@ -285,7 +286,7 @@ typedef struct qn__boundary {
     void *block;
     size_t bytes;
     /* Per quad (CSR, cstart has quad_count + 1): the vertices of its cycle
-    ** that are obstacle corners (QN__VK_CORNER), with their vwall, packed
+    ** that are obstacle corners (QN__VK_CORNER), with their vertex ids, packed
     ** for the sampler. */
     uint32_t *cstart;
     qn__bcorner *corner;
@@ -568,8 +569,16 @@ typedef struct qn__spm {
     qn__sent *ents;
     qn__sroot *roots;
     uint32_t nents, nroots, rcap;
+    /* Per sub-edge of the mesh's boundary (bit s of open, nb of them): an
+    ** open portal for the field's radius as the mesh stood at the build;
+    ** the rest are walls (qn__spm_wall). */
+    uint8_t *open;
+    uint32_t nb;
     size_t bytes;
 } qn__spm;
+static inline bool qn__spm_wall(const qn__spm *s, uint32_t sub) {
+    return !((s->open[sub >> 3] >> (sub & 7u)) & 1u);
+}
 /* Quad q's entries: ents[*first .. *end) (qstart without its flag). */
 static inline void qn__spm_range(const qn__spm *s, uint32_t q, uint32_t *first, uint32_t *end) {
     *first = s->qstart[q] & QN__SPM_QMASK;

@@ -762,20 +762,24 @@ static bool redundant(const xentry *e, uint32_t i, uint32_t first) {
     return false;
 }
 
-static qn_status spm_alloc(const qn_field *f, uint32_t nents, uint32_t nroots, qn__spm **out) {
+static qn_status spm_alloc(const qn_field *f, uint32_t nents, uint32_t nroots, uint32_t nb,
+                           qn__spm **out) {
     const qn_mesh *m = f->mesh;
     qn__spm *s = qn__calloc(&f->alloc, 1, sizeof *s);
     if (!s) return QN_E_NOMEM;
     s->nents = nents;
     s->nroots = nroots;
+    s->nb = nb;
+    s->open = qn__calloc(&f->alloc, (size_t)nb / 8 + 1, 1);
     s->qstart = qn__alloc(&f->alloc, ((size_t)m->quad_count + 1) * sizeof(uint32_t));
     s->ents = qn__alloc(&f->alloc, ((size_t)nents + 1) * sizeof(qn__sent));
     s->rcap = nroots;
     s->roots = qn__alloc(&f->alloc, ((size_t)nroots + 1) * sizeof(qn__sroot));
     s->bytes = sizeof *s + ((size_t)m->quad_count + 1) * sizeof(uint32_t) +
-               ((size_t)nents + 1) * sizeof(qn__sent) + ((size_t)nroots + 1) * sizeof(qn__sroot);
+               ((size_t)nents + 1) * sizeof(qn__sent) + ((size_t)nroots + 1) * sizeof(qn__sroot) +
+               (size_t)nb / 8 + 1;
     *out = s;
-    if (!s->qstart || !s->ents || !s->roots) return QN_E_NOMEM;
+    if (!s->qstart || !s->ents || !s->roots || !s->open) return QN_E_NOMEM;
     return QN_OK;
 }
 
@@ -784,6 +788,7 @@ void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads) {
     qn__free(a, s->qstart, ((size_t)quads + 1) * sizeof(uint32_t));
     qn__free(a, s->ents, ((size_t)s->nents + 1) * sizeof(qn__sent));
     qn__free(a, s->roots, ((size_t)s->rcap + 1) * sizeof(qn__sroot));
+    qn__free(a, s->open, (size_t)s->nb / 8 + 1);
     qn__free(a, s, sizeof *s);
 }
 
@@ -932,8 +937,10 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     if (!rmap) return QN_E_NOMEM;
     for (uint32_t i = 0; i < S->nr; i++) rmap[i] = QN_NONE;
     qn__spm *s = NULL;
-    qn_status st = kept > QN__SPM_QMASK ? QN_E_LIMIT : spm_alloc(S->f, kept, S->nr, &s);
+    qn_status st = kept > QN__SPM_QMASK ? QN_E_LIMIT : spm_alloc(S->f, kept, S->nr, S->b->nb, &s);
     if (st == QN_OK) {
+        for (uint32_t i = 0; i < S->b->nb; i++) /* the walls as mark_walls made them */
+            s->open[i >> 3] |= (uint8_t)((S->sopen[i] != 0) << (i & 7u));
         s->nroots = 0;
         uint32_t q = 0;
         for (uint32_t i = 0; i < kept; i++) {

@@ -388,7 +388,7 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         best = ahead;
         hit = true;
         /* The obstacle on the left of the way: side +1. */
-        qn_vec2 w = b->corner[j].wall;
+        qn_vec2 w = b->vwall[b->corner[j].vid];
         float ws = qn__cross(dir, w), side = lateral < 0.0f ? -1.0f : 1.0f;
         if (fabsf(ws) > 0.1f * qn__len(w)) side = ws > 0.0f ? 1.0f : -1.0f;
         *out = (qn__sroot){.at = c, .out = dir, .g = 0.0f, .side = side};
@@ -396,10 +396,12 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     return hit;
 }
 
-/* Is quad q's sub-edge s (of its boundary cycle) a wall for this field? */
-static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
-    uint32_t e = b->bportal[s];
-    return e == QN_NONE || !qn__portal_open(f->mesh, e, f->radius);
+/* Is sub-edge s (of a quad's boundary cycle) a wall for this field: not
+** an open portal for its radius, as the mesh stood when the field was
+** built or last updated (kept as bits in the instance, so a sample reads
+** no portal or neighbouring quad for it). */
+static bool is_wall(const qn_field *f, uint32_t s) {
+    return qn__spm_wall(f->spm, s);
 }
 
 /* The distance from p to the nearest edge of quad q (its edge planes). */
@@ -431,8 +433,8 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     const qn__boundary *b = atomic_load(&m->bnd);
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
     qn_vec2 d = dir;
+    /* Whether a sub-edge is a wall is asked only of those near enough. */
     for (uint32_t s = 0; s < k; s++) {
-        if (!is_wall(f, b, base + s)) continue;
         qn_vec2 a = b->bv[base + s], ab = qn__sub(b->bv[base + (s + 1 == k ? 0 : s + 1)], a);
         float l2 = qn__dot(ab, ab), t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
         if (t > 0.0f && t < 1.0f) {
@@ -441,7 +443,7 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
             ** outside is also steered back in. */
             qn_vec2 out = qn__scale(qn__v2(ab.y, -ab.x), 1.0f / sqrtf(l2));
             float h = -qn__dot(qn__sub(p, a), out), toward = qn__dot(d, out);
-            if (!(h < 0.9f * rad)) continue;
+            if (!(h < 0.9f * rad) || !is_wall(f, base + s)) continue;
             if (toward > 0.0f) d = qn__sub(d, qn__scale(out, toward));
             if (h < 0.0f) d = qn__sub(d, qn__scale(out, 0.5f));
             continue;
@@ -451,7 +453,7 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
         float dist = qn__len(to);
         /* A little inside the radius, so that this and the crossing kept a
         ** radius from a wall end (clamp_exit) do not pull against each other. */
-        if (!(dist < 0.9f * rad) || !(dist > 0.0f)) continue;
+        if (!(dist < 0.9f * rad) || !(dist > 0.0f) || !is_wall(f, base + s)) continue;
         qn_vec2 n = qn__scale(to, 1.0f / dist);
         float toward = qn__dot(d, n);
         if (toward > 0.0f) d = qn__sub(d, qn__scale(n, toward));
@@ -464,7 +466,7 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
 ** next to it, or any wall of the mesh ending at that point)? */
 static bool wall_end(const qn_field *f, const qn__boundary *b, uint32_t base, uint32_t s,
                      uint32_t nb) {
-    return is_wall(f, b, base + nb) || (b->vkind[b->bvid[base + s]] & QN__VK_WALL);
+    return is_wall(f, base + nb) || (b->vkind[b->bvid[base + s]] & QN__VK_WALL);
 }
 
 /* Is there, past the wall beyond one end of sub-edge s of a quad's cycle
@@ -477,7 +479,7 @@ static bool portal_in_line(const qn_field *f, const qn__boundary *b, uint32_t ba
         j = step < 0 ? (j == 0 ? k - 1 : j - 1) : (j + 1 == k ? 0 : j + 1);
         qn_vec2 a = b->bv[base + j], d = qn__sub(b->bv[base + (j + 1 == k ? 0 : j + 1)], a);
         if (!(qn__dot(d, e) > 0.999f * qn__len(d) * len)) return false; /* the edge turns */
-        if (!is_wall(f, b, base + j)) return true;
+        if (!is_wall(f, base + j)) return true;
     }
     return false;
 }
@@ -532,7 +534,7 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     }
     if (hit == QN_NONE || best > 2.0f * agent_radius(f)) return dir; /* not there yet */
     uint32_t s1 = hit + 1 == k ? 0 : hit + 1;
-    if (is_wall(f, b, base + hit)) return dir; /* keep_off_walls slides it */
+    if (is_wall(f, base + hit)) return dir; /* keep_off_walls slides it */
     qn_vec2 a = b->bv[base + hit], e = qn__sub(b->bv[base + s1], a);
     float len = qn__len(e), rad = agent_radius(f), x = at * len;
     float lo = wall_end(f, b, base, hit, hit == 0 ? k - 1 : hit - 1) ? rad : 0.0f;

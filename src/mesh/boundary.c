@@ -154,9 +154,10 @@ static void mark_corners(const qn_mesh *m, qn__boundary *b, float *open) {
         if ((b->vkind[v] & QN__VK_WALL) && open[v] > PI_F + 1e-3f) b->vkind[v] |= QN__VK_CORNER;
 }
 
-static size_t boundary_bytes(uint32_t nq, uint32_t np, uint32_t nbmax) {
+/* The fixed arrays' bytes for nb sub-edges and nv vertex ids. */
+static size_t boundary_bytes(uint32_t nq, uint32_t np, uint32_t nb, uint32_t nv) {
     return ((size_t)nq + 1 + 2 * (size_t)np) * sizeof(uint32_t) +
-           (size_t)nbmax * (2 * sizeof(qn_vec2) + 2 * sizeof(uint32_t) + 1);
+           (size_t)nb * (sizeof(qn_vec2) + 2 * sizeof(uint32_t)) + (size_t)nv * (sizeof(qn_vec2) + 1);
 }
 
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b) {
@@ -166,31 +167,32 @@ void qn__boundary_free(const qn_allocator *a, qn__boundary *b) {
     qn__free(a, b, sizeof *b);
 }
 
-/* Carves the fixed arrays out of one block. */
-static void boundary_layout(qn__boundary *b, uint32_t nq, uint32_t np, uint32_t nbmax) {
+/* Carves the fixed arrays out of one block (room for nb sub-edges and nv
+** vertex ids). */
+static void boundary_layout(qn__boundary *b, uint32_t nq, uint32_t np, uint32_t nb, uint32_t nv) {
     char *p = b->block;
     b->bv = (qn_vec2 *)(void *)p;
-    p += (size_t)nbmax * sizeof(qn_vec2);
+    p += (size_t)nb * sizeof(qn_vec2);
     b->vwall = (qn_vec2 *)(void *)p;
-    p += (size_t)nbmax * sizeof(qn_vec2);
+    p += (size_t)nv * sizeof(qn_vec2);
     b->bstart = (uint32_t *)(void *)p;
     b->bportal = b->bstart + nq + 1;
-    b->bvid = b->bportal + nbmax;
-    b->psub = b->bvid + nbmax;
+    b->bvid = b->bportal + nb;
+    b->psub = b->bvid + nb;
     b->vkind = (uint8_t *)(b->psub + 2 * (size_t)np);
 }
 
 /* Moves the arrays into a block sized for nb vertices (built with room for
 ** the most a mesh can have). */
 static bool shrink(const qn_mesh *m, qn__boundary *b, uint32_t nbmax) {
-    size_t bytes = boundary_bytes(m->quad_count, m->portal_count, b->nb);
+    size_t bytes = boundary_bytes(m->quad_count, m->portal_count, b->nb, b->nv);
     qn__boundary t = *b;
     b->block = qn__alloc(&m->alloc, bytes);
     if (!b->block) {
         b->block = t.block;
         return false;
     }
-    boundary_layout(b, m->quad_count, m->portal_count, b->nb);
+    boundary_layout(b, m->quad_count, m->portal_count, b->nb, b->nv);
     memcpy(b->bv, t.bv, (size_t)b->nb * sizeof(qn_vec2));
     memcpy(b->bstart, t.bstart, ((size_t)m->quad_count + 1) * sizeof(uint32_t));
     memcpy(b->bportal, t.bportal, (size_t)b->nb * sizeof(uint32_t));
@@ -198,7 +200,7 @@ static bool shrink(const qn_mesh *m, qn__boundary *b, uint32_t nbmax) {
     memcpy(b->psub, t.psub, 2 * (size_t)m->portal_count * sizeof(uint32_t));
     memcpy(b->vkind, t.vkind, b->nv);
     memcpy(b->vwall, t.vwall, (size_t)b->nv * sizeof(qn_vec2));
-    qn__free(&m->alloc, t.block, boundary_bytes(m->quad_count, m->portal_count, nbmax));
+    qn__free(&m->alloc, t.block, boundary_bytes(m->quad_count, m->portal_count, nbmax, nbmax));
     b->bytes = bytes;
     return true;
 }
@@ -216,7 +218,7 @@ static bool pack_corners(const qn_mesh *m, qn__boundary *b) {
         b->cstart[q] = n;
         for (uint32_t i = b->bstart[q]; i < b->bstart[q + 1]; i++) {
             uint32_t v = b->bvid[i];
-            if (b->vkind[v] & QN__VK_CORNER) b->corner[n++] = (qn__bcorner){b->bv[i], b->vwall[v]};
+            if (b->vkind[v] & QN__VK_CORNER) b->corner[n++] = (qn__bcorner){b->bv[i], v};
         }
     }
     b->cstart[nq] = n;
@@ -246,13 +248,13 @@ qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err
     qn__boundary *b = qn__calloc(&m->alloc, 1, sizeof *b);
     size_t kbytes = (size_t)nbmax * sizeof(vkey) + (size_t)maxk * sizeof(spos) + sizeof(vkey);
     void *scratch = qn__alloc(&m->alloc, kbytes);
-    if (b) b->bytes = boundary_bytes(nq, np, nbmax), b->block = qn__alloc(&m->alloc, b->bytes);
+    if (b) b->bytes = boundary_bytes(nq, np, nbmax, nbmax), b->block = qn__alloc(&m->alloc, b->bytes);
     if (!b || !b->block || !scratch) {
         qn__boundary_free(&m->alloc, b);
         qn__free(&m->alloc, scratch, kbytes);
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
     }
-    boundary_layout(b, nq, np, nbmax);
+    boundary_layout(b, nq, np, nbmax, nbmax);
     vkey *keys = scratch;
     spos *tmp = (spos *)(void *)(keys + nbmax);
     for (uint32_t q = 0; q < nq; q++) {

@@ -13,7 +13,7 @@ uint32_t qn_mesh_island_count(const qn_mesh *mesh) { return mesh ? mesh->island_
 size_t qn_mesh_bytes(const qn_mesh *mesh) {
     if (!mesh) return 0;
     const qn__boundary *b = atomic_load(&mesh->bnd);
-    return mesh->bytes + (b ? sizeof *b + b->bytes : 0);
+    return mesh->bytes + (b ? sizeof *b + b->bytes + b->cbytes : 0);
 }
 
 qn_rect qn_mesh_bounds(const qn_mesh *mesh) {
@@ -202,6 +202,17 @@ qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_blocked, uin
 /* Where the segment a + t*d leaves quad q: the smallest t at which it goes
 ** out through an edge (with the mesh tolerance). FLT_MAX when never. */
 static float exit_param(const qn_mesh *m, uint32_t q, qn_vec2 a, qn_vec2 d) {
+    if (!m->planes) {
+        /* A rectangle: its planes' terms (qn__rect_planes: normals of 0
+        ** and +-1), the same roundings, the signs taken out. */
+        qn_rect r = m->rects[q];
+        float best = FLT_MAX, t;
+        if (d.y < 0.0f && (t = ((r.min.y - m->eps) - a.y) / d.y) < best) best = t;
+        if (d.x > 0.0f && (t = ((r.max.x + m->eps) - a.x) / d.x) < best) best = t;
+        if (d.y > 0.0f && (t = ((r.max.y + m->eps) - a.y) / d.y) < best) best = t;
+        if (d.x < 0.0f && (t = ((r.min.x - m->eps) - a.x) / d.x) < best) best = t;
+        return best;
+    }
     qn__planes tmp;
     const qn__planes *pl = qn__quad_planes(m, q, &tmp);
     float best = FLT_MAX;

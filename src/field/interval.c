@@ -310,8 +310,12 @@ static uint32_t envelope_cut(const xsearch *S, uint32_t e, uint32_t self, qn_vec
     double tol = 0.01 * (double)S->tol + 1e-6 * (double)g;
     uint32_t cnt = 1;
     sp[0] = (span){t0, t1};
-    for (uint32_t w = S->head[e]; w != QN_NONE && cnt; w = S->pieces[w].next)
+    for (uint32_t w = S->head[e]; w != QN_NONE && cnt; w = S->pieces[w].next) {
+        /* A portal's pieces lie far apart in the pool: the next one is
+        ** fetched while this one cuts. */
+        if (S->pieces[w].next != QN_NONE) QN__PREFETCH(&S->pieces[S->pieces[w].next]);
         if (w != self) cut_by(n, &S->pieces[w], tol, sp, &cnt);
+    }
     return cnt;
 }
 
@@ -810,44 +814,37 @@ static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t 
     return map[rid] = s->nroots++;
 }
 
-/* Sorts the entries by quad (counting sort into each entry's place, then
-** the permutation followed in place, so the scratch is 4 bytes an entry,
-** not a second copy; each quad's few entries then by insertion); false
-** when out of memory. */
+/* Sorts the entries by quad: a counting sort into a second array (read
+** in order, each entry written once to its quad's place; following the
+** permutation in place instead took a cache miss or two per entry, a
+** quarter of a 4096 x 4096 map's build), each quad's few entries then by
+** insertion; false when out of memory. */
 static bool sort_entries(xsearch *S) {
     uint32_t nq = S->m->quad_count, ne = S->ne;
     uint32_t *start = qn__calloc(&S->alloc, (size_t)nq + 1, sizeof *start);
-    uint32_t *to = qn__alloc(&S->alloc, ((size_t)ne + 1) * sizeof *to);
+    xentry *to = qn__alloc(&S->alloc, ((size_t)ne + 1) * sizeof *to);
     if (!start || !to) {
         qn__free(&S->alloc, start, ((size_t)nq + 1) * sizeof *start);
         qn__free(&S->alloc, to, ((size_t)ne + 1) * sizeof *to);
         return false;
     }
-    xentry *e = S->ents;
+    const xentry *e = S->ents;
     for (uint32_t i = 0; i < ne; i++) start[e[i].quad + 1]++;
     for (uint32_t q = 0; q < nq; q++) start[q + 1] += start[q];
-    for (uint32_t i = 0; i < ne; i++) to[i] = start[e[i].quad]++;
-    for (uint32_t i = 0; i < ne; i++)
-        while (to[i] != i) { /* entry i belongs at to[i]: swap it there */
-            uint32_t j = to[i];
-            xentry x = e[j];
-            e[j] = e[i];
-            e[i] = x;
-            to[i] = to[j];
-            to[j] = j;
-        }
+    for (uint32_t i = 0; i < ne; i++) to[start[e[i].quad]++] = e[i];
+    qn__free(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry));
+    S->ents = to;
+    S->ecap = ne + 1;
     for (uint32_t i = 1; i < ne; i++) {
-        xentry x = e[i];
+        xentry x = to[i];
         uint32_t j = i;
-        for (; j > 0 && cmp_entry(&e[j - 1], &x) > 0; j--) e[j] = e[j - 1];
-        e[j] = x;
+        for (; j > 0 && cmp_entry(&to[j - 1], &x) > 0; j--) to[j] = to[j - 1];
+        to[j] = x;
     }
     qn__free(&S->alloc, start, ((size_t)nq + 1) * sizeof *start);
-    qn__free(&S->alloc, to, ((size_t)ne + 1) * sizeof *to);
     return true;
 }
 
-/* Sorts the entries by quad, drops repeats, and lays out the instance. */
 static bool near_pt(qn_vec2 a, qn_vec2 b, float tol) {
     return fabsf(a.x - b.x) <= tol && fabsf(a.y - b.y) <= tol;
 }

@@ -261,6 +261,9 @@ static inline qn_vec2 qn__portal_mid(const qn__portal *p) {
 static inline qn_vec2 qn__portal_dir(const qn__portal *p) {
     return qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width);
 }
+static inline qn_vec2 qn__pgeo_dir(const qn__pgeo *p) {
+    return qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width);
+}
 
 /* Each quad's boundary as a cycle of sub-edges (boundary.c): quad q's cycle
 ** is bv[bstart[q] .. bstart[q + 1]); sub-edge j runs from vertex j to j + 1

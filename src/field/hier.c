@@ -108,7 +108,7 @@ static void csr_free(const qn_allocator *a, uint32_t **start, uint32_t **list, u
 /* Is portal e open (both quads) and inside sector s? */
 static bool inner_portal(const qn_hier *h, uint32_t e, uint32_t s) {
     const qn_mesh *m = h->mesh;
-    const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
+    const qn__pq *p = &m->pq[e];
     return h->qsec[p->q[0]] == s && h->qsec[p->q[1]] == s && !m->blocked[p->q[0]] &&
            !m->blocked[p->q[1]];
 }
@@ -266,12 +266,16 @@ static bool all_nodes(qn_hier *h) {
 /* Scratch for Dijkstras inside one sector, indexed by the portals' numbers
 ** within their sector (pidx): a cost, a crossing point, the portal the way
 ** came from, a heap position; touched entries are reset after each run.
-** Per node of the sector: the portal its best way came through. */
+** Per node of the sector: the portal its best way came through. The
+** sector's inner portals' segments are read once per sector (seg, for
+** sector seg_s), not once per Dijkstra step: a mesh of rectangles derives
+** them (qn__portal_at). */
 typedef struct local {
     const qn_hier *h;
-    uint32_t s, cap;
+    uint32_t s, cap, seg_s;
     float *g;
     qn_vec2 *x;
+    qn__pgeo *seg;
     uint32_t *pred, *heap, *pos, *touched, *port, *npred, *chain;
     qn_vec2 *lf, *rt; /* a chain's portal ends, for the funnel */
     uint32_t nt;
@@ -283,10 +287,12 @@ static bool local_init(local *L, const qn_hier *h) {
     memset(L, 0, sizeof *L);
     L->h = h;
     L->cap = (uint32_t)n;
+    L->seg_s = QN_NONE;
     L->g = qn__alloc(&h->alloc, n * sizeof(float));
     L->x = qn__alloc(&h->alloc, 3 * n * sizeof(qn_vec2));
+    L->seg = qn__alloc(&h->alloc, n * sizeof(qn__pgeo));
     L->pred = qn__alloc(&h->alloc, (6 * n + nn) * sizeof(uint32_t));
-    if (!L->g || !L->x || !L->pred) return false;
+    if (!L->g || !L->x || !L->seg || !L->pred) return false;
     L->lf = L->x + n, L->rt = L->lf + n;
     L->heap = L->pred + n, L->pos = L->heap + n, L->touched = L->pos + n;
     L->port = L->touched + n, L->chain = L->port + n, L->npred = L->chain + n;
@@ -301,11 +307,29 @@ static void local_free(local *L) {
     size_t n = L->cap, nn = (size_t)L->h->max_nodes + 1;
     qn__free(a, L->g, n * sizeof(float));
     qn__free(a, L->x, 3 * n * sizeof(qn_vec2));
+    qn__free(a, L->seg, n * sizeof(qn__pgeo));
     qn__free(a, L->pred, (6 * n + nn) * sizeof(uint32_t));
 }
 
-static qn_vec2 nearest_on(const qn__portal *p, qn_vec2 x) {
-    qn_vec2 u = qn__portal_dir(p);
+/* The segments of sector s's inner portals into L->seg (once per sector). */
+static void sector_segments(local *L, uint32_t s) {
+    const qn_hier *h = L->h;
+    const qn_mesh *m = h->mesh;
+    if (L->seg_s == s) return;
+    L->seg_s = s;
+    for (uint32_t k = h->sq_start[s]; k < h->sq_start[s + 1]; k++) {
+        uint32_t q = h->sq_list[k];
+        for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
+            uint32_t e = m->qp_list[j];
+            if (m->pq[e].q[0] != q || !inner_portal(h, e, s)) continue;
+            const qn__portal p = qn__portal_at(m, e);
+            L->seg[h->pidx[e]] = (qn__pgeo){p.p0, p.p1, p.width};
+        }
+    }
+}
+
+static qn_vec2 nearest_on(const qn__pgeo *p, qn_vec2 x) {
+    qn_vec2 u = qn__pgeo_dir(p);
     float t = qn__dot(qn__sub(x, p->p0), u);
     t = t < 0.0f ? 0.0f : (t > p->width ? p->width : t);
     return qn__add(p->p0, qn__scale(u, t));
@@ -320,8 +344,7 @@ static void from_point(local *L, uint32_t q, qn_vec2 x, float g, uint32_t from, 
     for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
         uint32_t e = m->qp_list[j], li = h->pidx[e];
         if (li == from || !inner_portal(h, e, L->s)) continue;
-        const qn__portal pe = qn__portal_at(m, e);
-        qn_vec2 y = nearest_on(&pe, x);
+        qn_vec2 y = nearest_on(&L->seg[li], x);
         float ng = g + qn__quad_cost(m, q) * qn__len(qn__sub(y, x));
         if (!(ng < L->g[li])) continue;
         if (L->g[li] == INFINITY) L->touched[L->nt++] = li;
@@ -385,8 +408,8 @@ static void taut(local *L, uint32_t q0, qn_vec2 x, uint32_t k, qn_vec2 at, float
     if (qn__quad_cost(m, q) != 1.0f) return; /* lengths only where every quad costs 1 */
     for (uint32_t i = 0; i < n; i++) { /* leaving q through e: its edge runs right to left */
         uint32_t e = L->chain[n - 1 - i];
-        const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
-        bool first = p->q[0] == q;
+        const qn__pgeo *p = &L->seg[L->h->pidx[e]];
+        bool first = m->pq[e].q[0] == q;
         rt[i] = first ? p->p0 : p->p1, lf[i] = first ? p->p1 : p->p0;
         q = qn__portal_other(m, e, q);
         if (qn__quad_cost(m, q) != 1.0f) return;
@@ -405,11 +428,12 @@ static void local_run(local *L, uint32_t s, uint32_t q0, qn_vec2 x, float *out) 
     for (uint32_t i = 0; i < n; i++) out[i] = INFINITY;
     L->s = s;
     L->nt = 0;
+    sector_segments(L, s);
     from_point(L, q0, x, 0.0f, QN_NONE, out);
     while (L->q.n) {
         uint32_t li = qn__heap_pop(&L->q);
         L->pos[li] = QN_NONE;
-        const qn__portal p_at = qn__portal_at(h->mesh, L->port[li]), *p = &p_at;
+        const qn__pq *p = &h->mesh->pq[L->port[li]];
         from_point(L, p->q[0], L->x[li], L->g[li], li, out);
         from_point(L, p->q[1], L->x[li], L->g[li], li, out);
     }
@@ -460,7 +484,7 @@ static bool tiles(qn_hier *h) {
         for (uint32_t k = h->sq_start[s]; k < h->sq_start[s + 1]; k++) {
             uint32_t q = h->sq_list[k];
             for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
-                const qn__portal p_at = qn__portal_at(m, m->qp_list[j]), *p = &p_at;
+                const qn__pq *p = &m->pq[m->qp_list[j]];
                 if (p->q[0] == q && h->qsec[p->q[1]] == s) h->pidx[m->qp_list[j]] = n++;
             }
         }

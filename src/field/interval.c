@@ -125,9 +125,6 @@ typedef struct qn__isearch xsearch;
 
 /* Portal e's segment (the search's table). */
 static inline const qn__pgeo *xseg(const xsearch *S, uint32_t e) { return &S->geo[e]; }
-static inline qn_vec2 seg_dir(const qn__pgeo *p) {
-    return qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width);
-}
 
 /* ---- pools ------------------------------------------------------------------ */
 
@@ -206,7 +203,7 @@ typedef struct froot {
 } froot;
 
 static froot in_frame(const qn__pgeo *p, qn_vec2 r, float g) {
-    qn_vec2 d = qn__sub(r, p->p0), u = seg_dir(p);
+    qn_vec2 d = qn__sub(r, p->p0), u = qn__pgeo_dir(p);
     froot fr = {(double)qn__dot(d, u), (double)qn__cross(u, d), (double)g};
     return fr;
 }
@@ -360,10 +357,10 @@ typedef struct sub_edge {
 } sub_edge;
 
 static float along(const qn__pgeo *p, qn_vec2 x) {
-    return qn__dot(qn__sub(x, p->p0), seg_dir(p));
+    return qn__dot(qn__sub(x, p->p0), qn__pgeo_dir(p));
 }
 static qn_vec2 on_portal(const qn__pgeo *p, float t) {
-    return qn__add(p->p0, qn__scale(seg_dir(p), t));
+    return qn__add(p->p0, qn__scale(qn__pgeo_dir(p), t));
 }
 
 /* Length of the shortest line from root r through the interval R-L to t

@@ -593,7 +593,7 @@ static fvert end_vert(const query *Q, uint32_t e, int end, float side, float rc,
     r = r < 0.5f * p->width ? r : 0.5f * p->width;
     fvert v;
     v.k = end ? p->p1 : p->p0;
-    qn_vec2 dir = qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width); /* qn__portal_dir */
+    qn_vec2 dir = qn__pgeo_dir(p);
     v.p = qn__add(v.k, qn__scale(dir, end ? -r : r));
     v.r = r;
     v.side = side;

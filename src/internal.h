@@ -340,6 +340,10 @@ struct qn_mesh {
     /* Built by the first search that needs it (qn__mesh_boundary), then
     ** shared; published with an atomic compare-and-swap. */
     _Atomic(qn__boundary *) bnd;
+    /* For a mesh that derives its portals (pgeo NULL): their segments,
+    ** built by the first search or sampler that reads them in its hot loop
+    ** (qn__mesh_segments), then shared like bnd. */
+    _Atomic(qn__pgeo *) segs;
     size_t bytes;
     /* Dynamic changes: version counts them; journal[v % QN__JOURNAL] is the
     ** quad changed by change number v (1-based). */
@@ -461,6 +465,12 @@ static inline qn_vec2 qn__portal_mid_at(const qn_mesh *m, uint32_t e) {
     qn__portal p = qn__portal_at(m, e);
     return qn__portal_mid(&p);
 }
+
+/* Every portal's segment, indexed by portal: the mesh's own (pgeo), or for
+** a mesh that derives them from its rectangles a table built on first use
+** (any thread may ask; one copy is kept until the mesh is destroyed, and
+** qn_mesh_bytes counts it from then on); NULL when out of memory. */
+const qn__pgeo *qn__mesh_segments(const qn_mesh *m);
 
 /* Builds or frees a mesh's boundary cycles (boundary.c). */
 qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err);
@@ -600,6 +610,7 @@ struct qn_field {
     qn__goal *goals;
     qn__tree *tree; /* NULL unless built repairable */
     qn__spm *spm;   /* the exact instance; NULL for a discrete one */
+    const qn__pgeo *geo; /* the mesh's portal segments (qn__mesh_segments) */
     bool exact_ok;  /* exact unless asked otherwise (on uniform-cost meshes) */
     bool uniform;   /* all open quads cost the same, as of mesh version ... */
     uint64_t uniform_version; /* ... uniform_version - 1 (0: not known) */

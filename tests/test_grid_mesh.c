@@ -315,6 +315,25 @@ static void test_lean_layout(void **state) {
     assert_null(m->pedge);
     assert_null(m->planes);
     check_same_as_general(g, m);
+    /* The first field keeps the portals' segments in the mesh, as the
+    ** rectangles give them, and qn_mesh_bytes counts them from then on. */
+    size_t before = qn_mesh_bytes(m);
+    assert_null(atomic_load(&m->segs));
+    qn_field_opts disc = {.discrete = true};
+    qn_field *f = NULL;
+    qn_vec2 goal = {-3.5f, 3.0f}; /* cell 0's centre */
+    assert_int_equal(qn_field_create(m, &goal, 1, &disc, NULL, &f, NULL), QN_OK);
+    const qn__pgeo *segs = atomic_load(&m->segs);
+    assert_non_null(segs);
+    assert_true(qn_mesh_bytes(m) == before + (size_t)m->portal_count * sizeof(qn__pgeo));
+    for (uint32_t i = 0; i < qn_mesh_portal_count(m); i++) {
+        qn_portal p;
+        assert_int_equal(qn_mesh_portal(m, i, &p), QN_OK);
+        assert_memory_equal(&segs[i].p0, &p.p0, sizeof p.p0);
+        assert_memory_equal(&segs[i].p1, &p.p1, sizeof p.p1);
+    }
+    qn_field_destroy(f);
+    assert_true(atomic_load(&m->segs) == segs); /* kept with the mesh */
     qn_mesh_destroy(m);
     qn_grid_destroy(g);
     free(c);

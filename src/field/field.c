@@ -28,6 +28,7 @@
 
 typedef struct search {
     const qn_mesh *m;
+    const qn__pgeo *geo; /* the portals' segments (qn_field.geo) */
     float radius;
     float *g;
     uint32_t *heap, *pos; /* pos: heap index, QN_NONE idle, CLOSED */
@@ -90,12 +91,17 @@ static uint8_t side_in(const qn_mesh *m, uint32_t v, uint32_t q) {
 ** crossable part nearest to `from` (so straight runs stay straight and bends
 ** hug corners). */
 static qn_vec2 crossing(const search *s, uint32_t v, qn_vec2 from) {
-    const qn__portal pt = qn__portal_at(s->m, v);
-    float r = s->radius < 0.5f * pt.width ? s->radius : 0.5f * pt.width;
-    qn_vec2 u = qn__scale(qn__sub(pt.p1, pt.p0), 1.0f / pt.width); /* qn__portal_dir */
-    float t = qn__dot(qn__sub(from, pt.p0), u);
-    t = t < r ? r : (t > pt.width - r ? pt.width - r : t);
-    return qn__add(pt.p0, qn__scale(u, t));
+    const qn__pgeo *pt = &s->geo[v];
+    float r = s->radius < 0.5f * pt->width ? s->radius : 0.5f * pt->width;
+    qn_vec2 u = qn__pgeo_dir(pt);
+    float t = qn__dot(qn__sub(from, pt->p0), u);
+    t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
+    return qn__add(pt->p0, qn__scale(u, t));
+}
+
+/* Portal v's mid point (qn__portal_mid). */
+static qn_vec2 mid_of(const search *s, uint32_t v) {
+    return qn__scale(qn__add(s->geo[v].p0, s->geo[v].p1), 0.5f);
 }
 
 /* Length of a step between crossing points. Two portals meeting at a corner
@@ -122,11 +128,11 @@ static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu)
         }
         return;
     }
-    qn_vec2 mu = qn__portal_mid_at(m, u);
+    qn_vec2 mu = mid_of(s, u);
     (void)side;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
-        qn_vec2 mv = qn__portal_mid_at(m, v);
+        qn_vec2 mv = mid_of(s, v);
         improve(s, v, gu + w * qn__len(qn__sub(mu, mv)), side_in(m, v, q), u, mv);
     }
 }
@@ -134,7 +140,7 @@ static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu)
 /* Offers v the path from point `from` (in quad q, at cost g0 there). */
 static void offer_from_point(search *s, uint32_t v, uint32_t q, qn_vec2 from, float g0,
                              uint32_t pred) {
-    qn_vec2 xv = s->x ? crossing(s, v, from) : qn__portal_mid_at(s->m, v);
+    qn_vec2 xv = s->x ? crossing(s, v, from) : mid_of(s, v);
     float d = s->x ? step_len(s->m, xv, from) : qn__len(qn__sub(xv, from));
     improve(s, v, g0 + qn__quad_cost(s->m, q) * d, side_in(s->m, v, q), pred, xv);
 }
@@ -227,8 +233,8 @@ static size_t scratch_bytes(uint32_t portals) {
 
 static search search_on_tree(const qn_field *f) {
     qn__tree *t = f->tree;
-    search s = {.m = f->mesh, .radius = f->radius, .g = t->g, .heap = t->heap, .pos = t->pos,
-                .via = t->via, .x = f->midpoint ? NULL : t->x, .pred = t->pred};
+    search s = {.m = f->mesh, .geo = f->geo, .radius = f->radius, .g = t->g, .heap = t->heap,
+                .pos = t->pos, .via = t->via, .x = f->midpoint ? NULL : t->x, .pred = t->pred};
     queue_init(&s);
     return s;
 }
@@ -266,7 +272,8 @@ static qn_status build_discrete(qn_field *f, qn_error *err) {
     /* The portal costs stay with the field (the sampler reads them); the
     ** rest is scratch, x first for alignment. */
     qn_vec2 *x = block;
-    search s = {.m = f->mesh, .radius = f->radius, .g = f->pg, .x = f->midpoint ? NULL : x};
+    search s = {.m = f->mesh, .geo = f->geo, .radius = f->radius, .g = f->pg,
+                .x = f->midpoint ? NULL : x};
     s.heap = (uint32_t *)(x + np);
     s.pos = s.heap + np;
     s.via = (uint8_t *)(s.pos + np);
@@ -350,7 +357,7 @@ static void reseed(search *s, const qn_field *f, uint32_t v) {
             uint32_t u = m->qp_list[k];
             if (u == v || (s->via[u] & AFFECTED) || s->pos[u] == CLOSED || s->g[u] == INFINITY)
                 continue;
-            qn_vec2 xu = s->x ? s->x[u] : qn__portal_mid_at(m, u);
+            qn_vec2 xu = s->x ? s->x[u] : mid_of(s, u);
             offer_from_point(s, v, q, xu, s->g[u], u);
         }
     }
@@ -567,6 +574,7 @@ qn_status qn__field_create_seeded(const qn_mesh *mesh, const qn_vec2 *goals, con
     if (!f) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     f->alloc = a;
     f->mesh = mesh;
+    f->geo = qn__mesh_segments(mesh);
     f->radius = opts ? opts->radius : 0.0f;
     f->lookahead = opts && opts->lookahead ? opts->lookahead : QN_DEFAULT_LOOKAHEAD;
     /* Repair reproduces a rebuild exactly only for the plain graph model: the
@@ -578,7 +586,8 @@ qn_status qn__field_create_seeded(const qn_mesh *mesh, const qn_vec2 *goals, con
     f->version = mesh->version;
     f->slots = qn__alloc(&a, (size_t)mesh->quad_count * sizeof(qn__slot));
     f->goals = qn__alloc(&a, (size_t)goal_count * sizeof(qn__goal));
-    if (!f->slots || !f->goals) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
+    if (!f->slots || !f->goals || !f->geo)
+        st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     if (st == QN_OK && g0) {
         f->seed_g = qn__alloc(&a, (size_t)goal_count * sizeof(float));
         if (f->seed_g) memcpy(f->seed_g, g0, (size_t)goal_count * sizeof(float));

@@ -75,10 +75,8 @@ struct qn__isearch {
     const qn_field *f; /* one-to-all: the field being built; NULL for a path */
     const qn_mesh *m;
     const qn__boundary *b;
-    /* The portals' segments: the mesh's, or for a mesh that derives them
-    ** from its rectangles, a table the search makes once (own_geo). */
+    /* The portals' segments (qn__mesh_segments). */
     const qn__pgeo *geo;
-    qn__pgeo *own_geo;
     qn_allocator alloc;
     float tol, radius;
     uint32_t nv, nr; /* vertex ids, roots (vertex ids then goals) */
@@ -991,7 +989,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
 ** and boundary sub-edge (sopen). */
 static size_t search_fixed_bytes(const xsearch *S) {
     const qn_mesh *m = S->m;
-    return (size_t)m->portal_count * (sizeof(uint32_t) + (m->pgeo ? 0 : sizeof(qn__pgeo))) +
+    return (size_t)m->portal_count * sizeof(uint32_t) +
            (size_t)S->nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
            (size_t)m->quad_count * (sizeof(uint32_t) + sizeof(float)) +
            (size_t)S->nv * (1 + sizeof(qn_vec2)) + S->b->bstart[m->quad_count];
@@ -1012,7 +1010,8 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     memset(S, 0, sizeof *S);
     S->m = m;
     S->b = qn__mesh_boundary(m, NULL);
-    if (!S->b) return QN_E_NOMEM;
+    S->geo = qn__mesh_segments(m);
+    if (!S->b || !S->geo) return QN_E_NOMEM;
     S->alloc = *a;
     S->tol = 4.0f * m->eps;
     S->nv = S->b->nv;
@@ -1024,18 +1023,7 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     if (!p) return QN_E_NOMEM;
     S->rpos = (qn_vec2 *)(void *)p;
     S->wsum = S->rpos + S->nr;
-    S->geo = m->pgeo;
-    if (!m->pgeo) {
-        S->own_geo = (qn__pgeo *)(void *)(S->wsum + S->nv);
-        for (uint32_t e = 0; e < m->portal_count; e++) {
-            qn__portal pt = qn__portal_at(m, e);
-            S->own_geo[e] = (qn__pgeo){pt.p0, pt.p1, pt.width};
-        }
-        S->geo = S->own_geo;
-        p = (char *)(S->own_geo + m->portal_count);
-    } else {
-        p = (char *)(S->wsum + S->nv);
-    }
+    p = (char *)(S->wsum + S->nv);
     S->rg = (float *)(void *)p;
     S->qg = S->rg + S->nr;
     S->head = (uint32_t *)(S->qg + m->quad_count);

@@ -27,12 +27,12 @@ typedef struct frame {
 } frame;
 
 static frame portal_frame(const qn_field *f, uint32_t e) {
-    const qn__portal p_at = qn__portal_at(f->mesh, e), *p = &p_at;
+    const qn__pgeo *p = &f->geo[e];
     /* Even a point agent keeps a hair's breadth (a few ulps of the level's
     ** coordinates) from a wall's end, so float noise cannot put it outside. */
     float r = f->radius > 64.0f * f->mesh->eps ? f->radius : 64.0f * f->mesh->eps;
     r = r < 0.5f * p->width ? r : 0.5f * p->width;
-    frame fr = {p->p0, qn__portal_dir(p), r, p->width - r};
+    frame fr = {p->p0, qn__pgeo_dir(p), r, p->width - r};
     return fr;
 }
 
@@ -219,15 +219,16 @@ static uint32_t cross_if_on_exit(const qn_field *f, uint32_t q, qn_vec2 p, uint3
     float tol = reach_tolerance(m);
     uint32_t ex = unit_exit(f, q, p);
     for (int hops = 0; hops < 4 && !(ex & QN__GOAL_BIT); hops++) { /* also QN_NONE */
-        const qn__portal pt_at = qn__portal_at(m, ex), *pt = &pt_at;
-        qn_vec2 d = qn__sub(p, pt->p0), u = qn__portal_dir(pt);
+        const qn__pgeo *pt = &f->geo[ex];
+        const qn__pq *pq = &m->pq[ex];
+        qn_vec2 d = qn__sub(p, pt->p0), u = qn__pgeo_dir(pt);
         float h = qn__cross(u, d); /* > 0 inside quad q[0], < 0 inside q[1] */
-        int side = pt->q[0] == q ? 0 : 1;
+        int side = pq->q[0] == q ? 0 : 1;
         if ((side == 0 ? h : -h) > tol) break;
         float s = qn__dot(d, u);
         if (s < -tol || s > pt->width + tol) break;
-        if (!qn__quad_contains(m, pt->q[1 - side], p)) break;
-        q = pt->q[1 - side];
+        if (!qn__quad_contains(m, pq->q[1 - side], p)) break;
+        q = pq->q[1 - side];
         ex = unit_exit(f, q, p);
     }
     *ex_out = ex;

@@ -58,6 +58,7 @@ void qn_mesh_destroy(qn_mesh *mesh) {
     if (!mesh) return;
     qn_allocator a = mesh->alloc;
     qn__boundary_free(&a, atomic_load(&mesh->bnd));
+    qn__free(&a, atomic_load(&mesh->segs), ((size_t)mesh->portal_count + 1) * sizeof(qn__pgeo));
     mesh_free_arrays(mesh);
     qn__free(&a, mesh, sizeof *mesh);
 }

@@ -13,7 +13,26 @@ uint32_t qn_mesh_island_count(const qn_mesh *mesh) { return mesh ? mesh->island_
 size_t qn_mesh_bytes(const qn_mesh *mesh) {
     if (!mesh) return 0;
     const qn__boundary *b = atomic_load(&mesh->bnd);
-    return mesh->bytes + (b ? sizeof *b + b->bytes + b->cbytes : 0);
+    size_t segs = atomic_load(&mesh->segs) ? (size_t)mesh->portal_count * sizeof(qn__pgeo) : 0;
+    return mesh->bytes + (b ? sizeof *b + b->bytes + b->cbytes : 0) + segs;
+}
+
+const qn__pgeo *qn__mesh_segments(const qn_mesh *m) {
+    if (m->pgeo) return m->pgeo;
+    qn__pgeo *t = atomic_load(&m->segs);
+    if (t) return t;
+    size_t bytes = ((size_t)m->portal_count + 1) * sizeof(qn__pgeo);
+    t = qn__alloc(&m->alloc, bytes);
+    if (!t) return NULL;
+    for (uint32_t e = 0; e < m->portal_count; e++) {
+        qn__portal p = qn__portal_at(m, e);
+        t[e] = (qn__pgeo){p.p0, p.p1, p.width};
+    }
+    /* The mesh is shared read-only; the table is a cache it owns. */
+    qn__pgeo *none = NULL, *_Atomic *slot = (qn__pgeo *_Atomic *)(uintptr_t)&m->segs;
+    if (atomic_compare_exchange_strong(slot, &none, t)) return t;
+    qn__free(&m->alloc, t, bytes); /* another thread's copy won */
+    return none;
 }
 
 qn_rect qn_mesh_bounds(const qn_mesh *mesh) {
@@ -45,6 +64,18 @@ bool qn_mesh_quad_blocked(const qn_mesh *mesh, uint32_t quad) {
 
 float qn_mesh_quad_area(const qn_mesh *mesh, uint32_t quad) {
     if (!mesh || quad >= mesh->quad_count) return NAN;
+    if (mesh->rects) {
+        /* The loop below on a rectangle's corners, term by term. */
+        qn_rect r = mesh->rects[quad];
+        double x0 = (double)r.min.x, y0 = (double)r.min.y;
+        double x1 = (double)r.max.x, y1 = (double)r.max.y;
+        double a2 = 0.0;
+        a2 += x0 * y0 - x1 * y0;
+        a2 += x1 * y1 - x1 * y0;
+        a2 += x1 * y1 - x0 * y1;
+        a2 += x0 * y0 - x0 * y1;
+        return (float)(0.5 * a2);
+    }
     qn_vec2 c_at[4];
     const qn_vec2 *c = qn__corners(mesh, quad, c_at);
     double a2 = 0.0; /* shoelace, in double: the same value the build checked */

@@ -359,12 +359,13 @@ static qn_status read_quads(qn__builder *bd, const uint8_t *b, qn_error *err) {
     return qn__mesh_shapes(bd);
 }
 
-/* A portal's segment as the file gives it (QNM_PORTAL bytes at b). */
-static qn__pgeo file_segment(const uint8_t *b) {
+/* A portal's segment as the file gives it (QNM_PORTAL bytes at b); its
+** width only when asked (a mesh that derives its portals needs none). */
+static qn__pgeo file_segment(const uint8_t *b, bool width) {
     qn__pgeo g;
     g.p0 = qn__v2(get_f32(b + 10), get_f32(b + 14));
     g.p1 = qn__v2(get_f32(b + 18), get_f32(b + 22));
-    g.width = qn__len(qn__sub(g.p1, g.p0));
+    g.width = width ? qn__len(qn__sub(g.p1, g.p0)) : 0.0f;
     return g;
 }
 
@@ -375,7 +376,7 @@ static bool same_point_bits(qn_vec2 a, qn_vec2 b) { return memcmp(&a, &b, sizeof
 static void keep_portal(qn_mesh *m, uint32_t i, const uint8_t *b) {
     m->pedge[2 * (size_t)i] = b[8];
     m->pedge[2 * (size_t)i + 1] = b[9];
-    m->pgeo[i] = file_segment(b);
+    m->pgeo[i] = file_segment(b, true);
 }
 
 static bool keep_portals(qn_mesh *m, uint32_t np) {
@@ -403,7 +404,7 @@ static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn
     const uint8_t *first = b;
     for (uint32_t i = 0; i < np; i++, b += QNM_PORTAL) {
         qn__portal p = {{get_u32(b), get_u32(b + 4)}, {0, 0}, {0, 0}, 0.0f, {b[8], b[9]}};
-        qn__pgeo g = file_segment(b);
+        qn__pgeo g = file_segment(b, false);
         bool order = i == 0 || p.q[0] > m->pq[i - 1].q[0] ||
                      (p.q[0] == m->pq[i - 1].q[0] && p.q[1] > m->pq[i - 1].q[1]);
         if (p.q[0] >= p.q[1] || p.q[1] >= m->quad_count || p.edge[0] > 3 || p.edge[1] > 3 ||

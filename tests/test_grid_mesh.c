@@ -365,6 +365,79 @@ static void test_lean_layout(void **state) {
     qn_mesh_destroy(m);
 }
 
+/* The quad of a mesh of axis-aligned rectangles holding p, by looking at
+** every quad (the last one holding it, as the buckets list them in order:
+** any holding quad will do when p lies inside exactly one). */
+static uint32_t brute_locate(const qn_mesh *m, qn_vec2 p) {
+    uint32_t found = QN_NONE;
+    for (uint32_t q = 0; q < qn_mesh_quad_count(m); q++) {
+        qn_vec2 k[4];
+        qn_mesh_quad_corners(m, q, k);
+        if (p.x > k[0].x && p.x < k[2].x && p.y > k[0].y && p.y < k[2].y) found = q;
+    }
+    return found;
+}
+
+/* Bucket lists keep 16-bit offsets from each bucket's first quad while
+** every list spans fewer than 65,536 quads, and 32-bit quads otherwise:
+** here a big quad 0 shares buckets with small quads numbered past 65,536
+** (a block of 280 x 250 unit squares, row by row, whose top rows it
+** touches). Points are
+** located the same as by looking at every quad, either way. */
+static void test_bucket_offsets(void **state) {
+    (void)state;
+    const uint32_t cols = 280, rows = 250, n = 1 + cols * rows;
+    qn_vec2 *v = malloc(4 * (size_t)n * sizeof *v);
+    uint32_t *idx = malloc(4 * (size_t)n * sizeof *idx);
+    assert_non_null(v);
+    assert_non_null(idx);
+    v[0] = (qn_vec2){0, 150}, v[1] = (qn_vec2){100, 150}, v[2] = (qn_vec2){100, 250};
+    v[3] = (qn_vec2){0, 250};
+    for (uint32_t y = 0, q = 1; y < rows; y++)
+        for (uint32_t x = 0; x < cols; x++, q++) {
+            float x0 = 100.0f + (float)x, y0 = (float)y;
+            v[4 * q] = (qn_vec2){x0, y0}, v[4 * q + 1] = (qn_vec2){x0 + 1, y0};
+            v[4 * q + 2] = (qn_vec2){x0 + 1, y0 + 1}, v[4 * q + 3] = (qn_vec2){x0, y0 + 1};
+        }
+    for (uint32_t i = 0; i < 4 * n; i++) idx[i] = i;
+    qn_mesh_desc d = {.vertices = v, .vertex_count = 4 * n, .quads = idx, .quad_count = n};
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    assert_non_null(m->cell_list); /* some list spans more than 65,535 quads */
+    assert_null(m->cell_off);
+    uint64_t s = 99;
+    for (int i = 0; i < 2000; i++) {
+        qn_vec2 p = {(float)(tm_rand(&s) % 38000) / 100.0f + 0.005f,
+                     (float)(tm_rand(&s) % 25000) / 100.0f + 0.005f};
+        uint32_t q = QN_NONE;
+        qn_status st = qn_mesh_locate(m, p, QN_NONE, &q);
+        uint32_t want = brute_locate(m, p);
+        if (want == QN_NONE) {
+            assert_int_not_equal(st, QN_OK);
+        } else {
+            assert_int_equal(st, QN_OK);
+            assert_int_equal(q, want);
+        }
+    }
+    qn_mesh_destroy(m);
+    /* Without the block's last rows every list is short: 16-bit offsets. */
+    d.quad_count = 1 + cols * 200;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    assert_null(m->cell_list);
+    assert_non_null(m->cell_off);
+    for (int i = 0; i < 2000; i++) {
+        qn_vec2 p = {(float)(tm_rand(&s) % 38000) / 100.0f + 0.005f,
+                     (float)(tm_rand(&s) % 20000) / 100.0f + 0.005f};
+        uint32_t q = QN_NONE;
+        qn_status st = qn_mesh_locate(m, p, QN_NONE, &q);
+        uint32_t want = brute_locate(m, p);
+        assert_int_equal(st == QN_OK ? q : QN_NONE, want);
+    }
+    qn_mesh_destroy(m);
+    free(v);
+    free(idx);
+}
+
 /* An open grid is one quad; a grid of stripes of two costs is one quad per
 ** stripe; a checkerboard is one quad per passable cell. */
 static void test_simple_shapes(void **state) {
@@ -923,6 +996,7 @@ int main(void) {
         cmocka_unit_test(test_random_grids),
         cmocka_unit_test(test_simple_shapes),
         cmocka_unit_test(test_lean_layout),
+        cmocka_unit_test(test_bucket_offsets),
         cmocka_unit_test(test_thin_grids),
         cmocka_unit_test(test_bundled_maps),
         cmocka_unit_test(test_fewest_is_minimum),

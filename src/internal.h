@@ -353,11 +353,19 @@ struct qn_mesh {
 
 #define QN__JOURNAL 1024u
 
+/* Are a and b the same bits (so 0 and -0 differ)? */
+static inline bool qn__same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
+
 /* Is c (4 corners) an axis-aligned rectangle listed counter-clockwise from
-** its lower left corner, as level "rect"s and grid imports give them? */
+** its lower left corner, as level "rect"s and grid imports give them? The
+** shared coordinates must be the same bits: a mesh of rectangles keeps
+** only each box (min, max) and gives its corners back from it, so a quad
+** with 0 at one corner and -0 at the next keeps its corners instead (its
+** file saves back to the bytes it was loaded from). */
 static inline bool qn__axis_rect(const qn_vec2 *c) {
-    return c[0].y == c[1].y && c[1].x == c[2].x && c[2].y == c[3].y && c[3].x == c[0].x &&
-           c[0].x < c[1].x && c[1].y < c[2].y;
+    return qn__same_bits(c[0].y, c[1].y) && qn__same_bits(c[1].x, c[2].x) &&
+           qn__same_bits(c[2].y, c[3].y) && qn__same_bits(c[3].x, c[0].x) && c[0].x < c[1].x &&
+           c[1].y < c[2].y;
 }
 
 /* The edge planes of a rectangle (qn__axis_rect), bit for bit those the

@@ -508,11 +508,13 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
                         goal_cell % t->w, goal_cell / t->w);
     qn_allocator a = qn__allocator(alloc);
     qn_grid_tfield *f = qn__calloc(&a, 1, sizeof *f);
+    /* Its allocator and tiles first: a failure below destroys it with them. */
+    if (f) f->alloc = a, f->t = t;
     local L = {0};
     size_t nn = (size_t)t->nn + 1;
     bool ok = f && local_alloc(&a, &L, t->S);
     if (ok) {
-        f->alloc = a, f->t = t, f->goal = goal_cell, f->weight = weight;
+        f->goal = goal_cell, f->weight = weight;
         f->d = qn__alloc(&a, nn * sizeof(float));
         f->key = qn__alloc(&a, nn * sizeof(float));
         f->pos = qn__alloc(&a, nn * sizeof(uint32_t));

@@ -567,7 +567,6 @@ qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err) {
 }
 
 /* Bit for bit the same float (so -0 differs from +0). */
-static bool same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 
 /* Bucket lists of 16-bit offsets from each bucket's first quad, when every
 ** list spans less than 65,536 (they are increasing); else as they are. */
@@ -600,7 +599,7 @@ static bool lean_buckets(qn_mesh *m) {
 qn_status qn__mesh_lean(qn_mesh *m, qn_error *err) {
     if (!lean_buckets(m)) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (buckets)");
     bool ones = true; /* costs of 1 need no array (the bits of 1.0f) */
-    for (uint32_t q = 0; ones && q < m->quad_count; q++) ones = same_bits(m->cost[q], 1.0f);
+    for (uint32_t q = 0; ones && q < m->quad_count; q++) ones = qn__same_bits(m->cost[q], 1.0f);
     if (ones) {
         qn__free(&m->alloc, m->cost, (size_t)m->quad_count * sizeof(float));
         m->cost = NULL;
@@ -609,12 +608,14 @@ qn_status qn__mesh_lean(qn_mesh *m, qn_error *err) {
     /* Portals given by their quads' rectangles need no segment. */
     bool derived = m->pgeo != NULL;
     for (uint32_t e = 0; derived && e < m->portal_count; e++) {
+        /* The other quad's box lies far off: fetched some portals ahead. */
+        if (e + 16 < m->portal_count) QN__PREFETCH(&m->rects[m->pq[e + 16].q[1]]);
         qn__portal p = {{m->pq[e].q[0], m->pq[e].q[1]}, {0, 0}, {0, 0}, 0.0f, {0, 0}};
         qn__portal_derive(m, &p);
         const qn__pgeo *g = &m->pgeo[e];
-        derived = same_bits(p.p0.x, g->p0.x) && same_bits(p.p0.y, g->p0.y) &&
-                  same_bits(p.p1.x, g->p1.x) && same_bits(p.p1.y, g->p1.y) &&
-                  same_bits(p.width, g->width) && p.edge[0] == m->pedge[2 * (size_t)e] &&
+        derived = qn__same_bits(p.p0.x, g->p0.x) && qn__same_bits(p.p0.y, g->p0.y) &&
+                  qn__same_bits(p.p1.x, g->p1.x) && qn__same_bits(p.p1.y, g->p1.y) &&
+                  qn__same_bits(p.width, g->width) && p.edge[0] == m->pedge[2 * (size_t)e] &&
                   p.edge[1] == m->pedge[2 * (size_t)e + 1];
     }
     if (derived) {

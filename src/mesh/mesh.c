@@ -608,8 +608,6 @@ qn_status qn__mesh_lean(qn_mesh *m, qn_error *err) {
     /* Portals given by their quads' rectangles need no segment. */
     bool derived = m->pgeo != NULL;
     for (uint32_t e = 0; derived && e < m->portal_count; e++) {
-        /* The other quad's box lies far off: fetched some portals ahead. */
-        if (e + 16 < m->portal_count) QN__PREFETCH(&m->rects[m->pq[e + 16].q[1]]);
         qn__portal p = {{m->pq[e].q[0], m->pq[e].q[1]}, {0, 0}, {0, 0}, 0.0f, {0, 0}};
         qn__portal_derive(m, &p);
         const qn__pgeo *g = &m->pgeo[e];

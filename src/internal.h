@@ -650,9 +650,6 @@ typedef struct qn__isearch qn__isearch;
 qn_status qn__isearch_create(const qn_mesh *m, const qn_allocator *a, uint32_t max_states,
                              qn__isearch **out);
 void qn__isearch_destroy(qn__isearch *S);
-/* The portals' segments the engine reads: the mesh's (pgeo), or its own
-** table for a mesh that derives them; valid while the engine lives. */
-const qn__pgeo *qn__isearch_geo(const qn__isearch *S);
 size_t qn__isearch_bytes(const qn__isearch *S);
 qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to, uint32_t qt,
                            float radius, float *length);

@@ -1133,7 +1133,6 @@ void qn__isearch_destroy(qn__isearch *S) {
     qn__free(&a, S, sizeof *S);
 }
 
-const qn__pgeo *qn__isearch_geo(const qn__isearch *S) { return S->geo; }
 
 size_t qn__isearch_bytes(const qn__isearch *S) {
     if (!S) return 0;

@@ -101,7 +101,7 @@ struct qn_pathfinder {
     /* the any-angle search: the shared interval engine, and the chain of
     ** portals (and the quads they enter) of its answer */
     qn__isearch *is;
-    const qn__pgeo *geo; /* the portals' segments (the engine's table) */
+    const qn__pgeo *geo; /* the portals' segments (qn__mesh_segments) */
     uint32_t *chain_p, *chain_q;
     /* landmark lower bounds (landmark.c), built once the queries have done
     ** about as much search as building them takes; lwork counts that
@@ -340,7 +340,7 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
         qn_pathfinder_destroy(pf);
         return st;
     }
-    pf->geo = qn__isearch_geo(pf->is);
+    pf->geo = qn__mesh_segments(mesh); /* built by the engine's creation */
     scan_costs(pf);
     pf->cver = UINT64_MAX; /* no corner cached yet */
     *out = pf;

@@ -255,14 +255,20 @@ typedef struct qn__pgeo {
 
 /* A portal's mid point, and its unit direction from p0 to p1: the same
 ** bits the mesh build once stored. */
-static inline qn_vec2 qn__portal_mid(const qn__portal *p) {
-    return qn__scale(qn__add(p->p0, p->p1), 0.5f);
+static inline qn_vec2 qn__seg_mid(qn_vec2 p0, qn_vec2 p1) {
+    return qn__scale(qn__add(p0, p1), 0.5f);
 }
+static inline qn_vec2 qn__seg_dir(qn_vec2 p0, qn_vec2 p1, float width) {
+    return qn__scale(qn__sub(p1, p0), 1.0f / width);
+}
+static inline qn_vec2 qn__portal_mid(const qn__portal *p) { return qn__seg_mid(p->p0, p->p1); }
 static inline qn_vec2 qn__portal_dir(const qn__portal *p) {
-    return qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width);
+    return qn__seg_dir(p->p0, p->p1, p->width);
 }
+/* The same of a segment alone (qn__mesh_segments). */
+static inline qn_vec2 qn__pgeo_mid(const qn__pgeo *p) { return qn__seg_mid(p->p0, p->p1); }
 static inline qn_vec2 qn__pgeo_dir(const qn__pgeo *p) {
-    return qn__scale(qn__sub(p->p1, p->p0), 1.0f / p->width);
+    return qn__seg_dir(p->p0, p->p1, p->width);
 }
 
 /* Each quad's boundary as a cycle of sub-edges (boundary.c): quad q's cycle

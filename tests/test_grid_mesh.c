@@ -378,6 +378,23 @@ static uint32_t brute_locate(const qn_mesh *m, qn_vec2 p) {
     return found;
 }
 
+/* 2,000 random points of [0, 380] x [0, height] (off the unit grid's
+** lines) located as brute_locate finds them; outside every quad, an error. */
+static void check_locate(const qn_mesh *m, uint64_t *s, uint32_t height) {
+    for (int i = 0; i < 2000; i++) {
+        qn_vec2 p = {(float)(tm_rand(s) % 38000) / 100.0f + 0.005f,
+                     (float)(tm_rand(s) % (height * 100)) / 100.0f + 0.005f};
+        uint32_t q = QN_NONE, want = brute_locate(m, p);
+        qn_status st = qn_mesh_locate(m, p, QN_NONE, &q);
+        if (want == QN_NONE) {
+            assert_int_not_equal(st, QN_OK);
+        } else {
+            assert_int_equal(st, QN_OK);
+            assert_int_equal(q, want);
+        }
+    }
+}
+
 /* Bucket lists keep 16-bit offsets from each bucket's first quad while
 ** every list spans fewer than 65,536 quads, and 32-bit quads otherwise:
 ** here a big quad 0 shares buckets with small quads numbered past 65,536
@@ -406,33 +423,14 @@ static void test_bucket_offsets(void **state) {
     assert_non_null(m->cell_list); /* some list spans more than 65,535 quads */
     assert_null(m->cell_off);
     uint64_t s = 99;
-    for (int i = 0; i < 2000; i++) {
-        qn_vec2 p = {(float)(tm_rand(&s) % 38000) / 100.0f + 0.005f,
-                     (float)(tm_rand(&s) % 25000) / 100.0f + 0.005f};
-        uint32_t q = QN_NONE;
-        qn_status st = qn_mesh_locate(m, p, QN_NONE, &q);
-        uint32_t want = brute_locate(m, p);
-        if (want == QN_NONE) {
-            assert_int_not_equal(st, QN_OK);
-        } else {
-            assert_int_equal(st, QN_OK);
-            assert_int_equal(q, want);
-        }
-    }
+    check_locate(m, &s, 250);
     qn_mesh_destroy(m);
     /* Without the block's last rows every list is short: 16-bit offsets. */
     d.quad_count = 1 + cols * 200;
     assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
     assert_null(m->cell_list);
     assert_non_null(m->cell_off);
-    for (int i = 0; i < 2000; i++) {
-        qn_vec2 p = {(float)(tm_rand(&s) % 38000) / 100.0f + 0.005f,
-                     (float)(tm_rand(&s) % 20000) / 100.0f + 0.005f};
-        uint32_t q = QN_NONE;
-        qn_status st = qn_mesh_locate(m, p, QN_NONE, &q);
-        uint32_t want = brute_locate(m, p);
-        assert_int_equal(st == QN_OK ? q : QN_NONE, want);
-    }
+    check_locate(m, &s, 200);
     qn_mesh_destroy(m);
     free(v);
     free(idx);

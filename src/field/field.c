@@ -99,10 +99,6 @@ static qn_vec2 crossing(const search *s, uint32_t v, qn_vec2 from) {
     return qn__add(pt->p0, qn__scale(u, t));
 }
 
-/* Portal v's mid point (qn__portal_mid). */
-static qn_vec2 mid_of(const search *s, uint32_t v) {
-    return qn__scale(qn__add(s->geo[v].p0, s->geo[v].p1), 0.5f);
-}
 
 /* Length of a step between crossing points. Two portals meeting at a corner
 ** can share their nearest points; a floor of the mesh tolerance keeps every
@@ -128,11 +124,11 @@ static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu)
         }
         return;
     }
-    qn_vec2 mu = mid_of(s, u);
+    qn_vec2 mu = qn__pgeo_mid(&s->geo[u]);
     (void)side;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
-        qn_vec2 mv = mid_of(s, v);
+        qn_vec2 mv = qn__pgeo_mid(&s->geo[v]);
         improve(s, v, gu + w * qn__len(qn__sub(mu, mv)), side_in(m, v, q), u, mv);
     }
 }
@@ -140,7 +136,7 @@ static void relax_through(search *s, uint32_t q, int side, uint32_t u, float gu)
 /* Offers v the path from point `from` (in quad q, at cost g0 there). */
 static void offer_from_point(search *s, uint32_t v, uint32_t q, qn_vec2 from, float g0,
                              uint32_t pred) {
-    qn_vec2 xv = s->x ? crossing(s, v, from) : mid_of(s, v);
+    qn_vec2 xv = s->x ? crossing(s, v, from) : qn__pgeo_mid(&s->geo[v]);
     float d = s->x ? step_len(s->m, xv, from) : qn__len(qn__sub(xv, from));
     improve(s, v, g0 + qn__quad_cost(s->m, q) * d, side_in(s->m, v, q), pred, xv);
 }
@@ -357,7 +353,7 @@ static void reseed(search *s, const qn_field *f, uint32_t v) {
             uint32_t u = m->qp_list[k];
             if (u == v || (s->via[u] & AFFECTED) || s->pos[u] == CLOSED || s->g[u] == INFINITY)
                 continue;
-            qn_vec2 xu = s->x ? s->x[u] : mid_of(s, u);
+            qn_vec2 xu = s->x ? s->x[u] : qn__pgeo_mid(&s->geo[u]);
             offer_from_point(s, v, q, xu, s->g[u], u);
         }
     }

@@ -1133,7 +1133,6 @@ void qn__isearch_destroy(qn__isearch *S) {
     qn__free(&a, S, sizeof *S);
 }
 
-
 size_t qn__isearch_bytes(const qn__isearch *S) {
     if (!S) return 0;
     return sizeof *S + search_fixed_bytes(S) +

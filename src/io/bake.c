@@ -369,7 +369,9 @@ static qn__pgeo file_segment(const uint8_t *b, bool width) {
     return g;
 }
 
-static bool same_point_bits(qn_vec2 a, qn_vec2 b) { return memcmp(&a, &b, sizeof a) == 0; }
+static bool same_point_bits(qn_vec2 a, qn_vec2 b) {
+    return qn__same_bits(a.x, b.x) && qn__same_bits(a.y, b.y);
+}
 
 /* Portal i's edges and segment as the file gives them, into the mesh's
 ** arrays (pedge, pgeo). */

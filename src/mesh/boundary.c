@@ -157,7 +157,8 @@ static void mark_corners(const qn_mesh *m, qn__boundary *b, float *open) {
 /* The fixed arrays' bytes for nb sub-edges and nv vertex ids. */
 static size_t boundary_bytes(uint32_t nq, uint32_t np, uint32_t nb, uint32_t nv) {
     return ((size_t)nq + 1 + 2 * (size_t)np) * sizeof(uint32_t) +
-           (size_t)nb * (sizeof(qn_vec2) + 2 * sizeof(uint32_t)) + (size_t)nv * (sizeof(qn_vec2) + 1);
+           (size_t)nb * (sizeof(qn_vec2) + 2 * sizeof(uint32_t)) +
+           (size_t)nv * (sizeof(qn_vec2) + 1);
 }
 
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b) {
@@ -248,7 +249,10 @@ qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err
     qn__boundary *b = qn__calloc(&m->alloc, 1, sizeof *b);
     size_t kbytes = (size_t)nbmax * sizeof(vkey) + (size_t)maxk * sizeof(spos) + sizeof(vkey);
     void *scratch = qn__alloc(&m->alloc, kbytes);
-    if (b) b->bytes = boundary_bytes(nq, np, nbmax, nbmax), b->block = qn__alloc(&m->alloc, b->bytes);
+    if (b) {
+        b->bytes = boundary_bytes(nq, np, nbmax, nbmax);
+        b->block = qn__alloc(&m->alloc, b->bytes);
+    }
     if (!b || !b->block || !scratch) {
         qn__boundary_free(&m->alloc, b);
         qn__free(&m->alloc, scratch, kbytes);

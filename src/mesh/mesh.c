@@ -566,8 +566,6 @@ qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err) {
     return QN_OK;
 }
 
-/* Bit for bit the same float (so -0 differs from +0). */
-
 /* Bucket lists of 16-bit offsets from each bucket's first quad, when every
 ** list spans less than 65,536 (they are increasing); else as they are. */
 static bool lean_buckets(qn_mesh *m) {

@@ -372,10 +372,6 @@ typedef struct query {
     float radius;
 } query;
 
-/* Portal e's mid point (qn__portal_mid). */
-static inline qn_vec2 portal_mid(const qn_pathfinder *pf, uint32_t e) {
-    return qn__scale(qn__add(pf->geo[e].p0, pf->geo[e].p1), 0.5f);
-}
 
 /* A lower bound on the length of a path from portal v's mid point to the
 ** goal: the straight distance, or the landmarks' bound when larger (the
@@ -383,7 +379,7 @@ static inline qn_vec2 portal_mid(const qn_pathfinder *pf, uint32_t e) {
 ** its width of either end). */
 static float portal_bound(const qn_pathfinder *pf, const query *Q, uint32_t v) {
     const qn__pgeo *p = &pf->geo[v];
-    float h = qn__len(qn__sub(qn__scale(qn__add(p->p0, p->p1), 0.5f), Q->to));
+    float h = qn__len(qn__sub(qn__pgeo_mid(p), Q->to));
     if (!pf->lon) return h;
     const qn__landmarks *L = pf->lm;
     uint32_t q = Q->m->pq[v].q[0], i0 = pf->bstart[q] + pf->psub[2 * v];
@@ -443,12 +439,12 @@ static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) 
     const qn_mesh *m = Q->m;
     uint32_t base = m->qp_start[q], k = m->qp_start[q + 1] - base;
     float w = qn__quad_cost(m, q);
-    qn_vec2 mu = portal_mid(Q->pf, u);
+    qn_vec2 mu = qn__pgeo_mid(&Q->pf->geo[u]);
     (void)side;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = m->qp_list[base + j];
         if (v == u || !qn__portal_open(m, v, Q->radius)) continue;
-        improve(Q, v, gu + w * qn__len(qn__sub(mu, portal_mid(Q->pf, v))), u,
+        improve(Q, v, gu + w * qn__len(qn__sub(mu, qn__pgeo_mid(&Q->pf->geo[v]))), u,
                 side_in(m, v, q));
     }
 }
@@ -472,7 +468,7 @@ static qn_status search(query *Q, float *cost) {
     for (uint32_t i = m->qp_start[Q->qs]; i < m->qp_start[Q->qs + 1]; i++) {
         uint32_t v = m->qp_list[i];
         if (qn__portal_open(m, v, Q->radius))
-            improve(Q, v, ws * qn__len(qn__sub(portal_mid(Q->pf, v), Q->from)), QN_NONE,
+            improve(Q, v, ws * qn__len(qn__sub(qn__pgeo_mid(&Q->pf->geo[v]), Q->from)), QN_NONE,
                     side_in(m, v, Q->qs));
     }
     while (pf->open.n > 0) {
@@ -485,7 +481,7 @@ static qn_status search(query *Q, float *cost) {
         for (int side = 0; side < 2; side++) {
             uint32_t q = m->pq[u].q[side];
             if (q == Q->qg)
-                improve(Q, goal, gu + wg * qn__len(qn__sub(portal_mid(Q->pf, u), Q->to)),
+                improve(Q, goal, gu + wg * qn__len(qn__sub(qn__pgeo_mid(&Q->pf->geo[u]), Q->to)),
                         u, (uint8_t)side);
             /* Back through the quad u was reached through cannot help: inside
             ** one convex quad the straight line is shortest. */

@@ -6,6 +6,7 @@
 #define QN_INTERNAL_H
 
 #include "quadnav.h"
+#include "core/heap.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -556,7 +557,8 @@ typedef struct qn__tree {
     qn_vec2 *x; /* where the best path crosses each portal */
     float *g;
     uint32_t *pred, *child, *sib;
-    uint32_t *heap, *pos;
+    qn__hent *heap;
+    uint32_t *pos;
     uint8_t *via;
 } qn__tree;
 

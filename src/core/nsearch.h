@@ -37,7 +37,6 @@
 typedef struct qn__nsearch {
     qn__heap q;
     float *d;      /* per node: least cost so far (INFINITY: not reached) */
-    float *key;    /* per open node: d plus the bound to the aim */
     uint32_t *pos; /* per node: heap index while open, QN__NS_NONE, QN__NS_SETTLED */
     uint32_t aim;  /* the sector the keys are for */
 #ifndef QN_NO_THREADS
@@ -85,11 +84,12 @@ static inline void qn__nsearch_locked(qn__nsearch *s, void (*step)(void *, uint3
 typedef float (*qn__nsearch_bound)(const void *ctx, uint32_t n, uint32_t aim);
 
 /* Starts over on n nodes (arrays of n, the caller's), none reached,
-** aimed at `aim`. */
-static inline void qn__nsearch_start(qn__nsearch *s, float *d, float *key, uint32_t *pos,
-                                     uint32_t *heap, uint32_t n, uint32_t aim) {
-    s->q = (qn__heap){heap, 0, key, pos};
-    s->d = d, s->key = key, s->pos = pos, s->aim = aim;
+** aimed at `aim`. An open node's key (its cost plus its bound to the aim)
+** lives in the heap. */
+static inline void qn__nsearch_start(qn__nsearch *s, float *d, uint32_t *pos, qn__hent *heap,
+                                     uint32_t n, uint32_t aim) {
+    s->q = (qn__heap){heap, 0, pos};
+    s->d = d, s->pos = pos, s->aim = aim;
     for (uint32_t i = 0; i < n; i++) d[i] = INFINITY, pos[i] = QN__NS_NONE;
 }
 
@@ -102,9 +102,8 @@ static inline bool qn__nsearch_settled(const qn__nsearch *s, uint32_t n) {
 static inline bool qn__nsearch_offer(qn__nsearch *s, uint32_t n, float v, float bound) {
     if (s->pos[n] == QN__NS_SETTLED || !(v < s->d[n])) return false;
     s->d[n] = v;
-    s->key[n] = v + bound;
-    if (s->pos[n] == QN__NS_NONE) qn__heap_push(&s->q, n);
-    else qn__heap_lowered(&s->q, n);
+    if (s->pos[n] == QN__NS_NONE) qn__heap_push(&s->q, n, v + bound);
+    else qn__heap_lowered(&s->q, n, v + bound);
     return true;
 }
 
@@ -114,10 +113,10 @@ static inline void qn__nsearch_aim(qn__nsearch *s, uint32_t aim, qn__nsearch_bou
     if (s->aim == aim) return;
     s->aim = aim;
     for (uint32_t i = 0; i < s->q.n; i++) {
-        uint32_t n = s->q.a[i];
-        s->key[n] = s->d[n] + bound(ctx, n, aim);
+        uint32_t n = s->q.a[i].id;
+        s->q.a[i].key = s->d[n] + bound(ctx, n, aim);
     }
-    for (uint32_t i = s->q.n > 1 ? (s->q.n - 2) / 4 + 1 : 0; i-- > 0;) qn__heap_down(&s->q, i);
+    qn__heap_order(&s->q);
 }
 
 /* Takes the open node of least key out and settles it; QN__NS_NONE when

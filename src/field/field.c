@@ -31,7 +31,8 @@ typedef struct search {
     const qn__pgeo *geo; /* the portals' segments (qn_field.geo) */
     float radius;
     float *g;
-    uint32_t *heap, *pos; /* pos: heap index, QN_NONE idle, CLOSED */
+    qn__hent *heap;
+    uint32_t *pos; /* pos: heap index, QN_NONE idle, CLOSED */
     uint8_t *via;         /* side (0, 1) of the quad g came through */
     qn_vec2 *x;           /* where the best path crosses each portal; NULL: mid points */
     uint32_t *pred;       /* tree parent, or NULL when not kept */
@@ -48,7 +49,7 @@ typedef struct search {
 
 /* ---- the queue: portals on g (src/core/heap.h) ------------------------------ */
 
-static void queue_init(search *s) { s->h = (qn__heap){s->heap, 0, s->g, s->pos}; }
+static void queue_init(search *s) { s->h = (qn__heap){s->heap, 0, s->pos}; }
 
 static uint32_t pop_min(search *s) {
     uint32_t top = qn__heap_pop(&s->h);
@@ -79,8 +80,8 @@ static QN__HOT_INLINE void improve(search *s, uint32_t v, float val, uint8_t via
     s->g[v] = val;
     s->via[v] = (uint8_t)((s->via[v] & ~1u) | via);
     if (s->pred) s->pred[v] = from;
-    if (s->pos[v] == QN_NONE) qn__heap_push(&s->h, v);
-    else qn__heap_lowered(&s->h, v);
+    if (s->pos[v] == QN_NONE) qn__heap_push(&s->h, v, val);
+    else qn__heap_lowered(&s->h, v, val);
 }
 
 static uint8_t side_in(const qn_mesh *m, uint32_t v, uint32_t q) {
@@ -224,7 +225,7 @@ static void full_search(qn_field *f, search *s) {
 }
 
 static size_t scratch_bytes(uint32_t portals) {
-    return (size_t)portals * (sizeof(qn_vec2) + 2 * sizeof(uint32_t) + 1);
+    return (size_t)portals * (sizeof(qn_vec2) + sizeof(qn__hent) + sizeof(uint32_t) + 1);
 }
 
 static search search_on_tree(const qn_field *f) {
@@ -270,8 +271,8 @@ static qn_status build_discrete(qn_field *f, qn_error *err) {
     qn_vec2 *x = block;
     search s = {.m = f->mesh, .geo = f->geo, .radius = f->radius, .g = f->pg,
                 .x = f->midpoint ? NULL : x};
-    s.heap = (uint32_t *)(x + np);
-    s.pos = s.heap + np;
+    s.heap = (qn__hent *)(x + np);
+    s.pos = (uint32_t *)(s.heap + np);
     s.via = (uint8_t *)(s.pos + np);
     queue_init(&s);
     full_search(f, &s);
@@ -494,7 +495,8 @@ static qn_status place_goals(qn_field *f, const qn_vec2 *goals, qn_error *err) {
 /* ---- create / destroy -------------------------------------------------------- */
 
 static size_t tree_bytes(uint32_t portals) {
-    return (size_t)portals * (sizeof(qn_vec2) + sizeof(float) + 6 * sizeof(uint32_t) + 1);
+    return (size_t)portals *
+           (sizeof(qn_vec2) + sizeof(qn__hent) + sizeof(float) + 4 * sizeof(uint32_t) + 1);
 }
 
 static void tree_free(qn_field *f) {
@@ -514,12 +516,12 @@ static qn_status tree_alloc(qn_field *f, qn_error *err) {
     }
     qn__tree *t = f->tree;
     t->x = x;
-    t->g = (float *)(x + np);
+    t->heap = (qn__hent *)(x + np);
+    t->g = (float *)(t->heap + np);
     t->pred = (uint32_t *)(t->g + np);
     t->child = t->pred + np;
     t->sib = t->child + np;
-    t->heap = t->sib + np;
-    t->pos = t->heap + np;
+    t->pos = t->sib + np;
     t->via = (uint8_t *)(t->pos + np);
     return QN_OK;
 }

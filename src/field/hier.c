@@ -276,7 +276,8 @@ typedef struct local {
     float *g;
     qn_vec2 *x;
     qn__pgeo *seg;
-    uint32_t *pred, *heap, *pos, *touched, *port, *npred, *chain;
+    uint32_t *pred, *pos, *touched, *port, *npred, *chain;
+    qn__hent *heap;
     qn_vec2 *lf, *rt; /* a chain's portal ends, for the funnel */
     uint32_t nt;
     qn__heap q;
@@ -291,13 +292,14 @@ static bool local_init(local *L, const qn_hier *h) {
     L->g = qn__alloc(&h->alloc, n * sizeof(float));
     L->x = qn__alloc(&h->alloc, 3 * n * sizeof(qn_vec2));
     L->seg = qn__alloc(&h->alloc, n * sizeof(qn__pgeo));
-    L->pred = qn__alloc(&h->alloc, (6 * n + nn) * sizeof(uint32_t));
-    if (!L->g || !L->x || !L->seg || !L->pred) return false;
+    L->pred = qn__alloc(&h->alloc, (5 * n + nn) * sizeof(uint32_t));
+    L->heap = qn__alloc(&h->alloc, n * sizeof(qn__hent));
+    if (!L->g || !L->x || !L->seg || !L->pred || !L->heap) return false;
     L->lf = L->x + n, L->rt = L->lf + n;
-    L->heap = L->pred + n, L->pos = L->heap + n, L->touched = L->pos + n;
+    L->pos = L->pred + n, L->touched = L->pos + n;
     L->port = L->touched + n, L->chain = L->port + n, L->npred = L->chain + n;
     for (size_t e = 0; e < n; e++) L->g[e] = INFINITY, L->pos[e] = QN_NONE;
-    L->q = (qn__heap){L->heap, 0, L->g, L->pos};
+    L->q = (qn__heap){L->heap, 0, L->pos};
     return true;
 }
 
@@ -308,7 +310,8 @@ static void local_free(local *L) {
     qn__free(a, L->g, n * sizeof(float));
     qn__free(a, L->x, 3 * n * sizeof(qn_vec2));
     qn__free(a, L->seg, n * sizeof(qn__pgeo));
-    qn__free(a, L->pred, (6 * n + nn) * sizeof(uint32_t));
+    qn__free(a, L->pred, (5 * n + nn) * sizeof(uint32_t));
+    qn__free(a, L->heap, n * sizeof(qn__hent));
 }
 
 /* The segments of sector s's inner portals into L->seg (once per sector). */
@@ -352,8 +355,8 @@ static void from_point(local *L, uint32_t q, qn_vec2 x, float g, uint32_t from, 
         L->x[li] = y;
         L->pred[li] = from;
         L->port[li] = e;
-        if (L->pos[li] == QN_NONE) qn__heap_push(&L->q, li);
-        else qn__heap_lowered(&L->q, li);
+        if (L->pos[li] == QN_NONE) qn__heap_push(&L->q, li, ng);
+        else qn__heap_lowered(&L->q, li, ng);
     }
     for (uint32_t k = h->qn_start[q]; k < h->qn_start[q + 1]; k++) {
         const hnode *nd = &h->nodes[h->qn_list[k]];
@@ -782,8 +785,8 @@ struct qn_hfield {
     ** sectors asked for need, under the lock: a sector's nodes are settled
     ** before its local field reads them, and settled nodes never change. */
     qn__nsearch ns;
-    float *key;
-    uint32_t *pos, *heap;
+    uint32_t *pos;
+    qn__hent *heap; /* the node search's heap (keys in it) */
     _Atomic(hloc *) *loc; /* per sector: its local field, NULL until built */
     struct hshared *sh;   /* what samples change (through a const field) */
 };
@@ -804,7 +807,7 @@ static float bound_to(const void *ctx, uint32_t n, uint32_t s) {
 static qn_status hfield_search(qn_hfield *f, qn_error *err) {
     const qn_hier *h = f->h;
     uint32_t nn = h->nnode, ns = h->sn_start[f->gsec + 1] - h->sn_start[f->gsec];
-    qn__nsearch_start(&f->ns, f->g, f->key, f->pos, f->heap, nn, f->gsec);
+    qn__nsearch_start(&f->ns, f->g, f->pos, f->heap, nn, f->gsec);
     for (uint32_t i = 0; i < nn; i++) f->via[i] = 2;
     if (f->goal_blocked) return QN_OK;
     float *d0 = qn__alloc(&f->alloc, ((size_t)ns + 1) * sizeof(float));
@@ -880,14 +883,13 @@ static void node_arrays_free(qn_hfield *f) {
     size_t n = (size_t)f->nn + 1;
     qn__free(&f->alloc, f->g, n * sizeof(float));
     qn__free(&f->alloc, f->via, n);
-    qn__free(&f->alloc, f->key, n * sizeof(float));
     qn__free(&f->alloc, f->pos, n * sizeof(uint32_t));
-    qn__free(&f->alloc, f->heap, n * sizeof(uint32_t));
-    f->g = f->key = NULL, f->via = NULL, f->pos = f->heap = NULL;
+    qn__free(&f->alloc, f->heap, n * sizeof(qn__hent));
+    f->g = NULL, f->via = NULL, f->pos = NULL, f->heap = NULL;
 }
 
 static size_t base_bytes(const qn_hfield *f) {
-    return sizeof *f + sizeof *f->sh + (size_t)f->nn * (2 * sizeof(float) + 2 * sizeof(uint32_t) + 1) +
+    return sizeof *f + sizeof *f->sh + (size_t)f->nn * (sizeof(float) + sizeof(uint32_t) + sizeof(qn__hent) + 1) +
            (size_t)f->h->nsec * sizeof(_Atomic(hloc *));
 }
 
@@ -901,10 +903,9 @@ static qn_status hfield_build(qn_hfield *f, qn_error *err) {
         size_t n = (size_t)f->nn + 1;
         f->g = qn__alloc(&f->alloc, n * sizeof(float));
         f->via = qn__alloc(&f->alloc, n);
-        f->key = qn__alloc(&f->alloc, n * sizeof(float));
         f->pos = qn__alloc(&f->alloc, n * sizeof(uint32_t));
-        f->heap = qn__alloc(&f->alloc, n * sizeof(uint32_t));
-        if (!f->g || !f->via || !f->key || !f->pos || !f->heap)
+        f->heap = qn__alloc(&f->alloc, n * sizeof(qn__hent));
+        if (!f->g || !f->via || !f->pos || !f->heap)
             return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
     }
     f->epoch = h->epoch;

@@ -83,13 +83,12 @@ struct qn__isearch {
     qn_status st;
     /* growing pools */
     xnode *nodes;
-    uint32_t *heap; /* the open states (src/core/heap.h), ordered by fkey */
-    float *fkey;    /* per node slot: its f */
+    qn__hent *heap; /* the open states (src/core/heap.h), keyed by their f */
     uint32_t *hpos; /* per node slot: where it sits in the heap while open */
     qn__heap q;
     piece *pieces;
     xentry *ents;
-    uint32_t nn, ncap, hcap, kcap, poscap, npc, pcap, ne, ecap;
+    uint32_t nn, ncap, hcap, poscap, npc, pcap, ne, ecap;
     /* fixed scratch */
     uint32_t *head;             /* per portal: first piece */
     float *rg;                  /* per root: best cost so far (INFINITY: none) */
@@ -156,16 +155,12 @@ static bool reserve(xsearch *S, void **p, uint32_t *cap, size_t sz, uint32_t wan
 }
 
 static void push_key(xsearch *S, float f, uint32_t node) {
-    while (node >= S->kcap)
-        if (!grow(S, (void **)&S->fkey, &S->kcap, sizeof(float))) return;
     while (node >= S->poscap)
         if (!grow(S, (void **)&S->hpos, &S->poscap, sizeof(uint32_t))) return;
-    if (S->q.n == S->hcap && !grow(S, (void **)&S->heap, &S->hcap, sizeof(uint32_t))) return;
+    if (S->q.n == S->hcap && !grow(S, (void **)&S->heap, &S->hcap, sizeof(qn__hent))) return;
     S->q.a = S->heap;
-    S->q.key = S->fkey;
     S->q.pos = S->hpos;
-    S->fkey[node] = f;
-    qn__heap_push(&S->q, node);
+    qn__heap_push(&S->q, node, f);
 }
 
 static uint32_t pop_key(xsearch *S) { return qn__heap_pop(&S->q); }
@@ -479,9 +474,9 @@ static void widen(xsearch *S, uint32_t w, uint32_t e, bool up, float t0, float t
     n->R = up ? lo : hi;
     n->L = up ? hi : lo;
     float f = n->g + qn__point_segment_dist(n->r, n->R, n->L);
-    if (f < S->fkey[pc->node]) {
-        n->f = S->fkey[pc->node] = f;
-        qn__heap_lowered(&S->q, pc->node);
+    if (f < n->f) {
+        n->f = f;
+        qn__heap_lowered(&S->q, pc->node, f);
     }
 }
 
@@ -1039,12 +1034,11 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
 ** entries) and marks them empty. */
 static void free_pools(xsearch *S) {
     qn__free(&S->alloc, S->nodes, (size_t)S->ncap * sizeof(xnode));
-    qn__free(&S->alloc, S->heap, (size_t)S->hcap * sizeof(uint32_t));
-    qn__free(&S->alloc, S->fkey, (size_t)S->kcap * sizeof(float));
+    qn__free(&S->alloc, S->heap, (size_t)S->hcap * sizeof(qn__hent));
     qn__free(&S->alloc, S->hpos, (size_t)S->poscap * sizeof(uint32_t));
     qn__free(&S->alloc, S->pieces, (size_t)S->pcap * sizeof(piece));
-    S->nodes = NULL, S->heap = S->hpos = NULL, S->fkey = NULL, S->pieces = NULL;
-    S->ncap = S->hcap = S->kcap = S->poscap = S->pcap = 0;
+    S->nodes = NULL, S->heap = NULL, S->hpos = NULL, S->pieces = NULL;
+    S->ncap = S->hcap = S->poscap = S->pcap = 0;
 }
 
 static void search_free(xsearch *S) {
@@ -1059,8 +1053,7 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
     /* About four states, pieces and entries per quad on game maps. */
     uint32_t want = f->mesh->quad_count < (1u << 26) ? 4 * f->mesh->quad_count + 64 : (1u << 28);
     if (st == QN_OK && (!reserve(&S, (void **)&S.nodes, &S.ncap, sizeof(xnode), want / 16) ||
-                        !reserve(&S, (void **)&S.heap, &S.hcap, sizeof(uint32_t), want / 16) ||
-                        !reserve(&S, (void **)&S.fkey, &S.kcap, sizeof(float), want / 16) ||
+                        !reserve(&S, (void **)&S.heap, &S.hcap, sizeof(qn__hent), want / 16) ||
                         !reserve(&S, (void **)&S.pieces, &S.pcap, sizeof(piece), want) ||
                         !reserve(&S, (void **)&S.ents, &S.ecap, sizeof(xentry), want)))
         st = QN_E_NOMEM;
@@ -1113,8 +1106,7 @@ qn_status qn__isearch_create(const qn_mesh *m, const qn_allocator *a, uint32_t m
     /* Pools for short queries up front; longer ones grow them (and keep
     ** what they grew). */
     if (!grow(S, (void **)&S->nodes, &S->ncap, sizeof(xnode)) ||
-        !grow(S, (void **)&S->heap, &S->hcap, sizeof(uint32_t)) ||
-        !grow(S, (void **)&S->fkey, &S->kcap, sizeof(float)) ||
+        !grow(S, (void **)&S->heap, &S->hcap, sizeof(qn__hent)) ||
         !grow(S, (void **)&S->hpos, &S->poscap, sizeof(uint32_t)) ||
         !grow(S, (void **)&S->pieces, &S->pcap, sizeof(piece))) {
         qn__isearch_destroy(S);
@@ -1136,8 +1128,8 @@ void qn__isearch_destroy(qn__isearch *S) {
 size_t qn__isearch_bytes(const qn__isearch *S) {
     if (!S) return 0;
     return sizeof *S + search_fixed_bytes(S) +
-           (size_t)S->ncap * sizeof(xnode) + (size_t)S->hcap * sizeof(uint32_t) +
-           (size_t)S->kcap * sizeof(float) + (size_t)S->poscap * sizeof(uint32_t) +
+           (size_t)S->ncap * sizeof(xnode) + (size_t)S->hcap * sizeof(qn__hent) +
+           (size_t)S->poscap * sizeof(uint32_t) +
            (size_t)S->pcap * sizeof(piece) +
            ((size_t)S->nr + S->m->quad_count + 1) * sizeof(uint32_t);
 }

@@ -82,10 +82,11 @@ struct qn_grid_tfield {
     const qn_grid_tiles *t;
     uint32_t goal;   /* goal cell */
     /* the node search (src/core/nsearch.h): per node its cost to the goal
-    ** so far, key, heap position; the heap */
+    ** so far and heap position; the heap (keys in it) */
     qn__nsearch ns;
-    float *d, *key;
-    uint32_t *pos, *heap;
+    float *d;
+    uint32_t *pos;
+    qn__hent *heap;
     float weight;    /* the bound's weight (1: exact costs; see qn_grid_tfield_opts) */
     _Atomic(tsector *) *sec;
     _Atomic size_t bytes;
@@ -102,7 +103,8 @@ typedef struct local {
     uint32_t w, h;
     uint32_t x0, y0, x1, y1, lw, lh;
     float *val;     /* lw * lh, INFINITY: not reached */
-    uint32_t *pos, *heap;
+    uint32_t *pos;
+    qn__hent *heap;
     qn__heap q;
     uint8_t *open;  /* lw * lh: the cell is in the grid and not a wall */
     uint8_t *want;  /* NULL, or cells to stop after (all settled) */
@@ -120,7 +122,7 @@ static bool local_alloc(const qn_allocator *a, local *L, uint32_t S) {
     size_t n = (size_t)(S + 2) * (S + 2);
     L->val = qn__alloc(a, n * sizeof(float));
     L->pos = qn__alloc(a, n * sizeof(uint32_t));
-    L->heap = qn__alloc(a, n * sizeof(uint32_t));
+    L->heap = qn__alloc(a, n * sizeof(qn__hent));
     L->open = qn__alloc(a, n);
     return L->val && L->pos && L->heap && L->open;
 }
@@ -129,14 +131,14 @@ static void local_free(const qn_allocator *a, local *L, uint32_t S) {
     size_t n = (size_t)(S + 2) * (S + 2);
     qn__free(a, L->val, n * sizeof(float));
     qn__free(a, L->pos, n * sizeof(uint32_t));
-    qn__free(a, L->heap, n * sizeof(uint32_t));
+    qn__free(a, L->heap, n * sizeof(qn__hent));
     qn__free(a, L->open, n);
 }
 
 /* Clears the values for a new search over the same domain. */
 static void local_reset(local *L) {
     for (uint32_t i = 0; i < L->lw * L->lh; i++) L->val[i] = INFINITY, L->pos[i] = QN_NONE;
-    L->q = (qn__heap){L->heap, 0, L->val, L->pos};
+    L->q = (qn__heap){L->heap, 0, L->pos};
     L->want = NULL;
 }
 
@@ -165,8 +167,8 @@ static void local_seed(local *L, int64_t x, int64_t y, float v) {
     uint32_t i = lidx(L, x, y);
     if (!(v < L->val[i])) return;
     L->val[i] = v;
-    if (L->pos[i] == QN_NONE) qn__heap_push(&L->q, i);
-    else qn__heap_lowered(&L->q, i);
+    if (L->pos[i] == QN_NONE) qn__heap_push(&L->q, i, v);
+    else qn__heap_lowered(&L->q, i, v);
 }
 
 static const int DX[8] = {1, 1, 0, -1, -1, -1, 0, 1}, DY[8] = {0, 1, 1, 1, 0, -1, -1, -1};
@@ -196,8 +198,8 @@ static void local_run(local *L) {
             float v = vu + ((k & 1) ? SQRT2F : 1.0f) * cu;
             if (v < L->val[n]) {
                 L->val[n] = v;
-                if (L->pos[n] == QN_NONE) qn__heap_push(&L->q, n);
-                else qn__heap_lowered(&L->q, n);
+                if (L->pos[n] == QN_NONE) qn__heap_push(&L->q, n, v);
+                else qn__heap_lowered(&L->q, n, v);
             }
         }
     }
@@ -516,22 +518,21 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
     if (ok) {
         f->goal = goal_cell, f->weight = weight;
         f->d = qn__alloc(&a, nn * sizeof(float));
-        f->key = qn__alloc(&a, nn * sizeof(float));
         f->pos = qn__alloc(&a, nn * sizeof(uint32_t));
-        f->heap = qn__alloc(&a, nn * sizeof(uint32_t));
+        f->heap = qn__alloc(&a, nn * sizeof(qn__hent));
         f->sec = qn__calloc(&a, t->nsec, sizeof *f->sec);
-        ok = f->d && f->key && f->pos && f->heap && f->sec;
+        ok = f->d && f->pos && f->heap && f->sec;
     }
     if (ok && !qn__nsearch_lock_init(&f->ns)) ok = false;
     if (ok) {
-        atomic_init(&f->bytes, sizeof *f + nn * (2 * sizeof(float) + 2 * sizeof(uint32_t)) +
+        atomic_init(&f->bytes, sizeof *f + nn * (sizeof(float) + sizeof(uint32_t) + sizeof(qn__hent)) +
                                    (size_t)t->nsec * sizeof *f->sec);
         /* The goal's sector: from the goal to its nodes, the search's start. */
         uint32_t gs = sector_of(t, goal_cell);
         local_begin(&L, t, gs);
         local_seed(&L, goal_cell % t->w, goal_cell / t->w, 0.0f);
         local_run(&L);
-        qn__nsearch_start(&f->ns, f->d, f->key, f->pos, f->heap, t->nn, gs);
+        qn__nsearch_start(&f->ns, f->d, f->pos, f->heap, t->nn, gs);
         for (uint32_t i = t->sstart[gs]; i < t->sstart[gs + 1]; i++)
             qn__nsearch_offer(&f->ns, i, L.val[lidx(&L, t->node[i].x, t->node[i].y)], 0.0f);
     }
@@ -564,9 +565,8 @@ void qn_grid_tfield_destroy(qn_grid_tfield *field) {
     qn__nsearch_lock_free(&field->ns);
     qn__free(&a, field->sec, (size_t)t->nsec * sizeof *field->sec);
     qn__free(&a, field->d, nn * sizeof(float));
-    qn__free(&a, field->key, nn * sizeof(float));
     qn__free(&a, field->pos, nn * sizeof(uint32_t));
-    qn__free(&a, field->heap, nn * sizeof(uint32_t));
+    qn__free(&a, field->heap, nn * sizeof(qn__hent));
     qn__free(&a, field, sizeof *field);
 }
 

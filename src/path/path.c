@@ -67,10 +67,11 @@ struct qn_pathfinder {
     bool uniform;      /* every open quad costs the same */
     uint64_t hversion; /* mesh version hscale and uniform were taken at */
     uint32_t gen;      /* generation of the current query */
-    qn__heap open; /* the cost search's open nodes, on f (src/core/heap.h) */
+    qn__heap open; /* the cost search's open nodes (src/core/heap.h) */
     /* cost search, one slot per portal plus the goal */
-    float *g, *f, *h; /* h: the node's bound to the goal, taken once a query */
-    uint32_t *parent, *pos, *stamp, *heap;
+    float *g, *h; /* h: the node's bound to the goal, taken once a query */
+    uint32_t *parent, *pos, *stamp;
+    qn__hent *heap; /* keyed by g + h */
     uint8_t *via;       /* side of the portal's quad it was reached through */
     uint32_t *corridor; /* portal | SIDE_BIT when entered from its q[1] */
     fvert *verts;       /* the funnel's output: 2 * np + 4 */
@@ -138,7 +139,6 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
     TAKE(bv, nbmax);
     TAKE(g, nodes);
     TAKE(h, nodes);
-    TAKE(f, nodes);
     TAKE(chain_p, (uint64_t)pf->np + 1);
     TAKE(chain_q, (uint64_t)pf->np + 1);
     TAKE(parent, nodes);
@@ -427,11 +427,10 @@ static void improve(query *Q, uint32_t v, float gv, uint32_t par, uint8_t via) {
     ** bound is admissible but not consistent. */
     if (gv >= pf->g[v]) return;
     pf->g[v] = gv;
-    pf->f[v] = gv + pf->h[v];
     pf->parent[v] = par;
     pf->via[v] = via;
-    if (pf->pos[v] == QN_NONE || pf->pos[v] == CLOSED) qn__heap_push(&pf->open, v);
-    else qn__heap_lowered(&pf->open, v);
+    if (pf->pos[v] == QN_NONE || pf->pos[v] == CLOSED) qn__heap_push(&pf->open, v, gv + pf->h[v]);
+    else qn__heap_lowered(&pf->open, v, gv + pf->h[v]);
 }
 
 /* From portal u (cost gu), every open portal of quad q = u's side `side`. */
@@ -451,7 +450,7 @@ static void relax_through(query *Q, uint32_t q, int side, uint32_t u, float gu) 
 
 /* Starts a query: every stamp older than the new generation reads as unset. */
 static void new_generation(qn_pathfinder *pf) {
-    pf->open = (qn__heap){pf->heap, 0, pf->f, pf->pos};
+    pf->open = (qn__heap){pf->heap, 0, pf->pos};
     if (++pf->gen == 0) { /* wrapped: forget every stamp */
         memset(pf->stamp, 0, ((size_t)pf->np + 1) * sizeof(uint32_t));
         memset(pf->cstamp, 0, (size_t)pf->nq * sizeof(uint32_t));

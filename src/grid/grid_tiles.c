@@ -479,11 +479,28 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
             float vp = dj + (float)t->node[j].cost;
             uint32_t js = t->node[j].sec, a0 = t->sstart[js], k = t->sstart[js + 1] - a0;
             const float *row = &t->dm[t->mstart[js] + (j - a0) * k];
-            for (uint32_t m = 0; m <= k; m++) {
-                uint32_t n = m < k ? a0 + m : p;
-                float v = m < k ? row[m] + dj : vp;
-                if (v < f->d[n] && !qn__nsearch_settled(ns, n))
-                    qn__nsearch_offer(ns, n, v, bound_to(&box, n, s));
+            /* The next node out is likely the heap's top now: its row of
+            ** the matrix (a cache miss, mostly) is fetched meanwhile. */
+            if (ns->q.n) {
+                uint32_t nx = ns->q.a[0].id, xs = t->node[nx].sec, x0 = t->sstart[xs];
+                QN__PREFETCH(&t->dm[t->mstart[xs] + (nx - x0) * (t->sstart[xs + 1] - x0)]);
+            }
+            if (vp < f->d[p]) qn__nsearch_offer(ns, p, vp, bound_to(&box, p, s));
+            /* The sector's nodes in runs: first, without branching, those
+            ** whose cost this lowers (few, and hard to predict), then
+            ** offers to them (the offer skips settled nodes). */
+            const float *dn = f->d + a0;
+            for (uint32_t m0 = 0; m0 < k; m0 += 64) {
+                uint8_t cand[64];
+                uint32_t nc = 0, end = k - m0 < 64 ? k - m0 : 64;
+                for (uint32_t m = 0; m < end; m++) {
+                    cand[nc] = (uint8_t)m;
+                    nc += row[m0 + m] + dj < dn[m0 + m];
+                }
+                for (uint32_t c = 0; c < nc; c++) {
+                    uint32_t n = a0 + m0 + cand[c];
+                    qn__nsearch_offer(ns, n, row[m0 + cand[c]] + dj, bound_to(&box, n, s));
+                }
             }
         }
     }

@@ -846,7 +846,14 @@ static void settle_for(qn_hfield *f, uint32_t s) {
                     float ng = gi + row[k];
                     if (!(ng < f->g[j]) || qn__nsearch_settled(nsr, j)) continue;
                     qn__nsearch_offer(nsr, j, ng, bound_to(h, j, s));
-                    f->via[j] = h->nodes[j].sec[0] == ss ? 0 : 1;
+                    const hnode *nj = &h->nodes[j];
+                    f->via[j] = nj->sec[0] == ss ? 0 : 1;
+                    /* Its rows of the two matrices, for when it is settled
+                    ** (often soon: a straight way keeps its key). */
+                    for (uint32_t sd = 0; sd < 2; sd++) {
+                        uint32_t xs = nj->sec[sd], xn = h->sn_start[xs + 1] - h->sn_start[xs];
+                        QN__PREFETCH(h->dist + h->doff[xs] + (size_t)nj->slot[sd] * xn);
+                    }
                 }
             }
         }

@@ -437,28 +437,30 @@ uint32_t qn_grid_tiles_node_count(const qn_grid_tiles *tiles) { return tiles ? t
 
 /* The sector the search aims at, as the rectangle of its cells (inclusive). */
 typedef struct aim_box {
-    const qn_grid_tfield *f;
+    const tnode *node; /* the tiles' nodes */
+    float weight;      /* the field's bound weight */
     int64_t x0, y0, x1, y1;
 } aim_box;
 
 static aim_box aim_at(const qn_grid_tfield *f, uint32_t s) {
     const qn_grid_tiles *t = f->t;
     int64_t x0 = (int64_t)(s % t->sx) * t->S, y0 = (int64_t)(s / t->sx) * t->S;
-    return (aim_box){f, x0, y0, x0 + t->S - 1, y0 + t->S - 1};
+    return (aim_box){t->node, f->weight, x0, y0, x0 + t->S - 1, y0 + t->S - 1};
 }
 
 /* The bound from node n to the aimed sector: the octile distance from its
 ** cell to the sector's rectangle (every move costs at least its length).
-** ctx is the aim_box (the sector is in it). */
+** ctx is the aim_box (the sector is in it; what the bound reads is copied
+** there, so the search's loop reads no field or tiles for it). */
 static float bound_to(const void *ctx, uint32_t n, uint32_t s) {
     (void)s;
     const aim_box *a = ctx;
-    const tnode *nd = &a->f->t->node[n];
+    const tnode *nd = &a->node[n];
     int64_t x = nd->x, y = nd->y;
     int64_t dx = x < a->x0 ? a->x0 - x : (x > a->x1 ? x - a->x1 : 0);
     int64_t dy = y < a->y0 ? a->y0 - y : (y > a->y1 ? y - a->y1 : 0);
     int64_t lo = dx < dy ? dx : dy, hi = dx < dy ? dy : dx;
-    return a->f->weight * ((float)hi + (SQRT2F - 1.0f) * (float)lo);
+    return a->weight * ((float)hi + (SQRT2F - 1.0f) * (float)lo);
 }
 
 /* Settles the nodes across sector s's entrances (their costs are what its

@@ -896,7 +896,8 @@ static void node_arrays_free(qn_hfield *f) {
 }
 
 static size_t base_bytes(const qn_hfield *f) {
-    return sizeof *f + sizeof *f->sh + (size_t)f->nn * (sizeof(float) + sizeof(uint32_t) + sizeof(qn__hent) + 1) +
+    size_t per_node = sizeof(float) + sizeof(uint32_t) + sizeof(qn__hent) + 1;
+    return sizeof *f + sizeof *f->sh + (size_t)f->nn * per_node +
            (size_t)f->h->nsec * sizeof(_Atomic(hloc *));
 }
 

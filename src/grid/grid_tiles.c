@@ -544,8 +544,8 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
     }
     if (ok && !qn__nsearch_lock_init(&f->ns)) ok = false;
     if (ok) {
-        atomic_init(&f->bytes, sizeof *f + nn * (sizeof(float) + sizeof(uint32_t) + sizeof(qn__hent)) +
-                                   (size_t)t->nsec * sizeof *f->sec);
+        size_t per_node = sizeof(float) + sizeof(uint32_t) + sizeof(qn__hent);
+        atomic_init(&f->bytes, sizeof *f + nn * per_node + (size_t)t->nsec * sizeof *f->sec);
         /* The goal's sector: from the goal to its nodes, the search's start. */
         uint32_t gs = sector_of(t, goal_cell);
         local_begin(&L, t, gs);

@@ -1,4 +1,4 @@
-/* test_util.c: status names and text, version, allocator plumbing. */
+/* test_util.c: status names and text, version, allocator plumbing, the heap. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "core/heap.h"
 
 static void test_status_tables(void **state) {
     (void)state;
@@ -53,10 +54,69 @@ static void test_read_missing_file(void **state) {
     assert_non_null(strstr(e.message, "/nonexistent/qn/file"));
 }
 
+/* The shared heap (src/core/heap.h) against a plain array: random pushes,
+** lowered keys and pops; then every queued key changed at once and the
+** order restored (qn__heap_order). Each pop takes a least key, and every
+** queued id keeps the key it was given (qn__heap_key, pos). */
+static uint32_t least_queued(const float *key, const bool *in, uint32_t n) {
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        if (in[i] && (best == UINT32_MAX || key[i] < key[best])) best = i;
+    return best;
+}
+
+static void test_heap_order(void **state) {
+    (void)state;
+    enum { N = 500 };
+    qn__hent a[N];
+    uint32_t pos[N];
+    float key[N];
+    bool in[N] = {false};
+    qn__heap h = {a, 0, pos};
+    uint64_t s = 7;
+    for (int round = 0; round < 2; round++) {
+        for (int op = 0; op < 4000; op++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t id = (uint32_t)(s >> 33) % N, kind = (uint32_t)(s >> 20) % 4;
+            float k = (float)((s >> 40) % 1000);
+            if (kind < 2 && !in[id]) {
+                qn__heap_push(&h, id, k);
+                key[id] = k, in[id] = true;
+            } else if (kind == 2 && in[id] && k < key[id]) {
+                qn__heap_lowered(&h, id, k);
+                key[id] = k;
+            } else if (kind == 3 && h.n > 0) {
+                uint32_t want = least_queued(key, in, N), got = qn__heap_pop(&h);
+                assert_true(in[got]);
+                assert_true(key[got] == key[want]);
+                in[got] = false;
+            }
+        }
+        for (uint32_t i = 0; i < N; i++)
+            if (in[i]) assert_true(qn__heap_key(&h, i) == key[i]);
+        /* New keys for everything queued, as a re-aimed search gives them. */
+        for (uint32_t i = 0; i < h.n; i++) {
+            s = s * 6364136223846793005ull + 1442695040888963407ull;
+            a[i].key = key[a[i].id] = (float)((s >> 40) % 1000);
+        }
+        qn__heap_order(&h);
+        for (uint32_t i = 0; i < h.n; i++) assert_int_equal(pos[a[i].id], i);
+    }
+    float last = -1.0f;
+    while (h.n > 0) {
+        uint32_t want = least_queued(key, in, N), got = qn__heap_pop(&h);
+        assert_true(key[got] == key[want] && key[got] >= last);
+        last = key[got];
+        in[got] = false;
+    }
+    assert_int_equal(least_queued(key, in, N), UINT32_MAX);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_status_tables),
         cmocka_unit_test(test_version),
+        cmocka_unit_test(test_heap_order),
         cmocka_unit_test(test_fail_fills_error),
         cmocka_unit_test(test_read_missing_file),
     };

@@ -39,10 +39,11 @@
 /* ---- the search's types ------------------------------------------------ */
 
 /* Root rid (at r, cost g) sees the interval R..L of sub-edge `sub` of quad
-** `quad`, which it is about to enter; `piece` is its record on the portal. */
+** `quad`, which it is about to enter; `piece` is its record on the portal.
+** Its key while open (the least length it can give) is in the heap. */
 typedef struct xnode {
     qn_vec2 r, L, R;
-    float g, f;
+    float g;
     uint32_t rid, quad, sub, piece;
     uint32_t parent; /* the state it came from (QN_NONE for a seed) */
     bool on;
@@ -120,7 +121,7 @@ struct qn__isearch {
 };
 typedef struct qn__isearch xsearch;
 
-/* Portal e's segment (the search's table). */
+/* Portal e's segment (the mesh's table, qn__mesh_segments). */
 static inline const qn__pgeo *xseg(const xsearch *S, uint32_t e) { return &S->geo[e]; }
 
 /* ---- pools ------------------------------------------------------------------ */
@@ -418,7 +419,9 @@ static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 
     return best > S->lmslack ? best - S->lmslack : 0.0f;
 }
 
-static void push_node(xsearch *S, xnode *n) {
+/* Opens state n; f is its key one-to-all (toward a target, the key is
+** worked out here). */
+static void push_node(xsearch *S, xnode *n, float f) {
     if (S->nn >= S->nmax) {
         S->st = QN_E_LIMIT;
         return;
@@ -429,12 +432,12 @@ static void push_node(xsearch *S, xnode *n) {
     /* Toward a target, order by the least length through the interval to
     ** it (consistent, so the first goal state taken is a shortest path). */
     n->parent = S->cur;
-    if (S->target && n->quad == QN_NONE) n->f = n->g;
+    if (S->target && n->quad == QN_NONE) f = n->g;
     else if (S->target) {
-        n->f = n->g + through_interval(n->r, n->L, n->R, S->to, n->on);
+        f = n->g + through_interval(n->r, n->L, n->R, S->to, n->on);
         if (S->nlm) {
             float lb = n->g + landmark_bound(S, n->quad, n->sub, n->L, n->R, n->r);
-            if (lb > n->f) n->f = lb;
+            if (lb > f) f = lb;
         }
     }
     /* One-to-all keeps no parents: a popped state's slot is reused, so the
@@ -443,7 +446,7 @@ static void push_node(xsearch *S, xnode *n) {
     if (i == S->nfree) S->nfree = S->nodes[i].parent;
     S->nodes[i] = *n;
     if (!S->target && n->piece < S->npc) S->pieces[n->piece].node = i;
-    push_key(S, n->f, i);
+    push_key(S, f, i);
 }
 
 /* One-to-all: the open state of root rid entering quad nq through portal
@@ -474,10 +477,7 @@ static void widen(xsearch *S, uint32_t w, uint32_t e, bool up, float t0, float t
     n->R = up ? lo : hi;
     n->L = up ? hi : lo;
     float f = n->g + qn__point_segment_dist(n->r, n->R, n->L);
-    if (f < n->f) {
-        n->f = f;
-        qn__heap_lowered(&S->q, pc->node, f);
-    }
+    if (f < qn__heap_key(&S->q, pc->node)) qn__heap_lowered(&S->q, pc->node, f);
 }
 
 /* States for root rt (id rid, cost g) through the part [x0, x1] of the
@@ -504,8 +504,8 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
         qn_vec2 pb = on ? x1 : on_portal(pt, up ? sp[i].b : sp[i].a);
         uint32_t pc = add_piece_record(S, e, rt, rid, g, sp[i].a, sp[i].b);
         float f = g + qn__point_segment_dist(rt, pa, pb);
-        xnode nd = {rt, pb, pa, g, f, rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
-        push_node(S, &nd);
+        xnode nd = {rt, pb, pa, g, rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
+        push_node(S, &nd, f);
     }
 }
 
@@ -647,7 +647,7 @@ static void expand(xsearch *S, xnode n) {
         xnode goal = n;
         goal.quad = QN_NONE;
         goal.g = n.g + through_interval(n.r, n.L, n.R, S->to, n.on);
-        push_node(S, &goal);
+        push_node(S, &goal, goal.g);
         return;
     }
     add_entry(S, n.quad, n.on ? n.rid | ON_BIT : n.rid, n.on ? qn__v2((float)n.side, 0.0f) : n.L, n.R);

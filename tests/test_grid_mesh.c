@@ -399,8 +399,8 @@ static void check_locate(const qn_mesh *m, uint64_t *s, uint32_t height) {
 ** every list spans fewer than 65,536 quads, and 32-bit quads otherwise:
 ** here a big quad 0 shares buckets with small quads numbered past 65,536
 ** (a block of 280 x 250 unit squares, row by row, whose top rows it
-** touches). Points are
-** located the same as by looking at every quad, either way. */
+** touches). Points are located the same as by looking at every quad,
+** either way. */
 static void test_bucket_offsets(void **state) {
     (void)state;
     const uint32_t cols = 280, rows = 250, n = 1 + cols * rows;

@@ -100,7 +100,6 @@ static qn_vec2 crossing(const search *s, uint32_t v, qn_vec2 from) {
     return qn__add(pt->p0, qn__scale(u, t));
 }
 
-
 /* Length of a step between crossing points. Two portals meeting at a corner
 ** can share their nearest points; a floor of the mesh tolerance keeps every
 ** step's cost positive, so costs fall strictly along exits (and a unit can

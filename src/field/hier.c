@@ -826,6 +826,12 @@ static qn_status hfield_search(qn_hfield *f, qn_error *err) {
     return ok ? QN_OK : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
 }
 
+/* Node nd's row of the matrix of its sector on side `side`. */
+static const float *node_row(const qn_hier *h, const hnode *nd, uint32_t side) {
+    uint32_t s = nd->sec[side], n = h->sn_start[s + 1] - h->sn_start[s];
+    return h->dist + h->doff[s] + (size_t)nd->slot[side] * n;
+}
+
 /* Runs the node search until every node of sector s is settled (or all
 ** that can be reached are), aimed at s. Caller holds the lock. */
 static void settle_for(qn_hfield *f, uint32_t s) {
@@ -839,7 +845,7 @@ static void settle_for(qn_hfield *f, uint32_t s) {
             float gi = f->g[i];
             for (uint32_t side = 0; side < 2; side++) {
                 uint32_t ss = nd->sec[side], n = h->sn_start[ss + 1] - h->sn_start[ss];
-                const float *row = h->dist + h->doff[ss] + (size_t)nd->slot[side] * n;
+                const float *row = node_row(h, nd, side);
                 const uint32_t *ids = h->sn_list + h->sn_start[ss];
                 for (uint32_t k = 0; k < n; k++) {
                     uint32_t j = ids[k];
@@ -850,10 +856,8 @@ static void settle_for(qn_hfield *f, uint32_t s) {
                     f->via[j] = nj->sec[0] == ss ? 0 : 1;
                     /* Its rows of the two matrices, for when it is settled
                     ** (often soon: a straight way keeps its key). */
-                    for (uint32_t sd = 0; sd < 2; sd++) {
-                        uint32_t xs = nj->sec[sd], xn = h->sn_start[xs + 1] - h->sn_start[xs];
-                        QN__PREFETCH(h->dist + h->doff[xs] + (size_t)nj->slot[sd] * xn);
-                    }
+                    QN__PREFETCH(node_row(h, nj, 0));
+                    QN__PREFETCH(node_row(h, nj, 1));
                 }
             }
         }

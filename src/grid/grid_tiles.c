@@ -463,6 +463,13 @@ static float bound_to(const void *ctx, uint32_t n, uint32_t s) {
     return a->weight * ((float)hi + (SQRT2F - 1.0f) * (float)lo);
 }
 
+/* Node j's row of its sector's matrix: the costs into j from each node of
+** the sector. */
+static const float *node_row(const qn_grid_tiles *t, uint32_t j) {
+    uint32_t js = t->node[j].sec, a0 = t->sstart[js];
+    return &t->dm[t->mstart[js] + (j - a0) * (t->sstart[js + 1] - a0)];
+}
+
 /* Settles the nodes across sector s's entrances (their costs are what its
 ** field is seeded from), or all that can be reached when fewer. Caller
 ** holds the lock. */
@@ -480,13 +487,10 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
             uint32_t p = t->node[j].part;
             float vp = dj + (float)t->node[j].cost;
             uint32_t js = t->node[j].sec, a0 = t->sstart[js], k = t->sstart[js + 1] - a0;
-            const float *row = &t->dm[t->mstart[js] + (j - a0) * k];
+            const float *row = node_row(t, j);
             /* The next node out is likely the heap's top now: its row of
             ** the matrix (a cache miss, mostly) is fetched meanwhile. */
-            if (ns->q.n) {
-                uint32_t nx = ns->q.a[0].id, xs = t->node[nx].sec, x0 = t->sstart[xs];
-                QN__PREFETCH(&t->dm[t->mstart[xs] + (nx - x0) * (t->sstart[xs + 1] - x0)]);
-            }
+            if (ns->q.n) QN__PREFETCH(node_row(t, ns->q.a[0].id));
             if (vp < f->d[p]) qn__nsearch_offer(ns, p, vp, bound_to(&box, p, s));
             /* The sector's nodes in runs: first, without branching, those
             ** whose cost this lowers (few, and hard to predict), then

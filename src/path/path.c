@@ -372,7 +372,6 @@ typedef struct query {
     float radius;
 } query;
 
-
 /* A lower bound on the length of a path from portal v's mid point to the
 ** goal: the straight distance, or the landmarks' bound when larger (the
 ** portal is a sub-edge of its quads, and its mid point lies within half

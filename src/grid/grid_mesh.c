@@ -161,96 +161,86 @@ static void fill_quads(const qn_grid *g, const rect_list *l, qn_vec2 *v, uint32_
 
 /* ---- adjacency straight from the cells ------------------------------------- */
 
-typedef struct cand_list {
-    const qn_allocator *a;
-    qn__cand *c;
-    uint32_t n, cap;
-} cand_list;
-
-static bool cand_push(cand_list *l, qn__cand c) {
-    if (l->n == l->cap) {
-        uint32_t cap = l->cap ? 2 * l->cap : 1024;
-        if (cap < l->cap) return false;
-        qn__cand *p = qn__realloc(l->a, l->c, (size_t)l->cap * sizeof(qn__cand), (size_t)cap * sizeof(qn__cand));
-        if (!p) return false;
-        l->c = p, l->cap = cap;
-    }
-    l->c[l->n++] = c;
-    return true;
-}
-
-/* The portals of the rectangles, found from a map of which rectangle holds
-** each cell: along each rectangle's right and bottom sides, every run of
-** cells beside it held by one other rectangle is the segment they share.
-** Rectangles of one partition cannot overlap, so nothing else is needed.
-** Corners as fill_quads lays them out: edge 0 runs +x along y0, 1 +y along
-** x1, 2 -x along y1, 3 -y along x0; a candidate's segment runs along its
-** first quad's edge. Sorted by (a, b) (counting sort on a, then by b). */
-static qn_status rect_cands(const qn_grid *g, const rect_list *l, cand_list *out, qn_error *err) {
+/* The portals of rectangle i along its right and bottom sides: every run
+** of cells beside it held by one other rectangle (label: which rectangle
+** holds each cell) is the segment they share. Rectangles of one partition
+** cannot overlap, so nothing else is needed. Corners as fill_quads lays
+** them out: edge 0 runs +x along y0, 1 +y along x1, 2 -x along y1, 3 -y
+** along x0; a candidate's segment runs along its first quad's edge. With
+** out NULL, counts each candidate in start[a + 1]; else stores it at
+** cursor start[a]. */
+static void rect_sides(const qn_grid *g, const rect_list *l, const uint32_t *label, uint32_t i,
+                       uint32_t *start, qn__cand *out) {
     uint32_t w = qn_grid_width(g), h = qn_grid_height(g);
     qn_vec2 o = qn_grid_origin(g);
     float cs = qn_grid_cell_size(g);
+    const cell_rect *r = &l->r[i];
+    float X1 = grid_line(o.x, cs, r->x1), Y1 = grid_line(o.y, cs, r->y1);
+    if (r->x1 < w) /* the right side, x = x1 */
+        for (uint32_t y = r->y0; y < r->y1;) {
+            uint32_t nb = label[(size_t)y * w + r->x1], y1 = y + 1;
+            while (y1 < r->y1 && label[(size_t)y1 * w + r->x1] == nb) y1++;
+            if (nb != QN_NONE && !out) start[(i < nb ? i : nb) + 1]++;
+            else if (nb != QN_NONE) {
+                qn_vec2 lo = qn__v2(X1, grid_line(o.y, cs, y)), hi = qn__v2(X1, grid_line(o.y, cs, y1));
+                qn__cand c = i < nb ? (qn__cand){i, nb, 1, 3, lo, hi} : (qn__cand){nb, i, 3, 1, hi, lo};
+                out[start[c.a]++] = c;
+            }
+            y = y1;
+        }
+    if (r->y1 < h) /* the bottom side, y = y1 */
+        for (uint32_t x = r->x0; x < r->x1;) {
+            uint32_t nb = label[(size_t)r->y1 * w + x], x1 = x + 1;
+            while (x1 < r->x1 && label[(size_t)r->y1 * w + x1] == nb) x1++;
+            if (nb != QN_NONE && !out) start[(i < nb ? i : nb) + 1]++;
+            else if (nb != QN_NONE) {
+                qn_vec2 lo = qn__v2(grid_line(o.x, cs, x), Y1), hi = qn__v2(grid_line(o.x, cs, x1), Y1);
+                qn__cand c = i < nb ? (qn__cand){i, nb, 2, 0, hi, lo} : (qn__cand){nb, i, 0, 2, lo, hi};
+                out[start[c.a]++] = c;
+            }
+            x = x1;
+        }
+}
+
+/* The portals of the rectangles (rect_sides), sorted by (a, b): counted
+** per first quad, then stored straight into place (one array of the final
+** size, never grown), each quad's few then by b. */
+static qn_status rect_cands(const qn_grid *g, const rect_list *l, qn__cand **out, uint32_t *count,
+                            qn_error *err) {
+    uint32_t w = qn_grid_width(g), h = qn_grid_height(g);
     size_t cells = (size_t)w * h;
+    const uint8_t *costs = qn_grid_costs(g);
     uint32_t *label = qn__alloc(l->a, cells * sizeof(uint32_t));
-    if (!label) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (cell labels)");
-    for (size_t i = 0; i < cells; i++) label[i] = QN_NONE;
-    for (uint32_t i = 0; i < l->n; i++) {
-        const cell_rect *r = &l->r[i];
-        for (uint32_t y = r->y0; y < r->y1; y++)
-            for (uint32_t x = r->x0; x < r->x1; x++) label[(size_t)y * w + x] = i;
+    uint32_t *start = qn__calloc(l->a, (size_t)l->n + 1, sizeof(uint32_t));
+    qn__cand *c = NULL;
+    uint32_t n = 0;
+    if (label && start) {
+        for (size_t i = 0; i < cells; i++)
+            if (costs[i] == QN_CELL_WALL) label[i] = QN_NONE; /* the rest is painted */
+        for (uint32_t i = 0; i < l->n; i++) {
+            const cell_rect *r = &l->r[i];
+            for (uint32_t y = r->y0; y < r->y1; y++)
+                for (uint32_t x = r->x0; x < r->x1; x++) label[(size_t)y * w + x] = i;
+        }
+        for (uint32_t i = 0; i < l->n; i++) rect_sides(g, l, label, i, start, NULL);
+        for (uint32_t q = 0; q < l->n; q++) start[q + 1] += start[q];
+        n = start[l->n];
+        c = qn__alloc(l->a, ((size_t)n + 1) * sizeof(qn__cand));
     }
-    cand_list raw = {l->a, NULL, 0, 0};
-    bool ok = true;
-    for (uint32_t i = 0; i < l->n && ok; i++) {
-        const cell_rect *r = &l->r[i];
-        float X1 = grid_line(o.x, cs, r->x1), Y1 = grid_line(o.y, cs, r->y1);
-        if (r->x1 < w) /* the right side, x = x1 */
-            for (uint32_t y = r->y0; y < r->y1 && ok;) {
-                uint32_t nb = label[(size_t)y * w + r->x1], y1 = y + 1;
-                while (y1 < r->y1 && label[(size_t)y1 * w + r->x1] == nb) y1++;
-                if (nb != QN_NONE) {
-                    qn_vec2 lo = qn__v2(X1, grid_line(o.y, cs, y)), hi = qn__v2(X1, grid_line(o.y, cs, y1));
-                    ok = cand_push(&raw, i < nb ? (qn__cand){i, nb, 1, 3, lo, hi}
-                                                : (qn__cand){nb, i, 3, 1, hi, lo});
-                }
-                y = y1;
-            }
-        if (r->y1 < h) /* the bottom side, y = y1 */
-            for (uint32_t x = r->x0; x < r->x1 && ok;) {
-                uint32_t nb = label[(size_t)r->y1 * w + x], x1 = x + 1;
-                while (x1 < r->x1 && label[(size_t)r->y1 * w + x1] == nb) x1++;
-                if (nb != QN_NONE) {
-                    qn_vec2 lo = qn__v2(grid_line(o.x, cs, x), Y1), hi = qn__v2(grid_line(o.x, cs, x1), Y1);
-                    ok = cand_push(&raw, i < nb ? (qn__cand){i, nb, 2, 0, hi, lo}
-                                                : (qn__cand){nb, i, 0, 2, lo, hi});
-                }
-                x = x1;
-            }
+    if (c) {
+        for (uint32_t i = 0; i < l->n; i++) rect_sides(g, l, label, i, start, c);
+        for (uint32_t i = 1; i < n; i++) {
+            qn__cand x = c[i];
+            uint32_t j = i;
+            for (; j > 0 && c[j - 1].a == x.a && c[j - 1].b > x.b; j--) c[j] = c[j - 1];
+            c[j] = x;
+        }
     }
     qn__free(l->a, label, cells * sizeof(uint32_t));
-    /* By (a, b): counting sort on a, then each quad's few by b. */
-    uint32_t *start = ok ? qn__calloc(l->a, (size_t)l->n + 1, sizeof(uint32_t)) : NULL;
-    qn__cand *sorted = ok ? qn__alloc(l->a, ((size_t)raw.n + 1) * sizeof(qn__cand)) : NULL;
-    if (start && sorted) {
-        for (uint32_t i = 0; i < raw.n; i++) start[raw.c[i].a + 1]++;
-        for (uint32_t q = 0; q < l->n; q++) start[q + 1] += start[q];
-        for (uint32_t i = 0; i < raw.n; i++) sorted[start[raw.c[i].a]++] = raw.c[i];
-        for (uint32_t i = 1; i < raw.n; i++) {
-            qn__cand x = sorted[i];
-            uint32_t j = i;
-            for (; j > 0 && sorted[j - 1].a == x.a && sorted[j - 1].b > x.b; j--) sorted[j] = sorted[j - 1];
-            sorted[j] = x;
-        }
-        out->c = sorted, out->n = out->cap = raw.n;
-        sorted = NULL;
-    } else {
-        ok = false;
-    }
     qn__free(l->a, start, ((size_t)l->n + 1) * sizeof(uint32_t));
-    qn__free(l->a, sorted, ((size_t)raw.n + 1) * sizeof(qn__cand));
-    qn__free(l->a, raw.c, (size_t)raw.cap * sizeof(qn__cand));
-    if (!ok) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-    out->cap = raw.n + 1;
+    if (!c) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+    *out = c;
+    *count = n;
     return QN_OK;
 }
 
@@ -274,10 +264,11 @@ static qn_status mesh_from_rects(const qn_grid *g, const rect_list *l, const qn_
         d.quad_count = (uint32_t)n;
         d.costs = c;
         if (pair_by_cells) {
-            cand_list cl = {a, NULL, 0, 0};
-            st = rect_cands(g, l, &cl, err);
-            if (st == QN_OK) st = qn__mesh_create_paired(&d, cl.c, cl.n, alloc, out, err);
-            qn__free(a, cl.c, (size_t)cl.cap * sizeof(qn__cand));
+            qn__cand *cands = NULL;
+            uint32_t nc = 0;
+            st = rect_cands(g, l, &cands, &nc, err);
+            if (st == QN_OK) st = qn__mesh_create_paired(&d, cands, nc, alloc, out, err);
+            if (cands) qn__free(a, cands, ((size_t)nc + 1) * sizeof(qn__cand));
         } else {
             st = qn_mesh_create(&d, alloc, out, err);
         }

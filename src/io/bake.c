@@ -56,6 +56,7 @@
 #define QNM_VERSION 2u
 #define QNM_HEADER 64u
 #define QNM_PORTAL 26u
+#define PORTAL_AHEAD 16u /* portals read ahead of the one checked (read_portals) */
 #define QNM_FLAG_LEVEL 1u
 
 /* ---- little-endian bytes ------------------------------------------------- */
@@ -405,6 +406,17 @@ static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn
     qn__islands_begin(m);
     const uint8_t *first = b;
     for (uint32_t i = 0; i < np; i++, b += QNM_PORTAL) {
+        /* The other quad's box (the derive check), list count and island
+        ** are cache misses mostly (the first quad's come in order): fetched
+        ** some portals ahead. */
+        if (i + PORTAL_AHEAD < np) {
+            uint32_t ahead = get_u32(b + PORTAL_AHEAD * QNM_PORTAL + 4);
+            if (ahead < m->quad_count) {
+                if (derive) QN__PREFETCH(&m->rects[ahead]);
+                QN__PREFETCH(&m->qp_start[ahead + 1]);
+                QN__PREFETCH(&m->island[ahead]);
+            }
+        }
         qn__portal p = {{get_u32(b), get_u32(b + 4)}, {0, 0}, {0, 0}, 0.0f, {b[8], b[9]}};
         qn__pgeo g = file_segment(b, false);
         bool order = i == 0 || p.q[0] > m->pq[i - 1].q[0] ||

@@ -142,8 +142,8 @@ static const char *type_name(qn__jv j) {
 
 /* Index of key in obj_keys, or -1. */
 static int obj_key_index(const char *key) {
-    for (uint32_t k = 0; k < OBJ_KEYS; k++)
-        if (strcmp(key, obj_keys[k]) == 0) return (int)k;
+    for (uint32_t k = 0; k < OBJ_KEYS; k++) /* first bytes first: most differ there */
+        if (key[0] == obj_keys[k][0] && strcmp(key, obj_keys[k]) == 0) return (int)k;
     return -1;
 }
 

@@ -24,7 +24,7 @@ static inline double dmax(double a, double b) { return a > b ? a : b; }
 static inline double dmin(double a, double b) { return a < b ? a : b; }
 
 #define EMPTY UINT32_MAX
-#define LOOSE_AHEAD 8u /* edges ahead whose loose record is fetched (sweep_lines) */
+#define LOOSE_AHEAD 8u /* edges ahead whose corners are fetched (sweep_lines) */
 #define PI 3.14159265358979323846
 
 /* A point in double precision: geometry tests compute in double. */
@@ -483,9 +483,11 @@ static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
     if (n > 1 && g[0].line != g[n - 1].line) qsort(g, n, sizeof *g, cmp_rside_lo);
     uint32_t na = 0;
     for (uint32_t k = 0; k < n; k++) {
-        /* Edges come by position, their loose records in another order: a
-        ** cache miss each, fetched ahead. */
-        if (k + LOOSE_AHEAD < n) QN__PREFETCH(&S->ls[g[k + LOOSE_AHEAD].i]);
+        /* Edges come by position, their loose records and corners in
+        ** another order: a cache miss each, fetched ahead (the record two
+        ** steps ahead of its corners, which it names). */
+        if (k + 2 * LOOSE_AHEAD < n) QN__PREFETCH(&S->ls[g[k + 2 * LOOSE_AHEAD].i]);
+        if (k + LOOSE_AHEAD < n) QN__PREFETCH(&S->bd->m->corners[S->ls[g[k + LOOSE_AHEAD].i].e & ~3u]);
         uint32_t keep = 0;
         for (uint32_t a = 0; a < na; a++) /* drop edges that end before this one starts */
             if (g[act[a]].hi >= g[k].lo) act[keep++] = act[a];
@@ -552,7 +554,8 @@ static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, ui
     if (st != QN_OK) return st;
     uint32_t kept = 0; /* the loose ones, in the same order */
     for (uint32_t k = 0; k < n; k++) {
-        if (k + LOOSE_AHEAD < n) QN__PREFETCH(&S->ls[r[k + LOOSE_AHEAD].i]);
+        if (k + 2 * LOOSE_AHEAD < n) QN__PREFETCH(&S->ls[r[k + 2 * LOOSE_AHEAD].i]);
+        if (k + LOOSE_AHEAD < n) QN__PREFETCH(&done[S->ls[r[k + LOOSE_AHEAD].i].e]);
         if (!done[S->ls[r[k].i].e]) r[kept++] = r[k];
     }
     n = kept;

@@ -82,6 +82,28 @@ static bool reflex(const part *p, uint32_t x, uint32_t y, uint8_t *k, unsigned *
            *m == (NW | NE | SW);
 }
 
+/* The first vertex (x', y) with x <= x' < w whose four cells are not all
+** alike (only those can be reflex corners), or w. Eight vertices at a
+** time where the word reads are in the row: on open ground, or where each
+** cell differs from few of its neighbours, most vertices are skipped so. */
+static uint32_t next_mixed(const part *p, uint32_t y, uint32_t x) {
+    const uint8_t *up = p->c + (size_t)(y - 1) * p->w, *dn = up + p->w;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t lo7 = 0x7F7F7F7F7F7F7F7Full;
+    for (; x + 8 <= p->w; x += 8) { /* cells x - 1 .. x + 7 of both rows */
+        uint64_t a, b, c, d;
+        memcpy(&a, up + x - 1, 8), memcpy(&b, up + x, 8);
+        memcpy(&c, dn + x - 1, 8), memcpy(&d, dn + x, 8);
+        uint64_t z = (a ^ b) | (a ^ c) | (a ^ d);
+        z = (((z & lo7) + lo7) | z) & ~lo7; /* each byte's top bit: that vertex mixed */
+        if (z) return x + (uint32_t)__builtin_ctzll(z) / 8u;
+    }
+#endif
+    for (; x < p->w; x++)
+        if (up[x - 1] != up[x] || up[x - 1] != dn[x - 1] || up[x - 1] != dn[x]) return x;
+    return p->w;
+}
+
 /* A reflex corner's two ways into its region: +1 or -1 along x and along y
 ** (away from its odd cell). */
 static int way_x(unsigned m) { return (m & NW) && (m & SW) ? -1 : 1; }
@@ -145,7 +167,7 @@ static bool chord_end(const part *p, uint32_t x, uint32_t y, bool right, uint8_t
 ** walked only when it points right or down, so each chord once. */
 static bool find_chords(part *p) {
     for (uint32_t y = 1; y < p->h; y++)
-        for (uint32_t x = 1; x < p->w; x++) {
+        for (uint32_t x = next_mixed(p, y, 1); x < p->w; x = next_mixed(p, y, x + 1)) {
             uint8_t k;
             unsigned m;
             uint32_t end;
@@ -406,7 +428,7 @@ static void cut_ray(part *p, uint32_t x, uint32_t y, uint8_t k, unsigned m) {
 
 static void cut_rays(part *p) {
     for (uint32_t y = 1; y < p->h; y++)
-        for (uint32_t x = 1; x < p->w; x++) {
+        for (uint32_t x = next_mixed(p, y, 1); x < p->w; x = next_mixed(p, y, x + 1)) {
             uint8_t k;
             unsigned m;
             if (reflex(p, x, y, &k, &m)) cut_ray(p, x, y, k, m);

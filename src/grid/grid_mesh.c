@@ -182,8 +182,10 @@ static void rect_sides(const qn_grid *g, const rect_list *l, const uint32_t *lab
             while (y1 < r->y1 && label[(size_t)y1 * w + r->x1] == nb) y1++;
             if (nb != QN_NONE && !out) start[(i < nb ? i : nb) + 1]++;
             else if (nb != QN_NONE) {
-                qn_vec2 lo = qn__v2(X1, grid_line(o.y, cs, y)), hi = qn__v2(X1, grid_line(o.y, cs, y1));
-                qn__cand c = i < nb ? (qn__cand){i, nb, 1, 3, lo, hi} : (qn__cand){nb, i, 3, 1, hi, lo};
+                qn_vec2 lo = qn__v2(X1, grid_line(o.y, cs, y));
+                qn_vec2 hi = qn__v2(X1, grid_line(o.y, cs, y1));
+                qn__cand c = i < nb ? (qn__cand){i, nb, 1, 3, lo, hi}
+                                    : (qn__cand){nb, i, 3, 1, hi, lo};
                 out[start[c.a]++] = c;
             }
             y = y1;
@@ -194,8 +196,10 @@ static void rect_sides(const qn_grid *g, const rect_list *l, const uint32_t *lab
             while (x1 < r->x1 && label[(size_t)r->y1 * w + x1] == nb) x1++;
             if (nb != QN_NONE && !out) start[(i < nb ? i : nb) + 1]++;
             else if (nb != QN_NONE) {
-                qn_vec2 lo = qn__v2(grid_line(o.x, cs, x), Y1), hi = qn__v2(grid_line(o.x, cs, x1), Y1);
-                qn__cand c = i < nb ? (qn__cand){i, nb, 2, 0, hi, lo} : (qn__cand){nb, i, 0, 2, lo, hi};
+                qn_vec2 lo = qn__v2(grid_line(o.x, cs, x), Y1);
+                qn_vec2 hi = qn__v2(grid_line(o.x, cs, x1), Y1);
+                qn__cand c = i < nb ? (qn__cand){i, nb, 2, 0, hi, lo}
+                                    : (qn__cand){nb, i, 0, 2, lo, hi};
                 out[start[c.a]++] = c;
             }
             x = x1;

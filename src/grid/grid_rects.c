@@ -18,9 +18,9 @@
 ** construction). The matching is a greedy start and then one bounded search
 ** for an augmenting path from each vertex left free (see match_run), so on
 ** grids of scattered obstacles it can fall short of the largest and the
-** count be a fraction of a percent above the fewest. Those chords are cut; every reflex corner still unsettled then
-** sends a cut along the shorter of its two ways until it meets a wall,
-** another cost or an earlier cut.
+** count be a fraction of a percent above the fewest. Those chords are cut;
+** every reflex corner still unsettled then sends a cut along the shorter of
+** its two ways until it meets a wall, another cost or an earlier cut.
 **
 ** Cuts are kept per cell: bit QN__CUT_TOP on the edge above the cell,
 ** QN__CUT_LEFT on the edge to its left. Walks along grid lines are linear in the cells:

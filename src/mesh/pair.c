@@ -487,7 +487,8 @@ static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
         ** another order: a cache miss each, fetched ahead (the record two
         ** steps ahead of its corners, which it names). */
         if (k + 2 * LOOSE_AHEAD < n) QN__PREFETCH(&S->ls[g[k + 2 * LOOSE_AHEAD].i]);
-        if (k + LOOSE_AHEAD < n) QN__PREFETCH(&S->bd->m->corners[S->ls[g[k + LOOSE_AHEAD].i].e & ~3u]);
+        if (k + LOOSE_AHEAD < n)
+            QN__PREFETCH(&S->bd->m->corners[S->ls[g[k + LOOSE_AHEAD].i].e & ~3u]);
         uint32_t keep = 0;
         for (uint32_t a = 0; a < na; a++) /* drop edges that end before this one starts */
             if (g[act[a]].hi >= g[k].lo) act[keep++] = act[a];

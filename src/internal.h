@@ -32,6 +32,10 @@
 #define QN__ALWAYS_INLINE inline
 #define QN__PREFETCH(p) ((void)(p))
 #endif
+/* How many items ahead a loop over scattered reads fetches them: what an
+** item's record names (a slot, a quad's box) is fetched half as far ahead,
+** once the record fetched this far ahead has come. */
+#define QN__FETCH_AHEAD 16u
 
 /* ---- memory (util.c) ------------------------------------------------ */
 

@@ -161,14 +161,20 @@ static void fill_quads(const qn_grid *g, const rect_list *l, qn_vec2 *v, uint32_
 
 /* ---- adjacency straight from the cells ------------------------------------- */
 
+/* With out NULL, counts candidate c in start[c.a + 1]; else stores it at
+** cursor start[c.a]. */
+static void cand_emit(uint32_t *start, qn__cand *out, qn__cand c) {
+    if (out) out[start[c.a]++] = c;
+    else start[c.a + 1]++;
+}
+
 /* The portals of rectangle i along its right and bottom sides: every run
 ** of cells beside it held by one other rectangle (label: which rectangle
 ** holds each cell) is the segment they share. Rectangles of one partition
 ** cannot overlap, so nothing else is needed. Corners as fill_quads lays
 ** them out: edge 0 runs +x along y0, 1 +y along x1, 2 -x along y1, 3 -y
-** along x0; a candidate's segment runs along its first quad's edge. With
-** out NULL, counts each candidate in start[a + 1]; else stores it at
-** cursor start[a]. */
+** along x0; a candidate's segment runs along its first quad's edge. Each
+** goes to cand_emit (counted, or stored). */
 static void rect_sides(const qn_grid *g, const rect_list *l, const uint32_t *label, uint32_t i,
                        uint32_t *start, qn__cand *out) {
     uint32_t w = qn_grid_width(g), h = qn_grid_height(g);
@@ -180,13 +186,11 @@ static void rect_sides(const qn_grid *g, const rect_list *l, const uint32_t *lab
         for (uint32_t y = r->y0; y < r->y1;) {
             uint32_t nb = label[(size_t)y * w + r->x1], y1 = y + 1;
             while (y1 < r->y1 && label[(size_t)y1 * w + r->x1] == nb) y1++;
-            if (nb != QN_NONE && !out) start[(i < nb ? i : nb) + 1]++;
-            else if (nb != QN_NONE) {
+            if (nb != QN_NONE) {
                 qn_vec2 lo = qn__v2(X1, grid_line(o.y, cs, y));
                 qn_vec2 hi = qn__v2(X1, grid_line(o.y, cs, y1));
-                qn__cand c = i < nb ? (qn__cand){i, nb, 1, 3, lo, hi}
-                                    : (qn__cand){nb, i, 3, 1, hi, lo};
-                out[start[c.a]++] = c;
+                cand_emit(start, out, i < nb ? (qn__cand){i, nb, 1, 3, lo, hi}
+                                             : (qn__cand){nb, i, 3, 1, hi, lo});
             }
             y = y1;
         }
@@ -194,13 +198,11 @@ static void rect_sides(const qn_grid *g, const rect_list *l, const uint32_t *lab
         for (uint32_t x = r->x0; x < r->x1;) {
             uint32_t nb = label[(size_t)r->y1 * w + x], x1 = x + 1;
             while (x1 < r->x1 && label[(size_t)r->y1 * w + x1] == nb) x1++;
-            if (nb != QN_NONE && !out) start[(i < nb ? i : nb) + 1]++;
-            else if (nb != QN_NONE) {
+            if (nb != QN_NONE) {
                 qn_vec2 lo = qn__v2(grid_line(o.x, cs, x), Y1);
                 qn_vec2 hi = qn__v2(grid_line(o.x, cs, x1), Y1);
-                qn__cand c = i < nb ? (qn__cand){i, nb, 2, 0, hi, lo}
-                                    : (qn__cand){nb, i, 0, 2, lo, hi};
-                out[start[c.a]++] = c;
+                cand_emit(start, out, i < nb ? (qn__cand){i, nb, 2, 0, hi, lo}
+                                             : (qn__cand){nb, i, 0, 2, lo, hi});
             }
             x = x1;
         }

@@ -56,7 +56,6 @@
 #define QNM_VERSION 2u
 #define QNM_HEADER 64u
 #define QNM_PORTAL 26u
-#define PORTAL_AHEAD 16u /* portals read ahead of the one checked (read_portals) */
 #define QNM_FLAG_LEVEL 1u
 
 /* ---- little-endian bytes ------------------------------------------------- */
@@ -409,8 +408,8 @@ static qn_status read_portals(qn__builder *bd, const uint8_t *b, uint32_t np, qn
         /* The other quad's box (the derive check), list count and island
         ** are cache misses mostly (the first quad's come in order): fetched
         ** some portals ahead. */
-        if (i + PORTAL_AHEAD < np) {
-            uint32_t ahead = get_u32(b + PORTAL_AHEAD * QNM_PORTAL + 4);
+        if (i + QN__FETCH_AHEAD < np) {
+            uint32_t ahead = get_u32(b + QN__FETCH_AHEAD * QNM_PORTAL + 4);
             if (ahead < m->quad_count) {
                 if (derive) QN__PREFETCH(&m->rects[ahead]);
                 QN__PREFETCH(&m->qp_start[ahead + 1]);

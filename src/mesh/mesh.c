@@ -559,11 +559,11 @@ qn_status qn__mesh_portal_fill(qn_mesh *m, qn_error *err) {
         run += k;
     }
     /* The first quads come in order, the second ones scattered: their
-    ** cursors are fetched 16 portals ahead, the list slots they name 8. */
-    uint32_t np = m->portal_count;
+    ** cursors are fetched ahead, and the list slots they name. */
+    uint32_t np = m->portal_count, ahead = QN__FETCH_AHEAD, half = QN__FETCH_AHEAD / 2;
     for (uint32_t i = 0; i < np; i++) {
-        if (i + 16 < np) QN__PREFETCH(&m->qp_start[m->pq[i + 16].q[1] + 1]);
-        if (i + 8 < np) QN__PREFETCH(&m->qp_list[m->qp_start[m->pq[i + 8].q[1] + 1]]);
+        if (i + ahead < np) QN__PREFETCH(&m->qp_start[m->pq[i + ahead].q[1] + 1]);
+        if (i + half < np) QN__PREFETCH(&m->qp_list[m->qp_start[m->pq[i + half].q[1] + 1]]);
         const qn__pq *p = &m->pq[i];
         m->qp_list[m->qp_start[p->q[0] + 1]++] = i;
         m->qp_list[m->qp_start[p->q[1] + 1]++] = i;

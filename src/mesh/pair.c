@@ -24,7 +24,6 @@ static inline double dmax(double a, double b) { return a > b ? a : b; }
 static inline double dmin(double a, double b) { return a < b ? a : b; }
 
 #define EMPTY UINT32_MAX
-#define LOOSE_AHEAD 8u /* edges ahead whose corners are fetched (sweep_lines) */
 #define PI 3.14159265358979323846
 
 /* A point in double precision: geometry tests compute in double. */
@@ -128,9 +127,6 @@ static void sort_any(void *base, size_t n, size_t size, int (*cmp)(const void *,
 
 /* ---- twins ------------------------------------------------------------ */
 
-/* How far ahead the hash-table loops fetch their next slots. */
-#define PREFETCH_AHEAD 16
-
 /* Edge slot of (a, b) in the table, or the empty slot where it would go. */
 static size_t twin_slot(const qn_mesh *m, const uint32_t *table, size_t mask, qn_vec2 a,
                         qn_vec2 b) {
@@ -153,10 +149,10 @@ static qn_status match_twins(qn__builder *bd, uint8_t *done) {
     if (!table) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (edge table)");
     memset(table, 0xFF, size * sizeof(uint32_t));
     qn_status st = QN_OK;
-    /* The slots are random: fetch the one PREFETCH_AHEAD edges on early. */
+    /* The slots are random: fetch the one QN__FETCH_AHEAD edges on early. */
     for (size_t e = 0; e < ne && st == QN_OK; e++) {
-        if (e + PREFETCH_AHEAD < ne) {
-            uint32_t g = (uint32_t)(e + PREFETCH_AHEAD);
+        if (e + QN__FETCH_AHEAD < ne) {
+            uint32_t g = (uint32_t)(e + QN__FETCH_AHEAD);
             QN__PREFETCH(&table[hash_edge(corner(m, g), corner_next(m, g)) & (size - 1)]);
         }
         size_t i = twin_slot(m, table, size - 1, corner(m, (uint32_t)e),
@@ -165,8 +161,8 @@ static qn_status match_twins(qn__builder *bd, uint8_t *done) {
         else table[i] = (uint32_t)e;
     }
     for (size_t e = 0; e < ne && st == QN_OK; e++) {
-        if (e + PREFETCH_AHEAD < ne) {
-            uint32_t g = (uint32_t)(e + PREFETCH_AHEAD);
+        if (e + QN__FETCH_AHEAD < ne) {
+            uint32_t g = (uint32_t)(e + QN__FETCH_AHEAD);
             QN__PREFETCH(&table[hash_edge(corner_next(m, g), corner(m, g)) & (size - 1)]);
         }
         qn_vec2 a = corner(m, (uint32_t)e), b = corner_next(m, (uint32_t)e);
@@ -481,14 +477,13 @@ static rside *radix_rsides(rside *r, rside *tmp, uint32_t n, bool by_lo, uint32_
 ** n. A group on one exact line comes sorted so from sweep_lines. */
 static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
     if (n > 1 && g[0].line != g[n - 1].line) qsort(g, n, sizeof *g, cmp_rside_lo);
-    uint32_t na = 0;
+    uint32_t na = 0, ahead = QN__FETCH_AHEAD, half = QN__FETCH_AHEAD / 2;
     for (uint32_t k = 0; k < n; k++) {
         /* Edges come by position, their loose records and corners in
-        ** another order: a cache miss each, fetched ahead (the record two
-        ** steps ahead of its corners, which it names). */
-        if (k + 2 * LOOSE_AHEAD < n) QN__PREFETCH(&S->ls[g[k + 2 * LOOSE_AHEAD].i]);
-        if (k + LOOSE_AHEAD < n)
-            QN__PREFETCH(&S->bd->m->corners[S->ls[g[k + LOOSE_AHEAD].i].e & ~3u]);
+        ** another order: a cache miss each, fetched ahead (the record
+        ** twice as far ahead as the corners it names). */
+        if (k + ahead < n) QN__PREFETCH(&S->ls[g[k + ahead].i]);
+        if (k + half < n) QN__PREFETCH(&S->bd->m->corners[S->ls[g[k + half].i].e & ~3u]);
         uint32_t keep = 0;
         for (uint32_t a = 0; a < na; a++) /* drop edges that end before this one starts */
             if (g[act[a]].hi >= g[k].lo) act[keep++] = act[a];
@@ -553,10 +548,11 @@ static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, ui
     r = radix_rsides(lo_sorted, lo_sorted == r ? tmp : r, n, false, count);
     qn_status st = rect_twins(S, r, n, done);
     if (st != QN_OK) return st;
-    uint32_t kept = 0; /* the loose ones, in the same order */
+    /* The loose ones, in the same order (records and flags fetched ahead). */
+    uint32_t kept = 0, ahead = QN__FETCH_AHEAD, half = QN__FETCH_AHEAD / 2;
     for (uint32_t k = 0; k < n; k++) {
-        if (k + 2 * LOOSE_AHEAD < n) QN__PREFETCH(&S->ls[r[k + 2 * LOOSE_AHEAD].i]);
-        if (k + LOOSE_AHEAD < n) QN__PREFETCH(&done[S->ls[r[k + LOOSE_AHEAD].i].e]);
+        if (k + ahead < n) QN__PREFETCH(&S->ls[r[k + ahead].i]);
+        if (k + half < n) QN__PREFETCH(&done[S->ls[r[k + half].i].e]);
         if (!done[S->ls[r[k].i].e]) r[kept++] = r[k];
     }
     n = kept;
@@ -841,8 +837,8 @@ static qn_status check_fans(qn__builder *bd) {
     if (!table || !next || !w) st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (corners)");
     if (table) memset(table, 0xFF, size * sizeof(uint32_t));
     for (size_t c = 0; st == QN_OK && c < nc; c++) {
-        if (c + PREFETCH_AHEAD < nc) {
-            qn_vec2 f = m->corners[c + PREFETCH_AHEAD];
+        if (c + QN__FETCH_AHEAD < nc) {
+            qn_vec2 f = m->corners[c + QN__FETCH_AHEAD];
             QN__PREFETCH(&table[hash_edge(f, f) & (size - 1)]);
         }
         qn_vec2 p = m->corners[c];

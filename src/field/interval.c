@@ -35,6 +35,7 @@
 
 #define ON_BIT QN__SPM_ON
 #define MAX_SPANS 8u
+#define MAX_PEND 8u
 
 /* ---- the search's types ------------------------------------------------ */
 
@@ -105,6 +106,9 @@ struct qn__isearch {
     bool target;
     qn_vec2 to;
     uint32_t qt, nmax, cur, found;
+    /* toward a target: the successors of the state being expanded, out of
+    ** the heap until its expansion ends (run) */
+    uint32_t pend[MAX_PEND], npend;
     uint32_t nfree; /* one-to-all: a free node slot (chained by parent) */
     uint32_t ngoal;   /* seed points (goal points, or a path's start) */
     uint64_t wver;    /* mesh version and radius the walls were marked for */
@@ -179,13 +183,18 @@ static qn_vec2 unit(qn_vec2 d) {
     return l > 0.0f ? qn__scale(d, 1.0f / l) : qn__v2(0.0f, 0.0f);
 }
 
+/* fmaxf/fminf without their NAN rules, which keep compilers from inlining
+** them (no NAN reaches these). */
+static inline float max_f(float a, float b) { return a > b ? a : b; }
+static inline float min_f(float a, float b) { return a < b ? a : b; }
+
 /* Parameters in [0, 1] where fa + (fb - fa) t >= 0; false when none. */
 static inline bool clip_nonneg(float fa, float fb, float *t0, float *t1) {
     if (fa >= 0.0f && fb >= 0.0f) return true;
     if (fa < 0.0f && fb < 0.0f) return false;
     float t = fa / (fa - fb);
-    if (fa >= 0.0f) *t1 = fminf(*t1, t);
-    else *t0 = fmaxf(*t0, t);
+    if (fa >= 0.0f) *t1 = min_f(*t1, t);
+    else *t0 = max_f(*t0, t);
     return *t0 < *t1;
 }
 
@@ -276,7 +285,7 @@ static void cut_by(froot n, const piece *w, double tol, span *sp, uint32_t *cnt)
     uint32_t k = 0;
     froot fw = {(double)w->a, (double)w->h, (double)w->g};
     for (uint32_t i = 0; i < *cnt; i++) {
-        float lo = fmaxf(sp[i].a, w->t0), hi = fminf(sp[i].b, w->t1);
+        float lo = max_f(sp[i].a, w->t0), hi = min_f(sp[i].b, w->t1);
         if (!(hi > lo)) {
             span_add(out, &k, sp[i].a, sp[i].b);
             continue;
@@ -372,11 +381,6 @@ static float through_interval(qn_vec2 r, qn_vec2 L, qn_vec2 R, qn_vec2 t, bool o
     return qn__len(qn__sub(t, r));
 }
 
-/* fmaxf/fminf without their NAN rules, which keep compilers from inlining
-** them (no NAN reaches these). */
-static inline float max_f(float a, float b) { return a > b ? a : b; }
-static inline float min_f(float a, float b) { return a < b ? a : b; }
-
 /* A lower bound from the landmarks (path/landmark.c) on the length of a
 ** path from root r through the interval R-L of sub-edge `sub` of quad q to
 ** the target; 0 without landmarks. For each landmark the target's distance
@@ -419,8 +423,28 @@ static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 
     return best > S->lmslack ? best - S->lmslack : 0.0f;
 }
 
-/* Opens state n; f is its key one-to-all (toward a target, the key is
-** worked out here). */
+/* The key of state n toward the target: the least length through its
+** interval to the target (consistent, so the first goal state taken is a
+** shortest path), raised to the landmarks' bound. */
+static float target_key(const xsearch *S, const xnode *n) {
+    if (n->quad == QN_NONE) return n->g;
+    float f = n->g + through_interval(n->r, n->L, n->R, S->to, n->on);
+    if (S->nlm) {
+        float lb = n->g + landmark_bound(S, n->quad, n->sub, n->L, n->R, n->r);
+        if (lb > f) f = lb;
+    }
+    return f;
+}
+
+/* Toward a target: the successors held back go into the heap, keyed. */
+static void flush_pending(xsearch *S) {
+    for (uint32_t k = 0; k < S->npend && S->st == QN_OK; k++)
+        push_key(S, target_key(S, &S->nodes[S->pend[k]]), S->pend[k]);
+    S->npend = 0;
+}
+
+/* Opens state n; f is its key one-to-all. Toward a target the state is
+** held back (pend) and keyed when it enters the heap (flush_pending). */
 static void push_node(xsearch *S, xnode *n, float f) {
     if (S->nn >= S->nmax) {
         S->st = QN_E_LIMIT;
@@ -429,24 +453,19 @@ static void push_node(xsearch *S, xnode *n, float f) {
     if (S->nfree == QN_NONE && S->nn == S->ncap &&
         !grow(S, (void **)&S->nodes, &S->ncap, sizeof(xnode)))
         return;
-    /* Toward a target, order by the least length through the interval to
-    ** it (consistent, so the first goal state taken is a shortest path). */
     n->parent = S->cur;
-    if (S->target && n->quad == QN_NONE) f = n->g;
-    else if (S->target) {
-        f = n->g + through_interval(n->r, n->L, n->R, S->to, n->on);
-        if (S->nlm) {
-            float lb = n->g + landmark_bound(S, n->quad, n->sub, n->L, n->R, n->r);
-            if (lb > f) f = lb;
-        }
-    }
     /* One-to-all keeps no parents: a popped state's slot is reused, so the
     ** pool holds the open states (the wavefront), not every state ever. */
     uint32_t i = S->nfree != QN_NONE ? S->nfree : S->nn++;
     if (i == S->nfree) S->nfree = S->nodes[i].parent;
     S->nodes[i] = *n;
-    if (!S->target && n->piece < S->npc) S->pieces[n->piece].node = i;
-    push_key(S, f, i);
+    if (!S->target) {
+        if (n->piece < S->npc) S->pieces[n->piece].node = i;
+        push_key(S, f, i);
+        return;
+    }
+    if (S->npend == MAX_PEND) flush_pending(S);
+    S->pend[S->npend++] = i;
 }
 
 /* One-to-all: the open state of root rid entering quad nq through portal
@@ -527,11 +546,14 @@ static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_e
                       float t1, uint32_t from) {
     qn_vec2 ab = qn__sub(se->b, se->a);
     qn_vec2 x0 = qn__add(se->a, qn__scale(ab, t0)), x1 = qn__add(se->a, qn__scale(ab, t1));
-    float len = qn__len(qn__sub(x1, x0));
-    if (!(len > S->tol)) return;
+    /* Squared: no test waits on a square root. */
+    qn_vec2 d01 = qn__sub(x1, x0);
+    float len2 = qn__dot(d01, d01), tol2 = S->tol * S->tol;
+    if (!(len2 > tol2)) return;
     uint32_t nq = qn__portal_other(S->m, se->e, from);
     if (S->target && nq != S->qt && dead_end(S, nq, se->e)) return;
-    bool on = fabsf(qn__cross(qn__sub(x1, x0), qn__sub(rt, x0))) <= S->tol * len;
+    float cr = qn__cross(d01, qn__sub(rt, x0));
+    bool on = cr * cr <= tol2 * len2;
     int side = 0;
     if (on && qn__point_segment_dist(rt, x0, x1) > S->tol) {
         bool near0 = qn__dot(qn__sub(x0, rt), qn__sub(x0, rt)) <= qn__dot(qn__sub(x1, rt), qn__sub(x1, rt));
@@ -712,21 +734,39 @@ static void mark_walls(xsearch *S) {
     }
 }
 
+/* Takes states out in key order and expands them. Toward a target, a
+** state whose expansion leaves exactly one successor (a root's view going
+** on through a quad with one other open portal: more than half of them on
+** game maps) has that successor expanded at once, without keying it or
+** passing it through the heap (Polyanya's intermediate pruning). The path
+** found stays a shortest one: a state expanded early only adds work, and
+** the goal state is still taken from the heap in key order. */
 static void run(xsearch *S) {
     while (S->st == QN_OK && S->q.n > 0) {
         uint32_t i = pop_key(S);
-        xnode n = S->nodes[i];
-        if (n.quad == QN_NONE) { /* a goal state: the shortest path is found */
-            S->found = i;
-            return;
+        for (;;) {
+            xnode n = S->nodes[i];
+            if (n.quad == QN_NONE) { /* a goal state: the shortest path is found */
+                S->found = i;
+                return;
+            }
+            if (!S->target) {
+                S->nodes[i].parent = S->nfree, S->nfree = i;
+                if (n.piece < S->npc && S->pieces[n.piece].node == i)
+                    S->pieces[n.piece].node = QN_NONE;
+            }
+            if (n.g > S->rg[n.rid] * (1.0f + 1e-6f) + S->tol) break; /* a cheaper root since */
+            S->cur = S->target ? i : QN_NONE;
+            expand(S, n);
+            if (!S->target) break;
+            if (S->npend == 1 && S->nodes[S->pend[0]].quad != QN_NONE) {
+                i = S->pend[0];
+                S->npend = 0;
+                continue;
+            }
+            flush_pending(S);
+            break;
         }
-        if (!S->target) {
-            S->nodes[i].parent = S->nfree, S->nfree = i;
-            if (n.piece < S->npc && S->pieces[n.piece].node == i) S->pieces[n.piece].node = QN_NONE;
-        }
-        if (n.g > S->rg[n.rid] * (1.0f + 1e-6f) + S->tol) continue; /* a cheaper root since */
-        S->cur = S->target ? i : QN_NONE;
-        expand(S, n);
     }
 }
 
@@ -998,6 +1038,7 @@ static void search_reset(xsearch *S) {
     for (uint32_t i = 0; i < m->quad_count; i++) S->qvid[i] = QN_NONE, S->qg[i] = INFINITY;
     S->nn = S->q.n = S->npc = S->ne = 0;
     S->cur = S->found = S->nfree = QN_NONE;
+    S->npend = 0;
     S->st = QN_OK;
 }
 
@@ -1160,6 +1201,7 @@ static void path_reset(xsearch *S) {
         for (uint32_t i = 0; i < S->nqt; i++) S->qvid[S->qtouch[i]] = QN_NONE, S->qg[S->qtouch[i]] = INFINITY;
         S->nn = S->q.n = S->npc = S->ne = 0;
         S->cur = S->found = S->nfree = QN_NONE;
+        S->npend = 0;
         S->st = QN_OK;
     }
     S->nrt = S->nqt = 0;
@@ -1177,6 +1219,7 @@ qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to
         return QN_OK;
     }
     seed_point(S, 0, from, qs, 0.0f);
+    flush_pending(S);
     run(S);
     S->full_reset = S->st != QN_OK;
     if (S->st != QN_OK) return S->st;

@@ -778,14 +778,16 @@ static void corners_of(near_corner *nc, uint32_t q) {
     float tol = fminf(4.0f * nc->Q->m->eps, 0.25f * nc->rc);
     qn_vec2 ab = qn__sub(nc->pb, nc->pa);
     float ab2 = qn__dot(ab, ab), len = sqrtf(ab2);
+    qn_vec2 u = len > 0.0f ? qn__scale(ab, 1.0f / len) : qn__v2(0.0f, 0.0f);
     float far2 = 4.0f * nc->rc * nc->rc;
     for (uint32_t t = 0; t < k; t++) {
         qn_vec2 c = pf->bv[base + t];
-        /* Most corners lie farther than 2 rc: squared, without a root. */
+        /* Most corners lie farther than 2 rc: squared, without a root or
+        ** a division (along the stretch's unit direction). */
         qn_vec2 ac = qn__sub(c, nc->pa);
-        float s = ab2 > 0.0f ? qn__dot(ac, ab) / ab2 : 0.0f;
-        s = s < 0.0f ? 0.0f : (s > 1.0f ? 1.0f : s);
-        qn_vec2 away = qn__sub(ac, qn__scale(ab, s));
+        float s = qn__dot(ac, u);
+        s = s < 0.0f ? 0.0f : (s > len ? len : s);
+        qn_vec2 away = qn__sub(ac, qn__scale(u, s));
         if (qn__dot(away, away) > 1.0001f * far2) continue;
         if (veq(c, nc->a->k) || veq(c, nc->b->k)) continue;
         float dist = qn__point_segment_dist(c, nc->pa, nc->pb);

@@ -100,6 +100,7 @@ struct qn__isearch {
     float *qg;                  /* ... at this cost */
     uint8_t *dyn;               /* per vertex id: corner because of closed portals */
     uint8_t *sopen;             /* per boundary sub-edge: an open portal (mark_walls) */
+    uint8_t *qopen;             /* per quad: its open portals, 0, 1 or 2 for more */
     qn_vec2 *wsum;              /* per vertex id: sum of the walls' unit directions from it */
     /* toward one target (paths): the point, its quad, the state bound, the
     ** state being expanded, the goal state once found */
@@ -522,20 +523,18 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
         qn_vec2 pa = on ? x0 : on_portal(pt, up ? sp[i].a : sp[i].b);
         qn_vec2 pb = on ? x1 : on_portal(pt, up ? sp[i].b : sp[i].a);
         uint32_t pc = add_piece_record(S, e, rt, rid, g, sp[i].a, sp[i].b);
-        float f = g + qn__point_segment_dist(rt, pa, pb);
+        /* (toward a target the key is worked out later: target_key) */
+        float f = S->target ? 0.0f : g + qn__point_segment_dist(rt, pa, pb);
         xnode nd = {rt, pb, pa, g, rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
         push_node(S, &nd, f);
     }
 }
 
-/* Is quad q a dead end for a path entering it through portal e: no other
-** portal open? (Polyanya's dead-end pruning: only a path ending in q goes
-** in.) */
-static bool dead_end(const xsearch *S, uint32_t q, uint32_t e) {
-    const qn_mesh *m = S->m;
-    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++)
-        if (m->qp_list[k] != e && qn__portal_open(m, m->qp_list[k], S->radius)) return false;
-    return true;
+/* Is quad q a dead end for a path entering it through an open portal: no
+** other portal open? (Polyanya's dead-end pruning: only a path ending in q
+** goes in.) */
+static bool dead_end(const xsearch *S, uint32_t q) {
+    return S->qopen[q] <= 1; /* the one it is entered by (open) */
 }
 
 /* A state for root rt seeing [t0, t1] of sub-edge se of quad `from`. A root
@@ -551,7 +550,7 @@ static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_e
     float len2 = qn__dot(d01, d01), tol2 = S->tol * S->tol;
     if (!(len2 > tol2)) return;
     uint32_t nq = qn__portal_other(S->m, se->e, from);
-    if (S->target && nq != S->qt && dead_end(S, nq, se->e)) return;
+    if (S->target && nq != S->qt && dead_end(S, nq)) return;
     float cr = qn__cross(d01, qn__sub(rt, x0));
     bool on = cr * cr <= tol2 * len2;
     int side = 0;
@@ -717,6 +716,7 @@ static void mark_walls(xsearch *S) {
     memset(S->dyn, 0, S->nv);
     memset(S->wsum, 0, (size_t)S->nv * sizeof *S->wsum);
     memset(S->sopen, 0, b->bstart[m->quad_count]);
+    memset(S->qopen, 0, m->quad_count);
     for (uint32_t q = 0; q < m->quad_count; q++) {
         if (m->blocked[q]) continue;
         uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
@@ -724,7 +724,10 @@ static void mark_walls(xsearch *S) {
             uint32_t e = b->bportal[base + s], s1 = s + 1 == k ? 0 : s + 1;
             bool open = e != QN_NONE && qn__portal_open(m, e, S->radius);
             S->sopen[base + s] = open;
-            if (open) continue;
+            if (open) {
+                if (S->qopen[q] < 2) S->qopen[q]++;
+                continue;
+            }
             uint32_t va = b->bvid[base + s], vb = b->bvid[base + s1];
             qn_vec2 d = unit(qn__sub(b->bv[base + s1], b->bv[base + s]));
             S->wsum[va] = qn__add(S->wsum[va], d);
@@ -1027,7 +1030,7 @@ static size_t search_fixed_bytes(const xsearch *S) {
     return (size_t)m->portal_count * sizeof(uint32_t) +
            (size_t)S->nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
            (size_t)m->quad_count * (sizeof(uint32_t) + sizeof(float)) +
-           (size_t)S->nv * (1 + sizeof(qn_vec2)) + S->b->bstart[m->quad_count];
+           (size_t)S->nv * (1 + sizeof(qn_vec2)) + S->b->bstart[m->quad_count] + m->quad_count;
 }
 
 /* Sets every per-search array to "nothing reached yet". */
@@ -1067,6 +1070,7 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     S->qvid = S->rpar + S->nr;
     S->dyn = (uint8_t *)(S->qvid + m->quad_count);
     S->sopen = S->dyn + S->nv;
+    S->qopen = S->sopen + S->b->bstart[m->quad_count];
     search_reset(S);
     return QN_OK;
 }

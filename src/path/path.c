@@ -90,6 +90,8 @@ struct qn_pathfinder {
     /* vertex_kind's answers (0: not asked yet) for the mesh version and
     ** radius in cver and crad. */
     uint8_t *vcorner;
+    /* per quad: its boundary vertices that are such corners (quad_corners) */
+    uint32_t *qcorners;
     uint64_t cver;
     float crad;
     uint32_t *bquad; /* per boundary vertex: its quad */
@@ -160,6 +162,7 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
     TAKE(via, nodes);
     TAKE(vwall, nbmax);
     TAKE(vcorner, nbmax);
+    TAKE(qcorners, pf->nq);
 #undef TAKE
     return off;
 }
@@ -248,10 +251,26 @@ static bool is_corner(const qn_pathfinder *pf, uint32_t v, float radius) {
     return (vertex_kind(pf, v, radius) & KIND_CORNER) != 0;
 }
 
+/* Quad q's boundary vertices that are corners (vertex t: bit t), with
+** QCORNERS_KNOWN; cached beside vertex_kind's answers. Only cycles of up to
+** 31 vertices have bits: a longer one asks vertex by vertex (corners_of). */
+#define QCORNERS_KNOWN 0x80000000u
+static uint32_t quad_corners(const qn_pathfinder *pf, uint32_t q, float radius) {
+    uint32_t bits = pf->qcorners[q];
+    if (bits) return bits;
+    uint32_t base = pf->bstart[q], k = pf->bstart[q + 1] - base;
+    bits = QCORNERS_KNOWN;
+    for (uint32_t t = 0; t < k && k < 32; t++)
+        if (is_corner(pf, pf->bvid[base + t], radius)) bits |= 1u << t;
+    pf->qcorners[q] = bits;
+    return bits;
+}
+
 /* Forgets cached corners when the mesh or the radius changed. */
 static void corner_cache_for(qn_pathfinder *pf, float radius) {
     if (pf->cver == pf->mesh->version && pf->crad == radius) return;
     memset(pf->vcorner, 0, pf->nb);
+    memset(pf->qcorners, 0, (size_t)pf->nq * sizeof *pf->qcorners);
     pf->cver = pf->mesh->version;
     pf->crad = radius;
 }
@@ -779,8 +798,10 @@ static void corners_of(near_corner *nc, uint32_t q) {
     qn_vec2 ab = qn__sub(nc->pb, nc->pa);
     float ab2 = qn__dot(ab, ab), len = sqrtf(ab2);
     qn_vec2 u = len > 0.0f ? qn__scale(ab, 1.0f / len) : qn__v2(0.0f, 0.0f);
-    float far2 = 4.0f * nc->rc * nc->rc;
+    float far2 = 4.0f * nc->rc * nc->rc, radius = nc->Q->radius;
+    uint32_t bits = quad_corners(pf, q, radius);
     for (uint32_t t = 0; t < k; t++) {
+        if (k < 32 ? !((bits >> t) & 1u) : !is_corner(pf, pf->bvid[base + t], radius)) continue;
         qn_vec2 c = pf->bv[base + t];
         /* Most corners lie farther than 2 rc: squared, without a root or
         ** a division (along the stretch's unit direction). */
@@ -793,7 +814,7 @@ static void corners_of(near_corner *nc, uint32_t q) {
         float dist = qn__point_segment_dist(c, nc->pa, nc->pb);
         /* Rounding moves a stretch at most about rc off the funnel's line,
         ** so a corner passed on its wrong side is this near too. */
-        if (dist >= 2.0f * nc->rc || !is_corner(pf, pf->bvid[base + t], nc->Q->radius)) continue;
+        if (dist >= 2.0f * nc->rc) continue;
         /* Within the radius of the start or goal no path clears it. */
         if (qn__len(qn__sub(c, nc->Q->from)) < nc->keep_from ||
             qn__len(qn__sub(c, nc->Q->to)) < nc->keep_to)

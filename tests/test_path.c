@@ -263,6 +263,93 @@ static void test_funnel_geometry(void **state) {
     assert_true(clear_checked > 500);
 }
 
+/* Two long corridors, [0,N]x[0,1] and [0,N]x[2,3], joined by a row of unit
+** cells [i,i+1]x[1,2] with some left out (pillars): each corridor's
+** boundary has over 32 vertices (T-junctions), and the pillars' corners lie
+** on it. Paths between random points keep their radius off the walls: the
+** corner scan must look at every vertex of such long cycles too. */
+static void test_long_cycles(void **state) {
+    (void)state;
+    static tm_mesh t;
+    static qn_vec2 pts[MAXPTS];
+    const int N = 48;
+    int checked = 0;
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        uint64_t s = seed * 7919;
+        t.n = 0;
+        tm_add_rect(&t, 0, 0, (float)N, 1);
+        tm_add_rect(&t, 0, 2, (float)N, 3);
+        for (int i = 0; i < N; i++)
+            if (i == 0 || i == N - 1 || tm_rand(&s) % 3 != 0) tm_add_rect(&t, (float)i, 1, (float)i + 1, 2);
+        qn_mesh *m = make_mesh(&t);
+        qn_pathfinder *pf = NULL;
+        assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
+        const float radii[3] = {0.0f, 0.25f, 0.45f};
+        for (int k = 0; k < 60; k++) {
+            qn_vec2 a = {0.5f + (float)(tm_rand(&s) % (uint32_t)(N - 1)), 0.5f};
+            qn_vec2 b = {0.5f + (float)(tm_rand(&s) % (uint32_t)(N - 1)), 2.5f};
+            float r = radii[k % 3];
+            uint32_t n;
+            assert_int_equal(qn_path_find(pf, a, b, r, pts, MAXPTS, &n, NULL), QN_OK);
+            check_inside(m, pts, n);
+            for (uint32_t i = 0; r > 0.0f && i + 1 < n; i++) {
+                bool vis = false;
+                qn_mesh_line_of_sight(m, pts[i], pts[i + 1], 0.98f * r, QN_NONE, &vis);
+                if (!vis)
+                    fail_msg("seed %u r %g: segment %u/%u (%g,%g)-(%g,%g) too close to a wall",
+                             (unsigned)seed, (double)r, i, n, (double)pts[i].x, (double)pts[i].y,
+                             (double)pts[i + 1].x, (double)pts[i + 1].y);
+            }
+            checked += r > 0.0f;
+        }
+        qn_pathfinder_destroy(pf);
+        qn_mesh_destroy(m);
+    }
+    assert_true(checked > 700);
+}
+
+/* A corner between two long quads: A = [0,40]x[0,1] under a row of unit
+** cells on [0,35], B = [35,75]x[1,2] over a row of unit cells on [41,75];
+** the cell [40,41]x[0,1] is missing, so (40,1) is an obstacle corner that
+** only A and B (boundary cycles of over 32 vertices) have. The straight way
+** from A's left part to B's right part crosses their portal well inside it
+** and passes that corner closer than the radius: the corner scan must find
+** it on the long cycles. */
+static void test_corner_on_long_cycles(void **state) {
+    (void)state;
+    static tm_mesh t;
+    static qn_vec2 pts[MAXPTS];
+    t.n = 0;
+    tm_add_rect(&t, 0, 0, 40, 1);
+    tm_add_rect(&t, 35, 1, 75, 2);
+    for (int i = 0; i < 35; i++) tm_add_rect(&t, (float)i, 1, (float)i + 1, 2);
+    for (int i = 41; i < 75; i++) tm_add_rect(&t, (float)i, 0, (float)i + 1, 1);
+    qn_mesh *m = make_mesh(&t);
+    qn_pathfinder *pf = NULL;
+    assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
+    const float radii[2] = {0.25f, 0.45f};
+    int bent = 0;
+    for (int k = 0; k < 20; k++) {
+        float r = radii[k % 2];
+        qn_vec2 a = {2.0f + (float)k, 0.5f}, b = {74.0f - 0.5f * (float)k, 1.5f};
+        uint32_t n;
+        assert_int_equal(qn_path_find(pf, a, b, r, pts, MAXPTS, &n, NULL), QN_OK);
+        check_inside(m, pts, n);
+        for (uint32_t i = 0; i + 1 < n; i++) {
+            bool vis = false;
+            qn_mesh_line_of_sight(m, pts[i], pts[i + 1], 0.98f * r, QN_NONE, &vis);
+            if (!vis)
+                fail_msg("r %g: segment %u/%u (%g,%g)-(%g,%g) too close to a wall", (double)r, i, n,
+                         (double)pts[i].x, (double)pts[i].y, (double)pts[i + 1].x,
+                         (double)pts[i + 1].y);
+        }
+        bent += n > 2;
+    }
+    assert_int_equal(bent, 20); /* the straight way would graze (40,1) */
+    qn_pathfinder_destroy(pf);
+    qn_mesh_destroy(m);
+}
+
 /* An L: A = [0,10]x[0,2], B = [8,10]x[2,12]; the inner corner is (8,2). */
 static qn_mesh *l_mesh(tm_mesh *t) {
     t->n = 0;
@@ -747,6 +834,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cost_matches_bellman_ford),
         cmocka_unit_test(test_funnel_geometry),
+        cmocka_unit_test(test_long_cycles),
+        cmocka_unit_test(test_corner_on_long_cycles),
         cmocka_unit_test(test_l_corner),
         cmocka_unit_test(test_u_turn),
         cmocka_unit_test(test_line_of_sight),

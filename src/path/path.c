@@ -253,13 +253,14 @@ static bool is_corner(const qn_pathfinder *pf, uint32_t v, float radius) {
 
 /* Quad q's boundary vertices that are corners (vertex t: bit t), with
 ** QCORNERS_KNOWN; cached beside vertex_kind's answers. Only cycles of up to
-** 31 vertices have bits: a longer one asks vertex by vertex (corners_of). */
+** 31 vertices have bits: a longer one gets them all, and corners_of asks
+** vertex by vertex. So QCORNERS_KNOWN alone means no corner. */
 #define QCORNERS_KNOWN 0x80000000u
 static uint32_t quad_corners(const qn_pathfinder *pf, uint32_t q, float radius) {
     uint32_t bits = pf->qcorners[q];
     if (bits) return bits;
     uint32_t base = pf->bstart[q], k = pf->bstart[q + 1] - base;
-    bits = QCORNERS_KNOWN;
+    bits = k < 32 ? QCORNERS_KNOWN : ~0u;
     for (uint32_t t = 0; t < k && k < 32; t++)
         if (is_corner(pf, pf->bvid[base + t], radius)) bits |= 1u << t;
     pf->qcorners[q] = bits;
@@ -903,6 +904,8 @@ static bool visit_corners(void *ctx, uint32_t q) {
     corner_scan *cs = ctx;
     if (cs->seen[q] == cs->gen) return true;
     cs->seen[q] = cs->gen;
+    /* A quad without corners has nothing to look at (most of them). */
+    if (quad_corners(cs->nc->Q->pf, q, cs->nc->Q->radius) == QCORNERS_KNOWN) return true;
     /* corners_of looks at corners within 2 rc of the stretch. */
     if (near_box(cs->nc->Q->m, q, cs->nc->pa, cs->nc->pb, 2.0f * cs->nc->rc + cs->pad))
         corners_of(cs->nc, q);

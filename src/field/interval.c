@@ -437,11 +437,24 @@ static float target_key(const xsearch *S, const xnode *n) {
     return f;
 }
 
-/* Toward a target: the successors held back go into the heap, keyed. */
-static void flush_pending(xsearch *S) {
+/* Toward a target: the successors held back go into the heap, keyed. With
+** go_on, the least of them is kept out and returned instead when no open
+** state has a lower key (the heap would hand it out next anyway), unless it
+** is a goal state; else QN_NONE. */
+static uint32_t flush_pending(xsearch *S, bool go_on) {
+    float key[MAX_PEND], least = INFINITY;
+    uint32_t pick = 0, next = QN_NONE;
+    for (uint32_t k = 0; k < S->npend; k++) {
+        key[k] = target_key(S, &S->nodes[S->pend[k]]);
+        if (key[k] < least) least = key[k], pick = k;
+    }
+    if (go_on && S->npend && S->nodes[S->pend[pick]].quad != QN_NONE &&
+        (S->q.n == 0 || least <= S->q.a[0].key))
+        next = S->pend[pick];
     for (uint32_t k = 0; k < S->npend && S->st == QN_OK; k++)
-        push_key(S, target_key(S, &S->nodes[S->pend[k]]), S->pend[k]);
+        if (S->pend[k] != next) push_key(S, key[k], S->pend[k]);
     S->npend = 0;
+    return next;
 }
 
 /* Opens state n; f is its key one-to-all. Toward a target the state is
@@ -465,7 +478,7 @@ static void push_node(xsearch *S, xnode *n, float f) {
         push_key(S, f, i);
         return;
     }
-    if (S->npend == MAX_PEND) flush_pending(S);
+    if (S->npend == MAX_PEND) flush_pending(S, false);
     S->pend[S->npend++] = i;
 }
 
@@ -741,9 +754,10 @@ static void mark_walls(xsearch *S) {
 ** state whose expansion leaves exactly one successor (a root's view going
 ** on through a quad with one other open portal: more than half of them on
 ** game maps) has that successor expanded at once, without keying it or
-** passing it through the heap (Polyanya's intermediate pruning). The path
-** found stays a shortest one: a state expanded early only adds work, and
-** the goal state is still taken from the heap in key order. */
+** passing it through the heap (Polyanya's intermediate pruning); of
+** several, the least is expanded at once when no open state has a lower
+** key. The path found stays a shortest one: a state expanded early only
+** adds work, and the goal state is still taken from the heap in key order. */
 static void run(xsearch *S) {
     while (S->st == QN_OK && S->q.n > 0) {
         uint32_t i = pop_key(S);
@@ -767,8 +781,8 @@ static void run(xsearch *S) {
                 S->npend = 0;
                 continue;
             }
-            flush_pending(S);
-            break;
+            i = flush_pending(S, true);
+            if (i == QN_NONE) break;
         }
     }
 }
@@ -1223,7 +1237,7 @@ qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to
         return QN_OK;
     }
     seed_point(S, 0, from, qs, 0.0f);
-    flush_pending(S);
+    flush_pending(S, false);
     run(S);
     S->full_reset = S->st != QN_OK;
     if (S->st != QN_OK) return S->st;

@@ -159,10 +159,10 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
     TAKE(cstamp, pf->nq);
     TAKE(cpos, pf->nq);
     TAKE(qseen, pf->nq);
+    TAKE(qcorners, pf->nq); /* the 4-byte arrays before the byte ones */
     TAKE(via, nodes);
     TAKE(vwall, nbmax);
     TAKE(vcorner, nbmax);
-    TAKE(qcorners, pf->nq);
 #undef TAKE
     return off;
 }

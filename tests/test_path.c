@@ -212,6 +212,19 @@ static bool clear_point(const qn_mesh *m, qn_vec2 p, float r) {
     return vis;
 }
 
+/* Every segment of the path pts[0..n) has line of sight for 0.98 of the
+** radius r (cs names the failing case). */
+static void check_clear(const qn_mesh *m, const qn_vec2 *pts, uint32_t n, float r, unsigned cs) {
+    for (uint32_t i = 0; i + 1 < n; i++) {
+        bool vis = false;
+        qn_mesh_line_of_sight(m, pts[i], pts[i + 1], 0.98f * r, QN_NONE, &vis);
+        if (!vis)
+            fail_msg("case %u r %g: segment %u/%u (%g,%g)-(%g,%g) too close to a wall", cs,
+                     (double)r, i, n, (double)pts[i].x, (double)pts[i].y, (double)pts[i + 1].x,
+                     (double)pts[i + 1].y);
+    }
+}
+
 /* Unit costs: the path is never longer than the A* cost; with a radius and
 ** ends clear of walls, every segment has line of sight for 0.98 of it. The
 ** meshes have integer coordinates, so distinct wall features are at least
@@ -244,14 +257,7 @@ static void test_funnel_geometry(void **state) {
                 shorter++;
                 saved += (double)c - len;
             } else if (clear_point(m, a, r) && clear_point(m, b, r)) {
-                for (uint32_t i = 0; i + 1 < n; i++) {
-                    bool vis = false;
-                    qn_mesh_line_of_sight(m, pts[i], pts[i + 1], 0.98f * r, QN_NONE, &vis);
-                    if (!vis)
-                        fail_msg("seed %u r %g: segment %u/%u (%g,%g)-(%g,%g) too close to a wall",
-                                 (unsigned)seed, (double)r, i, n, (double)pts[i].x,
-                                 (double)pts[i].y, (double)pts[i + 1].x, (double)pts[i + 1].y);
-                }
+                check_clear(m, pts, n, r, (unsigned)seed);
                 clear_checked++;
             }
         }
@@ -280,7 +286,8 @@ static void test_long_cycles(void **state) {
         tm_add_rect(&t, 0, 0, (float)N, 1);
         tm_add_rect(&t, 0, 2, (float)N, 3);
         for (int i = 0; i < N; i++)
-            if (i == 0 || i == N - 1 || tm_rand(&s) % 3 != 0) tm_add_rect(&t, (float)i, 1, (float)i + 1, 2);
+            if (i == 0 || i == N - 1 || tm_rand(&s) % 3 != 0)
+                tm_add_rect(&t, (float)i, 1, (float)i + 1, 2);
         qn_mesh *m = make_mesh(&t);
         qn_pathfinder *pf = NULL;
         assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
@@ -292,14 +299,7 @@ static void test_long_cycles(void **state) {
             uint32_t n;
             assert_int_equal(qn_path_find(pf, a, b, r, pts, MAXPTS, &n, NULL), QN_OK);
             check_inside(m, pts, n);
-            for (uint32_t i = 0; r > 0.0f && i + 1 < n; i++) {
-                bool vis = false;
-                qn_mesh_line_of_sight(m, pts[i], pts[i + 1], 0.98f * r, QN_NONE, &vis);
-                if (!vis)
-                    fail_msg("seed %u r %g: segment %u/%u (%g,%g)-(%g,%g) too close to a wall",
-                             (unsigned)seed, (double)r, i, n, (double)pts[i].x, (double)pts[i].y,
-                             (double)pts[i + 1].x, (double)pts[i + 1].y);
-            }
+            if (r > 0.0f) check_clear(m, pts, n, r, (unsigned)seed);
             checked += r > 0.0f;
         }
         qn_pathfinder_destroy(pf);
@@ -335,14 +335,7 @@ static void test_corner_on_long_cycles(void **state) {
         uint32_t n;
         assert_int_equal(qn_path_find(pf, a, b, r, pts, MAXPTS, &n, NULL), QN_OK);
         check_inside(m, pts, n);
-        for (uint32_t i = 0; i + 1 < n; i++) {
-            bool vis = false;
-            qn_mesh_line_of_sight(m, pts[i], pts[i + 1], 0.98f * r, QN_NONE, &vis);
-            if (!vis)
-                fail_msg("r %g: segment %u/%u (%g,%g)-(%g,%g) too close to a wall", (double)r, i, n,
-                         (double)pts[i].x, (double)pts[i].y, (double)pts[i + 1].x,
-                         (double)pts[i + 1].y);
-        }
+        check_clear(m, pts, n, r, (unsigned)k);
         bent += n > 2;
     }
     assert_int_equal(bent, 20); /* the straight way would graze (40,1) */

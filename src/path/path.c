@@ -253,15 +253,17 @@ static bool is_corner(const qn_pathfinder *pf, uint32_t v, float radius) {
 
 /* Quad q's boundary vertices that are corners (vertex t: bit t), with
 ** QCORNERS_KNOWN; cached beside vertex_kind's answers. Only cycles of up to
-** 31 vertices have bits: a longer one gets them all, and corners_of asks
-** vertex by vertex. So QCORNERS_KNOWN alone means no corner. */
+** QCORNERS_MAX vertices have bits: a longer one gets them all, and
+** corners_of asks vertex by vertex. So QCORNERS_KNOWN alone means no
+** corner. */
 #define QCORNERS_KNOWN 0x80000000u
+#define QCORNERS_MAX 31u
 static uint32_t quad_corners(const qn_pathfinder *pf, uint32_t q, float radius) {
     uint32_t bits = pf->qcorners[q];
     if (bits) return bits;
     uint32_t base = pf->bstart[q], k = pf->bstart[q + 1] - base;
-    bits = k < 32 ? QCORNERS_KNOWN : ~0u;
-    for (uint32_t t = 0; t < k && k < 32; t++)
+    bits = k <= QCORNERS_MAX ? QCORNERS_KNOWN : ~0u;
+    for (uint32_t t = 0; t < k && k <= QCORNERS_MAX; t++)
         if (is_corner(pf, pf->bvid[base + t], radius)) bits |= 1u << t;
     pf->qcorners[q] = bits;
     return bits;
@@ -790,9 +792,9 @@ static float corner_side(const near_corner *nc, uint32_t v, qn_vec2 c) {
     return tri(nc->pa, nc->pb, c) >= 0.0f ? 1.0f : -1.0f;
 }
 
-/* Looks at the convex obstacle corners on quad q's boundary as circles of
-** radius rc. */
-static void corners_of(near_corner *nc, uint32_t q) {
+/* Looks at the convex obstacle corners on quad q's boundary (bits: its
+** quad_corners) as circles of radius rc. */
+static void corners_of(near_corner *nc, uint32_t q, uint32_t bits) {
     const qn_pathfinder *pf = nc->Q->pf;
     uint32_t base = pf->bstart[q], k = pf->bstart[q + 1] - base;
     float tol = fminf(4.0f * nc->Q->m->eps, 0.25f * nc->rc);
@@ -800,9 +802,9 @@ static void corners_of(near_corner *nc, uint32_t q) {
     float ab2 = qn__dot(ab, ab), len = sqrtf(ab2);
     qn_vec2 u = len > 0.0f ? qn__scale(ab, 1.0f / len) : qn__v2(0.0f, 0.0f);
     float far2 = 4.0f * nc->rc * nc->rc, radius = nc->Q->radius;
-    uint32_t bits = quad_corners(pf, q, radius);
     for (uint32_t t = 0; t < k; t++) {
-        if (k < 32 ? !((bits >> t) & 1u) : !is_corner(pf, pf->bvid[base + t], radius)) continue;
+        if (k <= QCORNERS_MAX ? !((bits >> t) & 1u) : !is_corner(pf, pf->bvid[base + t], radius))
+            continue;
         qn_vec2 c = pf->bv[base + t];
         /* Most corners lie farther than 2 rc: squared, without a root or
         ** a division (along the stretch's unit direction). */
@@ -905,10 +907,11 @@ static bool visit_corners(void *ctx, uint32_t q) {
     if (cs->seen[q] == cs->gen) return true;
     cs->seen[q] = cs->gen;
     /* A quad without corners has nothing to look at (most of them). */
-    if (quad_corners(cs->nc->Q->pf, q, cs->nc->Q->radius) == QCORNERS_KNOWN) return true;
+    uint32_t bits = quad_corners(cs->nc->Q->pf, q, cs->nc->Q->radius);
+    if (bits == QCORNERS_KNOWN) return true;
     /* corners_of looks at corners within 2 rc of the stretch. */
     if (near_box(cs->nc->Q->m, q, cs->nc->pa, cs->nc->pb, 2.0f * cs->nc->rc + cs->pad))
-        corners_of(cs->nc, q);
+        corners_of(cs->nc, q, bits);
     return true;
 }
 

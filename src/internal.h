@@ -32,6 +32,14 @@
 #define QN__ALWAYS_INLINE inline
 #define QN__PREFETCH(p) ((void)(p))
 #endif
+/* SSE2 (every x86-64 compiler has it), for a loop that compares four floats
+** at once (the grid tiles' node search); elsewhere, its plain loop. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
+#define QN__HAVE_SSE2 1
+#include <emmintrin.h>
+#else
+#define QN__HAVE_SSE2 0
+#endif
 /* How many items ahead a loop over scattered reads fetches them: what an
 ** item's record names (a slot, a quad's box) is fetched half as far ahead,
 ** once the record fetched this far ahead has come. */

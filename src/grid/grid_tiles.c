@@ -492,21 +492,31 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
             ** the matrix (a cache miss, mostly) is fetched meanwhile. */
             if (ns->q.n) QN__PREFETCH(node_row(t, ns->q.a[0].id));
             if (vp < f->d[p]) qn__nsearch_offer(ns, p, vp, bound_to(&box, p, s));
-            /* The sector's nodes in runs: first, without branching, those
-            ** whose cost this lowers (few, and hard to predict), then
-            ** offers to them (the offer skips settled nodes). */
+            /* The sector's nodes in groups of four: a mask, without
+            ** branching, of those whose cost this lowers (few, and hard
+            ** to predict), then offers to them (the offer skips settled
+            ** nodes). An offer lowers only its own node's cost, which the
+            ** mask has already read. */
             const float *dn = f->d + a0;
-            for (uint32_t m0 = 0; m0 < k; m0 += 64) {
-                uint8_t cand[64];
-                uint32_t nc = 0, end = k - m0 < 64 ? k - m0 : 64;
-                for (uint32_t m = 0; m < end; m++) {
-                    cand[nc] = (uint8_t)m;
-                    nc += row[m0 + m] + dj < dn[m0 + m];
+            uint32_t m0 = 0;
+#if QN__HAVE_SSE2
+            __m128 vdj = _mm_set1_ps(dj);
+            for (; m0 + 4 <= k; m0 += 4) {
+                __m128 v = _mm_add_ps(_mm_loadu_ps(row + m0), vdj);
+                unsigned bits = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(v, _mm_loadu_ps(dn + m0)));
+                for (; bits; bits &= bits - 1u) {
+                    uint32_t m = m0 + (uint32_t)__builtin_ctz(bits);
+                    qn__nsearch_offer(ns, a0 + m, row[m] + dj, bound_to(&box, a0 + m, s));
                 }
-                for (uint32_t c = 0; c < nc; c++) {
-                    uint32_t n = a0 + m0 + cand[c];
-                    qn__nsearch_offer(ns, n, row[m0 + cand[c]] + dj, bound_to(&box, n, s));
-                }
+            }
+#endif
+            for (; m0 < k; m0 += 4) {
+                uint32_t bits = 0, end = k - m0 < 4 ? k - m0 : 4;
+                for (uint32_t m = 0; m < end; m++)
+                    bits |= (uint32_t)(row[m0 + m] + dj < dn[m0 + m]) << m;
+                for (uint32_t m = m0; bits; bits >>= 1, m++)
+                    if (bits & 1u)
+                        qn__nsearch_offer(ns, a0 + m, row[m] + dj, bound_to(&box, a0 + m, s));
             }
         }
     }

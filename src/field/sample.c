@@ -276,9 +276,21 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
             ** at most (|vx| + |vy|) / (2 QN__SPM_DIR) times the scale; the
             ** slack takes that and float rounding (|vx| + |vy| >= |v|). */
             float slack = (2.6e-5f * (fabsf(v.x) + fabsf(v.y)) + tol) * QN__SPM_DIR;
+#if QN__HAVE_SSE2
+            /* The four directions widened at once: dl[0], dl[1], dr[0], dr[1]
+            ** times -vy, vx, vy, -vx; each pair's sum is cl, then cr (the
+            ** same products and sums as the plain form, bit for bit). */
+            __m128i w = _mm_loadl_epi64((const __m128i *)(const void *)e->dl);
+            __m128 d = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpacklo_epi16(w, w), 16));
+            __m128 t = _mm_mul_ps(d, _mm_set_ps(-v.x, v.y, v.x, -v.y));
+            __m128 sum = _mm_add_ps(t, _mm_shuffle_ps(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
+            int out = _mm_movemask_ps(_mm_cmplt_ps(sum, _mm_set1_ps(-slack)));
+            if (out & 5) continue;
+#else
             float cr = (float)e->dr[0] * v.y - (float)e->dr[1] * v.x;
             float cl = v.x * (float)e->dl[1] - v.y * (float)e->dl[0];
             if (cr < -slack || cl < -slack) continue;
+#endif
         }
         /* |v| >= the larger of |vx|, |vy|: most losers need no root. */
         float ax = fabsf(v.x), ay = fabsf(v.y);

@@ -40,6 +40,16 @@
 #else
 #define QN__HAVE_SSE2 0
 #endif
+/* The index of the lowest set bit of x (x != 0). */
+static inline uint32_t qn__ctz32(uint32_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (uint32_t)__builtin_ctz(x);
+#else
+    uint32_t n = 0;
+    for (; !(x & 1u); x >>= 1) n++;
+    return n;
+#endif
+}
 /* How many items ahead a loop over scattered reads fetches them: what an
 ** item's record names (a slot, a quad's box) is fetched half as far ahead,
 ** once the record fetched this far ahead has come. */

@@ -505,7 +505,7 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
                 __m128 v = _mm_add_ps(_mm_loadu_ps(row + m0), vdj);
                 unsigned bits = (unsigned)_mm_movemask_ps(_mm_cmplt_ps(v, _mm_loadu_ps(dn + m0)));
                 for (; bits; bits &= bits - 1u) {
-                    uint32_t m = m0 + (uint32_t)__builtin_ctz(bits);
+                    uint32_t m = m0 + qn__ctz32(bits);
                     qn__nsearch_offer(ns, a0 + m, row[m] + dj, bound_to(&box, a0 + m, s));
                 }
             }

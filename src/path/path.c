@@ -802,9 +802,20 @@ static void corners_of(near_corner *nc, uint32_t q, uint32_t bits) {
     float ab2 = qn__dot(ab, ab), len = sqrtf(ab2);
     qn_vec2 u = len > 0.0f ? qn__scale(ab, 1.0f / len) : qn__v2(0.0f, 0.0f);
     float far2 = 4.0f * nc->rc * nc->rc, radius = nc->Q->radius;
-    for (uint32_t t = 0; t < k; t++) {
-        if (k <= QCORNERS_MAX ? !((bits >> t) & 1u) : !is_corner(pf, pf->bvid[base + t], radius))
+    /* A short cycle's corners are its mask's bits, taken lowest first; a
+    ** long one's are asked vertex by vertex. */
+    bool masked = k <= QCORNERS_MAX;
+    uint32_t rest = masked ? bits & ~QCORNERS_KNOWN : 0;
+    for (uint32_t t = 0;; t++) {
+        if (masked) {
+            if (!rest) break;
+            t = qn__ctz32(rest);
+            rest &= rest - 1u;
+        } else if (t >= k) {
+            break;
+        } else if (!is_corner(pf, pf->bvid[base + t], radius)) {
             continue;
+        }
         qn_vec2 c = pf->bv[base + t];
         /* Most corners lie farther than 2 rc: squared, without a root or
         ** a division (along the stretch's unit direction). */

@@ -407,7 +407,46 @@ static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 
         sb = x;
     }
     const float *v0 = S->lmv + (size_t)i0 * S->lmk, *v1 = S->lmv + (size_t)i1 * S->lmk;
-    float best = 0.0f, far = qn__len(ra) + len;
+    float best = 0.0f;
+#if QN__HAVE_SSE2
+    /* Four landmarks at a time, with the same operations as the plain loop
+    ** below, lane by lane; every side's root is taken (the plain loop skips
+    ** those that cannot raise best). Lanes past nlm are unknown (NAN). */
+    const __m128 vlen = _mm_set1_ps(len), vsa = _mm_set1_ps(sa), vsb = _mm_set1_ps(sb);
+    const __m128 rax = _mm_set1_ps(ra.x), ray = _mm_set1_ps(ra.y), ux = _mm_set1_ps(u.x),
+                 uy = _mm_set1_ps(u.y), zero = _mm_setzero_ps(), inf = _mm_set1_ps(INFINITY);
+    __m128 vbest = zero;
+    for (uint32_t j = 0; j < S->nlm; j += 4) {
+        float a0[4], a1[4], mlo[4], mhi[4];
+        for (uint32_t i = 0; i < 4; i++) {
+            bool in = j + i < S->nlm;
+            a0[i] = in ? v0[S->lmsel[j + i]] : INFINITY;
+            a1[i] = in ? v1[S->lmsel[j + i]] : INFINITY;
+            mlo[i] = in ? S->lmlo[j + i] : 0.0f;
+            mhi[i] = in ? S->lmhi[j + i] : 0.0f;
+        }
+        __m128 d0 = _mm_loadu_ps(a0), d1 = _mm_loadu_ps(a1);
+        __m128 ok = _mm_and_ps(_mm_cmplt_ps(d0, inf), _mm_cmplt_ps(d1, inf));
+        __m128 sl = _mm_mul_ps(_mm_set1_ps(0.5f), _mm_add_ps(_mm_sub_ps(d0, d1), vlen));
+        __m128 sh = _mm_sub_ps(vlen, sl);
+        sl = _mm_min_ps(_mm_max_ps(sl, vsa), vsb);
+        sh = _mm_min_ps(_mm_max_ps(sh, vsa), vsb);
+        __m128 lo = _mm_sub_ps(_mm_max_ps(_mm_sub_ps(d0, sl), _mm_sub_ps(d1, _mm_sub_ps(vlen, sl))),
+                               _mm_loadu_ps(mhi));
+        __m128 hi = _mm_sub_ps(_mm_loadu_ps(mlo),
+                               _mm_min_ps(_mm_add_ps(d0, sh), _mm_sub_ps(_mm_add_ps(d1, vlen), sh)));
+        __m128 xl = _mm_add_ps(rax, _mm_mul_ps(ux, sl)), yl = _mm_add_ps(ray, _mm_mul_ps(uy, sl));
+        __m128 xh = _mm_add_ps(rax, _mm_mul_ps(ux, sh)), yh = _mm_add_ps(ray, _mm_mul_ps(uy, sh));
+        __m128 cl = _mm_add_ps(lo, _mm_sqrt_ps(_mm_add_ps(_mm_mul_ps(xl, xl), _mm_mul_ps(yl, yl))));
+        __m128 ch = _mm_add_ps(hi, _mm_sqrt_ps(_mm_add_ps(_mm_mul_ps(xh, xh), _mm_mul_ps(yh, yh))));
+        vbest = _mm_max_ps(vbest, _mm_and_ps(_mm_and_ps(ok, _mm_cmpgt_ps(lo, zero)), cl));
+        vbest = _mm_max_ps(vbest, _mm_and_ps(_mm_and_ps(ok, _mm_cmpgt_ps(hi, zero)), ch));
+    }
+    float lanes[4];
+    _mm_storeu_ps(lanes, vbest);
+    best = max_f(max_f(lanes[0], lanes[1]), max_f(lanes[2], lanes[3]));
+#else
+    float far = qn__len(ra) + len;
     for (uint32_t j = 0; j < S->nlm; j++) {
         float d0 = v0[S->lmsel[j]], d1 = v1[S->lmsel[j]];
         if (!(d0 < INFINITY && d1 < INFINITY)) continue; /* NAN: unknown */
@@ -421,6 +460,7 @@ static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 
         if (lo > 0.0f && lo + far > best) best = max_f(best, lo + qn__len(qn__add(ra, qn__scale(u, sl))));
         if (hi > 0.0f && hi + far > best) best = max_f(best, hi + qn__len(qn__add(ra, qn__scale(u, sh))));
     }
+#endif
     return best > S->lmslack ? best - S->lmslack : 0.0f;
 }
 

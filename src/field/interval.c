@@ -411,29 +411,24 @@ static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 
 #if QN__HAVE_SSE2
     /* Four landmarks at a time, with the same operations as the plain loop
     ** below, lane by lane; every side's root is taken (the plain loop skips
-    ** those that cannot raise best). Lanes past nlm are unknown (NAN). */
+    ** those that cannot raise best). Lanes past nlm bound nothing (see
+    ** qn__isearch_bounds). */
     const __m128 vlen = _mm_set1_ps(len), vsa = _mm_set1_ps(sa), vsb = _mm_set1_ps(sb);
     const __m128 rax = _mm_set1_ps(ra.x), ray = _mm_set1_ps(ra.y), ux = _mm_set1_ps(u.x),
                  uy = _mm_set1_ps(u.y), zero = _mm_setzero_ps(), inf = _mm_set1_ps(INFINITY);
     __m128 vbest = zero;
     for (uint32_t j = 0; j < S->nlm; j += 4) {
-        float a0[4], a1[4], mlo[4], mhi[4];
-        for (uint32_t i = 0; i < 4; i++) {
-            bool in = j + i < S->nlm;
-            a0[i] = in ? v0[S->lmsel[j + i]] : INFINITY;
-            a1[i] = in ? v1[S->lmsel[j + i]] : INFINITY;
-            mlo[i] = in ? S->lmlo[j + i] : 0.0f;
-            mhi[i] = in ? S->lmhi[j + i] : 0.0f;
-        }
-        __m128 d0 = _mm_loadu_ps(a0), d1 = _mm_loadu_ps(a1);
+        const uint32_t *sel = S->lmsel + j;
+        __m128 d0 = _mm_set_ps(v0[sel[3]], v0[sel[2]], v0[sel[1]], v0[sel[0]]);
+        __m128 d1 = _mm_set_ps(v1[sel[3]], v1[sel[2]], v1[sel[1]], v1[sel[0]]);
         __m128 ok = _mm_and_ps(_mm_cmplt_ps(d0, inf), _mm_cmplt_ps(d1, inf));
         __m128 sl = _mm_mul_ps(_mm_set1_ps(0.5f), _mm_add_ps(_mm_sub_ps(d0, d1), vlen));
         __m128 sh = _mm_sub_ps(vlen, sl);
         sl = _mm_min_ps(_mm_max_ps(sl, vsa), vsb);
         sh = _mm_min_ps(_mm_max_ps(sh, vsa), vsb);
         __m128 lo = _mm_sub_ps(_mm_max_ps(_mm_sub_ps(d0, sl), _mm_sub_ps(d1, _mm_sub_ps(vlen, sl))),
-                               _mm_loadu_ps(mhi));
-        __m128 hi = _mm_sub_ps(_mm_loadu_ps(mlo),
+                               _mm_loadu_ps(S->lmhi + j));
+        __m128 hi = _mm_sub_ps(_mm_loadu_ps(S->lmlo + j),
                                _mm_min_ps(_mm_add_ps(d0, sh), _mm_sub_ps(_mm_add_ps(d1, vlen), sh)));
         __m128 xl = _mm_add_ps(rax, _mm_mul_ps(ux, sl)), yl = _mm_add_ps(ray, _mm_mul_ps(uy, sl));
         __m128 xh = _mm_add_ps(rax, _mm_mul_ps(ux, sh)), yh = _mm_add_ps(ray, _mm_mul_ps(uy, sh));
@@ -1240,6 +1235,10 @@ void qn__isearch_bounds(qn__isearch *S, const float *per_vertex, uint32_t k, con
     S->lmk = k;
     S->lmslack = slack;
     for (uint32_t j = 0; j < S->nlm; j++) S->lmsel[j] = sel[j], S->lmlo[j] = lo[j], S->lmhi[j] = hi[j];
+    /* Up to a multiple of four (landmark_bound's groups), landmarks that
+    ** bound nothing: a real one's distances, and -inf / +inf at the target. */
+    for (uint32_t j = S->nlm; j % 4u && j < QN__MAX_LANDMARKS; j++)
+        S->lmsel[j] = S->nlm ? S->lmsel[0] : 0, S->lmlo[j] = -INFINITY, S->lmhi[j] = INFINITY;
 }
 
 /* Undoes what the last query recorded: the portals its states crossed

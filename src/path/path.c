@@ -124,8 +124,10 @@ struct qn_pathfinder {
 /* Landmarks per pathfinder: more cut the search further, each costs one
 ** exact instance to build and 4 bytes per boundary vertex. */
 #define LANDMARKS 12u
-/* ... of which a query uses the few that bound its start best. */
-#define ACTIVE_LANDMARKS 6u
+/* ... of which a query uses the few that bound its start best: two of the
+** bound's groups of four (interval.c), so the second group's lanes are not
+** spent on padding. */
+#define ACTIVE_LANDMARKS 8u
 
 /* ---- create / destroy ---------------------------------------------------- */
 

@@ -32,8 +32,9 @@
 #define QN__ALWAYS_INLINE inline
 #define QN__PREFETCH(p) ((void)(p))
 #endif
-/* SSE2 (every x86-64 compiler has it), for a loop that compares four floats
-** at once (the grid tiles' node search); elsewhere, its plain loop. */
+/* SSE2 (every x86-64 compiler has it), for the few hot loops that work on
+** four floats at once (the node searches' rows, the landmark bound, the
+** exact sampler's wedge test); without it, their plain loops. */
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
 #define QN__HAVE_SSE2 1
 #include <emmintrin.h>

@@ -1238,7 +1238,7 @@ void qn__isearch_bounds(qn__isearch *S, const float *per_vertex, uint32_t k, con
     /* Up to a multiple of four (landmark_bound's groups), landmarks that
     ** bound nothing: a real one's distances, and -inf / +inf at the target. */
     for (uint32_t j = S->nlm; j % 4u && j < QN__MAX_LANDMARKS; j++)
-        S->lmsel[j] = S->nlm ? S->lmsel[0] : 0, S->lmlo[j] = -INFINITY, S->lmhi[j] = INFINITY;
+        S->lmsel[j] = S->lmsel[0], S->lmlo[j] = -INFINITY, S->lmhi[j] = INFINITY;
 }
 
 /* Undoes what the last query recorded: the portals its states crossed

@@ -392,19 +392,44 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     }
     if (!(s->qstart[q] & QN__SPM_QCORNERS)) return hit;
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
-    for (uint32_t j = b->cstart[q]; j < b->cstart[q + 1]; j++) {
-        qn_vec2 c = b->corner[j].at, v = qn__sub(c, p);
-        float ahead = qn__dot(v, dir), lateral = qn__cross(dir, v);
-        if (ahead <= 0.0f || ahead >= best || fabsf(lateral) >= rad * 0.999f) continue;
-        if (lateral == 0.0f || qn__len(v) <= reach_tol) continue;
-        if (fabsf(c.x - root.x) <= reach_tol && fabsf(c.y - root.y) <= reach_tol) continue;
-        best = ahead;
-        hit = true;
-        /* The obstacle on the left of the way: side +1. */
-        qn_vec2 w = b->vwall[b->corner[j].vid];
-        float ws = qn__cross(dir, w), side = lateral < 0.0f ? -1.0f : 1.0f;
-        if (fabsf(ws) > 0.1f * qn__len(w)) side = ws > 0.0f ? 1.0f : -1.0f;
-        *out = (qn__sroot){.at = c, .out = dir, .g = 0.0f, .side = side};
+#if QN__HAVE_SSE2
+    const __m128 px = _mm_set1_ps(p.x), py = _mm_set1_ps(p.y), dx = _mm_set1_ps(dir.x),
+                 dy = _mm_set1_ps(dir.y), lim = _mm_set1_ps(rad * 0.999f);
+#endif
+    for (uint32_t j = b->cstart[q], jend = b->cstart[q + 1]; j < jend; j += 4) {
+        uint32_t n4 = jend - j < 4 ? jend - j : 4, bits = (1u << n4) - 1u;
+#if QN__HAVE_SSE2
+        if (n4 == 4) {
+            /* Four corners at a time: a mask, without branching, of those
+            ** ahead within best and nearer the way than the radius (the
+            ** first test below, on the same products; the few that pass
+            ** take it again, with best as it is then). */
+            const qn__bcorner *c4 = &b->corner[j];
+            __m128 vx = _mm_sub_ps(_mm_set_ps(c4[3].at.x, c4[2].at.x, c4[1].at.x, c4[0].at.x), px);
+            __m128 vy = _mm_sub_ps(_mm_set_ps(c4[3].at.y, c4[2].at.y, c4[1].at.y, c4[0].at.y), py);
+            __m128 ahead = _mm_add_ps(_mm_mul_ps(vx, dx), _mm_mul_ps(vy, dy));
+            __m128 lateral = _mm_sub_ps(_mm_mul_ps(dx, vy), _mm_mul_ps(dy, vx));
+            __m128 near = _mm_cmplt_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), lateral), lim);
+            __m128 within = _mm_and_ps(_mm_cmpgt_ps(ahead, _mm_setzero_ps()),
+                                       _mm_cmplt_ps(ahead, _mm_set1_ps(best)));
+            bits = (uint32_t)_mm_movemask_ps(_mm_and_ps(within, near));
+        }
+#endif
+        for (; bits; bits &= bits - 1u) {
+            uint32_t i = j + qn__ctz32(bits);
+            qn_vec2 c = b->corner[i].at, v = qn__sub(c, p);
+            float ahead = qn__dot(v, dir), lateral = qn__cross(dir, v);
+            if (ahead <= 0.0f || ahead >= best || fabsf(lateral) >= rad * 0.999f) continue;
+            if (lateral == 0.0f || qn__len(v) <= reach_tol) continue;
+            if (fabsf(c.x - root.x) <= reach_tol && fabsf(c.y - root.y) <= reach_tol) continue;
+            best = ahead;
+            hit = true;
+            /* The obstacle on the left of the way: side +1. */
+            qn_vec2 w = b->vwall[b->corner[i].vid];
+            float ws = qn__cross(dir, w), side = lateral < 0.0f ? -1.0f : 1.0f;
+            if (fabsf(ws) > 0.1f * qn__len(w)) side = ws > 0.0f ? 1.0f : -1.0f;
+            *out = (qn__sroot){.at = c, .out = dir, .g = 0.0f, .side = side};
+        }
     }
     return hit;
 }

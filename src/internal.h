@@ -34,7 +34,8 @@
 #endif
 /* SSE2 (every x86-64 compiler has it), for the few hot loops that work on
 ** four floats at once (the node searches' rows, the landmark bound, the
-** exact sampler's wedge test); without it, their plain loops. */
+** exact sampler's wedge test and corner screen); without it, their plain
+** loops, with the same results. */
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__SSE2__)
 #define QN__HAVE_SSE2 1
 #include <emmintrin.h>

@@ -1142,8 +1142,12 @@ typedef enum qn_flow_kind {
 ** of a grid vertex needs both cells beside the vertex open), or would enter
 ** a cell whose integration value is not lower than that of p's cell (so a
 ** unit never shuttles between two cells whose gradients point at each
-** other): then, and on flat spots (zero gradient), it gives the 8-direction
-** flow instead. So a
+** other), or when the cell the gradient's ray from p leaves p's cell into
+** is not lower (through a corner: or either cell beside it a wall; the
+** same answer for every point of the cell on that ray, so a unit never
+** takes the gradient in a cell's middle and the flow nearer its edge, back
+** and forth): then, and on flat spots (zero gradient), it gives the
+** 8-direction flow instead. So a
 ** straight move of up to QN_GRID_SAFE_STEP cells (a whole cell for
 ** QN_FLOW_DIR8) along any direction returned enters no wall and cuts no
 ** corner: units need no sliding along walls.

@@ -766,6 +766,30 @@ static inline uint32_t qn__jobs_for(uint32_t n, uint32_t most) {
     return n < most ? (n ? n : 1) : most;
 }
 
+/* ---- the vector flow's exit cell (grid.c, grid_tiles.c) --------------- */
+
+/* The cell that the ray from (px, py), in cells and inside cell (x, y),
+** along (gx, gy) (not both 0) enters when it leaves that cell: *ex, *ey.
+** True when it leaves through the cell's corner (within 1e-4 cells along
+** the ray), into the diagonal neighbour. The vector flow takes a cell's
+** gradient only when this cell is lower: unlike a test of the cell a short
+** step reaches, it is the same for every point of the cell on one ray, so
+** a unit cannot take the gradient in the middle of a cell and the
+** 8-direction flow nearer its edge, back and forth. */
+static inline bool qn__grid_exit_cell(double px, double py, float gx, float gy, int64_t x,
+                                      int64_t y, int64_t *ex, int64_t *ey) {
+    double tx = gx > 0.0f   ? ((double)x + 1.0 - px) / (double)gx
+                : gx < 0.0f ? ((double)x - px) / (double)gx
+                            : (double)INFINITY;
+    double ty = gy > 0.0f   ? ((double)y + 1.0 - py) / (double)gy
+                : gy < 0.0f ? ((double)y - py) / (double)gy
+                            : (double)INFINITY;
+    bool corner = fabs(tx - ty) < 1e-4;
+    *ex = x + ((corner || tx < ty) ? (gx > 0.0f ? 1 : -1) : 0);
+    *ey = y + ((corner || ty < tx) ? (gy > 0.0f ? 1 : -1) : 0);
+    return corner;
+}
+
 /* ---- grids into rectangles (grid_rects.c, grid_mesh.c) ---------------- */
 
 /* Cut marks per cell of a grid: on the edge above the cell, on its left. */

@@ -607,11 +607,28 @@ static bool descends(const qn_grid_field *f, qn_vec2 a, qn_vec2 b) {
     return true;
 }
 
+/* Does the ray from a along unit dir leave a's cell into a cell of lower
+** integration value? Walked in steps of 1/256 of a cell, up to two cells. */
+static bool exits_lower(const qn_grid_field *f, qn_vec2 a, qn_vec2 dir) {
+    const qn_grid *g = qn_grid_field_grid(f);
+    uint32_t x0, y0, x, y;
+    assert_int_equal(qn_grid_locate(g, a, &x0, &y0), QN_OK);
+    double d0 = qn_grid_field_cost(f, x0, y0);
+    float cell = qn_grid_cell_size(g);
+    for (int i = 1; i <= 512; i++) {
+        qn_vec2 q = qn__add(a, qn__scale(dir, cell * (float)i / 256.0f));
+        if (qn_grid_locate(g, q, &x, &y) != QN_OK) return false;
+        if (x != x0 || y != y0) return qn_grid_field_cost(f, x, y) < d0;
+    }
+    return true;
+}
+
 /* Vector sampling never sends a unit into a wall or across a blocked
 ** corner: a straight move of QN_GRID_SAFE_STEP cells along what it returns
 ** is clear by the quality harness's own exact test, and so is a whole cell
 ** along the 8-direction flow. The direction is the cell's gradient whenever
-** that move is clear and enters only lower cells, else its 8-direction flow. Random grids with walls,
+** that move is clear and enters only lower cells and the gradient's ray
+** leaves the cell into a lower one, else its 8-direction flow. Random grids with walls,
 ** costs and both connectivities, cell size 2 and an offset origin; points
 ** anywhere in the cells, on their edges and at their corners. */
 static void test_vector_sample_clear(void **state) {
@@ -646,11 +663,13 @@ static void test_vector_sample_clear(void **state) {
             }
             assert_true(dir.x == d8.x && dir.y == d8.y); /* else: the 8-direction flow */
             /* The gradient was refused: its move is not clear or enters a
-            ** cell not lower than the unit's (or passes within a hair of a
-            ** grid vertex, which is refused to be safe). */
+            ** cell not lower than the unit's, or its ray leaves the cell
+            ** into one not lower (or passes within a hair of a grid
+            ** vertex, which is refused to be safe). */
             bool grad_zero = grad.x == 0.0f && grad.y == 0.0f;
             qn_vec2 gend = qn__add(p, qn__scale(grad, reach));
-            if (!grad_zero && qn_sim_grid_move_ok(g, p, gend, NULL) && descends(f, p, gend))
+            if (!grad_zero && qn_sim_grid_move_ok(g, p, gend, NULL) && descends(f, p, gend) &&
+                exits_lower(f, p, grad))
                 fallback_clear++;
         }
         qn_grid_field_destroy(f);

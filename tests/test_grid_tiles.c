@@ -169,6 +169,59 @@ static void test_random_grids(void **state) {
     }
 }
 
+/* Units walking the vector flow, of tile fields and of whole-grid fields,
+** on many small random grids (a quarter to a ninth of the cells walls, some
+** dearer): every one arrives. Each sweep has its own seed; these two once
+** held units that went back and forth in one cell for ever, taking the
+** gradient in the cell's middle and the 8-direction flow nearer its edge
+** (a tile field's gradient beside its sector's edge pointing out of the
+** sector; a whole-grid gradient beside walls pointing uphill). */
+static void sweep_vector_walks(uint64_t seed, int grids) {
+    uint64_t saved = rng_state;
+    rng_state = seed;
+    for (int i = 0; i < grids; i++) {
+        uint32_t w = 20 + rnd() % 90, h = 20 + rnd() % 90, one_in = 3 + rnd() % 6;
+        qn_grid *g = random_grid(w, h, one_in);
+        uint32_t sector = 4 + rnd() % 30, goal;
+        qn_grid_tiles *t = NULL;
+        assert_int_equal(qn_grid_tiles_create(g, sector, NULL, &t, NULL), QN_OK);
+        do {
+            goal = rnd() % (w * h);
+        } while (qn_grid_costs(g)[goal] == QN_CELL_WALL);
+        qn_grid_field *full = NULL;
+        qn_grid_tfield *f = NULL;
+        assert_int_equal(qn_grid_field_create(g, &goal, 1, NULL, NULL, &full, NULL), QN_OK);
+        assert_int_equal(qn_grid_tfield_create(t, goal, NULL, NULL, &f, NULL), QN_OK);
+        for (int mode = 0; mode < 3; mode++) /* tiles: 8-direction, vector; whole grid: vector */
+            for (int u = 0; u < 30; u++) {
+                uint32_t c = reachable_cell(g, full);
+                qn_vec2 p = {(float)(c % w) + 0.5f, (float)(c / w) + 0.5f}, d;
+                qn_status st = QN_OK;
+                for (uint32_t s = 0; s < 20000 && st == QN_OK; s++) {
+                    st = mode == 2 ? qn_grid_field_sample(full, QN_FLOW_VECTOR, p, NULL, &d)
+                                   : qn_grid_tfield_sample(f, mode ? QN_FLOW_VECTOR : QN_FLOW_DIR8, p,
+                                                           NULL, &d);
+                    p = (qn_vec2){p.x + 0.2f * d.x, p.y + 0.2f * d.y};
+                }
+                if (st != QN_AT_GOAL)
+                    fail_msg("seed %llu, grid %d (%ux%u), mode %d: the unit from %u,%u ends at "
+                             "%g,%g (%s)", (unsigned long long)seed, i, w, h, mode, c % w, c / w,
+                             (double)p.x, (double)p.y, qn_status_name(st));
+            }
+        qn_grid_tfield_destroy(f);
+        qn_grid_field_destroy(full);
+        qn_grid_tiles_destroy(t);
+        qn_grid_destroy(g);
+    }
+    rng_state = saved;
+}
+
+static void test_vector_walks(void **state) {
+    (void)state;
+    sweep_vector_walks(12345, 270);
+    sweep_vector_walks(3, 190);
+}
+
 /* Walls stamped across the way: after qn_grid_tiles_update a new field
 ** routes round them. */
 static void test_stamp_update(void **state) {
@@ -379,7 +432,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_maps),         cmocka_unit_test(test_random_grids),
         cmocka_unit_test(test_stamp_update), cmocka_unit_test(test_threads), cmocka_unit_test(test_sample_jobs),
-        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_bad_input),    cmocka_unit_test(test_vector_walks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1096,13 +1096,20 @@ static bool move_descends(const qn_grid_field *f, double px, double py, double d
 
 /* Is a move of QN_GRID_SAFE_STEP cells along unit vector v from world
 ** point p, in cell (x, y), clear (see move_clear) and downhill (see
-** move_descends)? */
+** move_descends), and is the cell the ray along v leaves (x, y) into lower
+** (past two open cells through a corner; qn__grid_exit_cell)? */
 static bool dir_ok(const qn_grid_field *f, qn_vec2 p, qn_vec2 v, uint32_t x, uint32_t y) {
     const qn_grid *g = f->grid;
     double px = ((double)p.x - (double)g->origin.x) / (double)g->cell_size;
     double py = ((double)p.y - (double)g->origin.y) / (double)g->cell_size;
     double r = (double)QN_GRID_SAFE_STEP, dx = r * (double)v.x, dy = r * (double)v.y;
-    return move_clear(g, px, py, dx, dy) && move_descends(f, px, py, dx, dy, value_at(f, x, y));
+    double d = value_at(f, x, y);
+    int64_t ex, ey;
+    bool corner = qn__grid_exit_cell(px, py, v.x, v.y, x, y, &ex, &ey);
+    double n = value_at(f, ex, ey);
+    if (!(usable(n) && n < d)) return false;
+    if (corner && !(open_cell(g, ex, y) && open_cell(g, x, ey))) return false;
+    return move_clear(g, px, py, dx, dy) && move_descends(f, px, py, dx, dy, d);
 }
 
 /* The gradient of cell (x, y) for a unit at p, made safe: as it is when a

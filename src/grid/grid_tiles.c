@@ -749,6 +749,30 @@ qn_status qn_grid_tfield_prepare(const qn_grid_tfield *field, const qn_vec2 *pos
     return QN_OK;
 }
 
+/* Value of cell (x, y) in sector field sc; -1 (a wall, or unknown) outside
+** the sector. */
+static float sector_value(const tsector *sc, int64_t x, int64_t y) {
+    if (x < (int64_t)sc->x0 || y < (int64_t)sc->y0 || x >= (int64_t)sc->x0 + sc->lw ||
+        y >= (int64_t)sc->y0 + sc->lh)
+        return -1.0f;
+    return sc->val[(size_t)(y - sc->y0) * sc->lw + (size_t)(x - sc->x0)];
+}
+
+/* Does the ray from p along unit g leave cell (x, y), of value v, into a
+** cell of sector field sc that is open and lower than v, and, through the
+** cell's corner, past two open cells (qn__grid_exit_cell)? */
+static bool exit_lower(const qn_grid_tiles *t, const tsector *sc, qn_vec2 p, qn_vec2 g, uint32_t x,
+                       uint32_t y, float v) {
+    qn_vec2 o = qn_grid_origin(t->grid);
+    double cs = (double)qn_grid_cell_size(t->grid);
+    int64_t ex, ey;
+    bool corner = qn__grid_exit_cell(((double)p.x - (double)o.x) / cs, ((double)p.y - (double)o.y) / cs,
+                                     g.x, g.y, x, y, &ex, &ey);
+    float n = sector_value(sc, ex, ey);
+    if (!(n >= 0.0f && n < v)) return false;
+    return !corner || (sector_value(sc, ex, y) >= 0.0f && sector_value(sc, x, ey) >= 0.0f);
+}
+
 qn_status qn_grid_tfield_sample(const qn_grid_tfield *field, qn_flow_kind kind, qn_vec2 p,
                                 uint32_t *cell_io, qn_vec2 *dir) {
     if (cell_io) *cell_io = QN_NONE;
@@ -771,10 +795,18 @@ qn_status qn_grid_tfield_sample(const qn_grid_tfield *field, qn_flow_kind kind, 
     qn_vec2 d8 = qn_dir_vector(sc->dir[o]);
     *dir = d8;
     if (kind == QN_FLOW_DIR8) return QN_OK;
-    /* The gradient, unless a safe step along it leaves the sector, enters
-    ** a wall or a cell no lower, or cuts a corner: then the 8-direction flow. */
+    /* The gradient, unless the cell its ray leaves this one into is outside
+    ** the sector, a wall or no lower (through a corner: or either cell
+    ** beside it a wall), or a safe step along it leaves the sector, enters
+    ** a wall or a cell no lower, or cuts a corner: then the 8-direction
+    ** flow. The first test is the same for every point of the cell on one
+    ** ray: a gradient beside the sector's edge (worked out with the cells
+    ** outside it taken as level) can point out of the sector, and a unit
+    ** that took it from the cell's middle and the flow nearer the edge
+    ** went back and forth for ever. */
     qn_vec2 g = sc->vec[o];
     if (g.x == 0.0f && g.y == 0.0f) return QN_OK;
+    if (!exit_lower(t, sc, p, g, x, y, v)) return QN_OK;
     qn_vec2 q = qn__add(p, qn__scale(g, QN_GRID_SAFE_STEP * qn_grid_cell_size(t->grid)));
     uint32_t qx, qy;
     if (qn_grid_locate(t->grid, q, &qx, &qy) != QN_OK) return QN_OK;

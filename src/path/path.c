@@ -763,6 +763,30 @@ static uint32_t portal_sub(const query *Q, uint32_t i, uint32_t q) {
 ** entry's right end round to the exit's right end is on the right, the
 ** rest on the left. In the start (goal) quad only the ends of the exit
 ** (entry) are fixed so. */
+/* The side of corner c of the start quad (start true) or the goal quad for
+** the stretch being checked. When the stretch runs from the start (to the
+** goal), the path in that quad runs straight between the end point and
+** where the stretch's line meets the exit (entry) portal, kept on the
+** portal: rounding the bend at the stretch's far end can carry its line
+** out of the quad's side before the portal, to the wrong side of a corner
+** there. Otherwise the stretch's own line decides. */
+static float end_side(const near_corner *nc, bool start, qn_vec2 c) {
+    const query *Q = nc->Q;
+    qn_vec2 a = nc->pa, b = nc->pb;
+    if (start ? veq(nc->a->p, Q->from) : veq(nc->b->p, Q->to)) {
+        const qn__pgeo *g = &Q->pf->geo[Q->pf->corridor[start ? 0 : nc->n - 1] & ~SIDE_BIT];
+        qn_vec2 d = qn__sub(b, a), w = qn__sub(g->p1, g->p0);
+        float den = qn__cross(w, d);
+        if (fabsf(den) > 1e-12f * qn__dot(w, w) * qn__dot(d, d)) {
+            float u = qn__cross(qn__sub(a, g->p0), d) / den;
+            qn_vec2 x = qn__add(g->p0, qn__scale(w, u < 0.0f ? 0.0f : (u > 1.0f ? 1.0f : u)));
+            if (start) b = x;
+            else a = x;
+        }
+    }
+    return tri(a, b, c) >= 0.0f ? 1.0f : -1.0f;
+}
+
 static float chain_side(const near_corner *nc, uint32_t i, uint32_t q, uint32_t t, uint32_t k) {
     const query *Q = nc->Q;
     qn_vec2 c = Q->pf->bv[Q->pf->bstart[q] + t];
@@ -774,7 +798,7 @@ static float chain_side(const near_corner *nc, uint32_t i, uint32_t q, uint32_t 
         /* Inside the convex start (goal) quad the path runs straight to the
         ** exit (from the entry): it is on the right side of every other
         ** corner of that quad already. */
-        return tri(nc->pa, nc->pb, c) >= 0.0f ? 1.0f : -1.0f;
+        return end_side(nc, i == 0, c);
     }
     uint32_t in = portal_sub(Q, i, q), out = portal_sub(Q, i + 1, q);
     uint32_t from = (in + 1) % k;

@@ -810,13 +810,10 @@ qn_status qn_grid_tfield_sample(const qn_grid_tfield *field, qn_flow_kind kind, 
     qn_vec2 q = qn__add(p, qn__scale(g, QN_GRID_SAFE_STEP * qn_grid_cell_size(t->grid)));
     uint32_t qx, qy;
     if (qn_grid_locate(t->grid, q, &qx, &qy) != QN_OK) return QN_OK;
-    if (qx != x || qy != y) {
-        if (qx < sc->x0 || qy < sc->y0 || qx >= sc->x0 + sc->lw || qy >= sc->y0 + sc->lh)
-            return QN_OK;
-        float vq = sc->val[(size_t)(qy - sc->y0) * sc->lw + (qx - sc->x0)];
+    if (qx != x || qy != y) { /* (outside the sector, sector_value is -1) */
+        float vq = sector_value(sc, qx, qy);
         if (!(vq >= 0.0f && vq < v)) return QN_OK;
-        if (qx != x && qy != y && (sc->val[(size_t)(y - sc->y0) * sc->lw + (qx - sc->x0)] < 0.0f ||
-                                   sc->val[(size_t)(qy - sc->y0) * sc->lw + (x - sc->x0)] < 0.0f))
+        if (qx != x && qy != y && (sector_value(sc, qx, y) < 0.0f || sector_value(sc, x, qy) < 0.0f))
             return QN_OK;
     }
     *dir = g;

@@ -198,9 +198,9 @@ static void sweep_vector_walks(uint64_t seed, int grids) {
                 qn_vec2 p = {(float)(c % w) + 0.5f, (float)(c / w) + 0.5f}, d;
                 qn_status st = QN_OK;
                 for (uint32_t s = 0; s < 20000 && st == QN_OK; s++) {
+                    qn_flow_kind kind = mode ? QN_FLOW_VECTOR : QN_FLOW_DIR8;
                     st = mode == 2 ? qn_grid_field_sample(full, QN_FLOW_VECTOR, p, NULL, &d)
-                                   : qn_grid_tfield_sample(f, mode ? QN_FLOW_VECTOR : QN_FLOW_DIR8, p,
-                                                           NULL, &d);
+                                   : qn_grid_tfield_sample(f, kind, p, NULL, &d);
                     p = (qn_vec2){p.x + 0.2f * d.x, p.y + 0.2f * d.y};
                 }
                 if (st != QN_AT_GOAL)

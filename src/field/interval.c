@@ -428,8 +428,8 @@ static float landmark_bound(const xsearch *S, uint32_t q, uint32_t sub, qn_vec2 
         sh = _mm_min_ps(_mm_max_ps(sh, vsa), vsb);
         __m128 lo = _mm_sub_ps(_mm_max_ps(_mm_sub_ps(d0, sl), _mm_sub_ps(d1, _mm_sub_ps(vlen, sl))),
                                _mm_loadu_ps(S->lmhi + j));
-        __m128 hi = _mm_sub_ps(_mm_loadu_ps(S->lmlo + j),
-                               _mm_min_ps(_mm_add_ps(d0, sh), _mm_sub_ps(_mm_add_ps(d1, vlen), sh)));
+        __m128 far1 = _mm_sub_ps(_mm_add_ps(d1, vlen), sh);
+        __m128 hi = _mm_sub_ps(_mm_loadu_ps(S->lmlo + j), _mm_min_ps(_mm_add_ps(d0, sh), far1));
         __m128 xl = _mm_add_ps(rax, _mm_mul_ps(ux, sl)), yl = _mm_add_ps(ray, _mm_mul_ps(uy, sl));
         __m128 xh = _mm_add_ps(rax, _mm_mul_ps(ux, sh)), yh = _mm_add_ps(ray, _mm_mul_ps(uy, sh));
         __m128 cl = _mm_add_ps(lo, _mm_sqrt_ps(_mm_add_ps(_mm_mul_ps(xl, xl), _mm_mul_ps(yl, yl))));

@@ -766,8 +766,8 @@ static bool exit_lower(const qn_grid_tiles *t, const tsector *sc, qn_vec2 p, qn_
     qn_vec2 o = qn_grid_origin(t->grid);
     double cs = (double)qn_grid_cell_size(t->grid);
     int64_t ex, ey;
-    bool corner = qn__grid_exit_cell(((double)p.x - (double)o.x) / cs, ((double)p.y - (double)o.y) / cs,
-                                     g.x, g.y, x, y, &ex, &ey);
+    double px = ((double)p.x - (double)o.x) / cs, py = ((double)p.y - (double)o.y) / cs;
+    bool corner = qn__grid_exit_cell(px, py, g.x, g.y, x, y, &ex, &ey);
     float n = sector_value(sc, ex, ey);
     if (!(n >= 0.0f && n < v)) return false;
     return !corner || (sector_value(sc, ex, y) >= 0.0f && sector_value(sc, x, ey) >= 0.0f);
@@ -813,7 +813,8 @@ qn_status qn_grid_tfield_sample(const qn_grid_tfield *field, qn_flow_kind kind, 
     if (qx != x || qy != y) { /* (outside the sector, sector_value is -1) */
         float vq = sector_value(sc, qx, qy);
         if (!(vq >= 0.0f && vq < v)) return QN_OK;
-        if (qx != x && qy != y && (sector_value(sc, qx, y) < 0.0f || sector_value(sc, x, qy) < 0.0f))
+        bool diagonal = qx != x && qy != y;
+        if (diagonal && (sector_value(sc, qx, y) < 0.0f || sector_value(sc, x, qy) < 0.0f))
             return QN_OK;
     }
     *dir = g;

@@ -270,13 +270,11 @@ static void test_funnel_geometry(void **state) {
 }
 
 /* Paths on small random grids imported to quads (a third to a tenth of the
-** cells walls), at radius 0.1 and 0.2: every segment keeps 0.98 of the radius off
-** the walls (start and goal at cell centres, clear of walls). Each sweep
-** has its own seed; these held paths that rounded a corner of the start
-** quad on the wrong side: the stretch's line, bent by the rounding at its
-** far end, left the start quad through a wall before the exit portal, and
-** the corner was judged from that line. */
-static void sweep_grid_paths(uint64_t seed, int grids) {
+** cells walls), at radius 0.1 up to 0.1 * (radii - 1): every segment keeps
+** 0.98 of the radius off the walls (start and goal at cell centres, clear
+** of walls). Each sweep has its own seed, and each held a path that failed
+** once: see test_grid_paths_clear. */
+static void sweep_grid_paths(uint64_t seed, int grids, int radii) {
     static qn_vec2 pts[MAXPTS];
     uint64_t s = seed;
     for (int i = 0; i < grids; i++) {
@@ -306,7 +304,7 @@ static void sweep_grid_paths(uint64_t seed, int grids) {
                 p = (qn_vec2){(float)(tm_rand(&s) % w) + 0.5f, (float)(tm_rand(&s) % h) + 0.5f};
             } while (qn_mesh_locate(m, p, QN_NONE, &q) != QN_OK ||
                      qn_mesh_island(m, q) != qn_mesh_island(m, gq));
-            float r = (float)(u % 3) * 0.1f;
+            float r = (float)(u % radii) * 0.1f;
             if (r == 0.0f || qn_path_find(pf, p, goal, r, pts, MAXPTS, &n, NULL) != QN_OK) continue;
             check_clear(m, pts, n, r, (unsigned)(seed * 1000u + (uint64_t)i));
         }
@@ -316,10 +314,23 @@ static void sweep_grid_paths(uint64_t seed, int grids) {
     }
 }
 
+/* - Seeds 6 and 1 (radius 0.2): a corner of the start quad rounded on the
+**   wrong side; the stretch's line, bent by the rounding at its far end,
+**   left the start quad through a wall before the exit portal, and the
+**   corner was judged from that line.
+** - Seed 13 (0.3): the same, for a stretch from a bend inside the start
+**   (goal) quad, not from the start (to the goal) itself: the path went
+**   round a corner of the goal quad through the wall cell beside it.
+** - Seed 28 (0.4): a touch point moved off the tangent by a wall ending at
+**   its corner turns the stretch as drawn, which then passed a corner in
+**   between (one the tangent itself just touched) too near; the corner
+**   scan had looked at the tangent. */
 static void test_grid_paths_clear(void **state) {
     (void)state;
-    sweep_grid_paths(6, 443);
-    sweep_grid_paths(1, 533);
+    sweep_grid_paths(6, 443, 3);
+    sweep_grid_paths(1, 533, 3);
+    sweep_grid_paths(13, 130, 5);
+    sweep_grid_paths(28, 224, 5);
 }
 
 /* Two long corridors, [0,N]x[0,1] and [0,N]x[2,3], joined by a row of unit

@@ -773,15 +773,25 @@ static uint32_t portal_sub(const query *Q, uint32_t i, uint32_t q) {
 static float end_side(const near_corner *nc, bool start, qn_vec2 c) {
     const query *Q = nc->Q;
     qn_vec2 a = nc->pa, b = nc->pb;
-    if (start ? veq(nc->a->p, Q->from) : veq(nc->b->p, Q->to)) {
+    bool end = start ? veq(nc->a->p, Q->from) : veq(nc->b->p, Q->to);
+    /* So is a stretch from a bend inside the start quad (to one inside the
+    ** goal quad: at an end of the exit (entry) portal, or a corner made a
+    ** bend there) that crosses the portal's line between its two ends: its
+    ** line too can pass a corner of that quad on the wrong side. */
+    bool bend = qn__quad_contains(Q->m, start ? Q->qs : Q->qg, start ? a : b);
+    if (end || bend) {
         const qn__pgeo *g = &Q->pf->geo[Q->pf->corridor[start ? 0 : nc->n - 1] & ~SIDE_BIT];
         qn_vec2 d = qn__sub(b, a), w = qn__sub(g->p1, g->p0);
         float den = qn__cross(w, d);
         if (fabsf(den) > 1e-12f * qn__dot(w, w) * qn__dot(d, d)) {
             float u = qn__cross(qn__sub(a, g->p0), d) / den;
             qn_vec2 x = qn__add(g->p0, qn__scale(w, u < 0.0f ? 0.0f : (u > 1.0f ? 1.0f : u)));
-            if (start) b = x;
-            else a = x;
+            qn_vec2 cross_at = qn__add(g->p0, qn__scale(w, u)); /* unclamped */
+            float t = qn__dot(qn__sub(cross_at, a), d);
+            if (end || (t > 0.0f && t < qn__dot(d, d))) {
+                if (start) b = x;
+                else a = x;
+            }
         }
     }
     return tri(a, b, c) >= 0.0f ? 1.0f : -1.0f;
@@ -952,6 +962,19 @@ static bool visit_corners(void *ctx, uint32_t q) {
     return true;
 }
 
+static qn_vec2 clamp_to_free(const qn_pathfinder *pf, const fvert *v, float radius, qn_vec2 m);
+
+/* Where the stretch along d leaves or reaches vertex v as the waypoints
+** draw it (emit_bend): the touch point, or, when a wall ending at the
+** corner moves it (clamp_to_free), the point it is moved to (by a hair at
+** most for a point agent, whose scan looks at corners on the stretch). */
+static qn_vec2 drawn_touch(const query *Q, const fvert *v, qn_vec2 d) {
+    qn_vec2 m0 = qn__scale(left_normal(d), -v->side);
+    if (v->vid == QN_NONE || !(Q->radius > 0.0f)) return touch(v, d);
+    qn_vec2 m = clamp_to_free(Q->pf, v, Q->radius, m0);
+    return veq(m, m0) ? touch(v, d) : qn__add(v->k, qn__scale(m, v->r));
+}
+
 /* The obstacle corner that the tangent from a to b passes deepest inside
 ** its circle, or false. Every corner within rc of the stretch lies in the
 ** box of a quad listed in the mesh bucket holding it, so the buckets round
@@ -961,7 +984,10 @@ static bool worst_corner(const query *Q, uint32_t n, float rc, const fvert *a, c
     const qn_mesh *m = Q->m;
     qn_vec2 d;
     if (!tangent(a, b, &d)) return false;
-    near_corner nc = {Q, n, a, b, touch(a, d), touch(b, d), rc, 0.0f, *a,
+    /* The stretch as drawn: a touch point moved off the tangent turns it,
+    ** and the turned line can pass a corner in between too near (one that
+    ** the tangent itself just touches, in a row of corners in line). */
+    near_corner nc = {Q, n, a, b, drawn_touch(Q, a, d), drawn_touch(Q, b, d), rc, 0.0f, *a,
                       from_clear ? rc : 2.0f * rc, to_clear ? rc : 2.0f * rc};
     qn_pathfinder *pf = Q->pf;
     if (++pf->qgen == 0) { /* wrapped: forget every mark */

@@ -613,8 +613,9 @@ QN_API qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *qua
                                  qn_vec2 *dir);
 /* As qn_field_sample, and *ahead (required) gets how far the unit may
 ** move along *dir before its way turns: to the tangent point of the corner
-** it rounds, or to the goal point (world units; a radius or two where the
-** way was bent away from a wall; 0 unless QN_OK). A game that moves units
+** it rounds, to the point it aims at inside a corner's circle, or to the
+** goal point (world units; where the way was bent away from a wall, a
+** radius or two, but no more than those; 0 unless QN_OK). A game that moves units
 ** by fixed steps can stop a step there, so that units turn at corners
 ** instead of overshooting them. Same contract otherwise. */
 QN_API qn_status qn_field_sample_ahead(const qn_field *field, qn_vec2 p, uint32_t *quad_io,

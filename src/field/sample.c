@@ -329,24 +329,32 @@ static float agent_radius(const qn_field *f) {
 /* Toward corner root r from p, passing it on the outside: along the tangent
 ** to the circle of the agent's radius (a hair for a point agent) round the
 ** corner, on the side away from the obstacle; round the circle when inside
-** it; on toward the next root when standing on it. */
+** it; on toward the next root when standing on it. With go, also how far
+** the unit may go that way before it turns: to where the tangent touches
+** the circle, or to the point it aims at inside the circle (a radius when
+** it stands on the corner or goes on along the way). */
 static qn_vec2 round_corner(const qn_field *f, const qn__sroot *r, qn_vec2 p, float side,
-                            float len) {
+                            float len, float *go) {
     qn_vec2 d = qn__sub(r->at, p);
+    float rad = agent_radius(f);
+    if (go) *go = len > rad ? sqrtf(len * len - rad * rad) : rad;
     if (len <= reach_tolerance(f->mesh)) return r->out;
     qn_vec2 u = qn__scale(d, 1.0f / len);
-    float rad = agent_radius(f);
     if (r->side != 0.0f) side = r->side;
     if (side == 0.0f) side = turn_side(r, u);
     if (side == 0.0f) return u;
     if (len < rad) {
         /* Inside the circle (pushed there, or started there): out to the
         ** point a radius from the corner square to the way on, on the open
-        ** side; from there on along the way. */
+        ** side; from there on along the way. A unit stepping past that
+        ** point, in a gap between two such circles, would be sent back and
+        ** forth between them. */
         qn_vec2 open = side > 0.0f ? qn__v2(r->out.y, -r->out.x) : qn__v2(-r->out.y, r->out.x);
         qn_vec2 a = qn__sub(qn__add(r->at, qn__scale(open, rad)), p);
         float la = qn__len(a);
-        return la > 0.1f * rad ? qn__scale(a, 1.0f / la) : r->out;
+        if (!(la > 0.1f * rad)) return r->out;
+        if (go) *go = la;
+        return qn__scale(a, 1.0f / la);
     }
     return turn(u, -side * (rad / len));
 }
@@ -389,6 +397,7 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         hit = true;
         *out = *c;
         out->side = cs;
+        out->out = dir; /* the unit's way past it (round_corner's way on) */
     }
     if (!(s->qstart[q] & QN__SPM_QCORNERS)) return hit;
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
@@ -596,13 +605,6 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     return l > reach_tolerance(f->mesh) ? qn__scale(d, 1.0f / l) : dir;
 }
 
-/* How far a unit at p may go along the tangent it takes toward corner r
-** before it turns: to the point where the tangent touches the circle. */
-static float to_turn(const qn_field *f, const qn__sroot *r, qn_vec2 p) {
-    float len = qn__len(qn__sub(r->at, p)), rad = agent_radius(f);
-    return len > rad ? sqrtf(len * len - rad * rad) : rad;
-}
-
 static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *dir,
                               float *ahead) {
     float cost;
@@ -611,25 +613,25 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     const qn__sroot *r = qn__spm_root(f, q, p, &cost, &e, &len);
     if (!r) return QN_E_UNREACHABLE;
     qn_vec2 d;
-    float go;
+    float go = 0.0f;
     if (r->out.x == 0.0f && r->out.y == 0.0f) { /* a goal point */
         if (len <= QN_AT_GOAL_DISTANCE) return QN_AT_GOAL;
         d = qn__scale(qn__sub(r->at, p), 1.0f / len);
         go = len;
     } else {
-        d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? (float)e->dl[0] : 0.0f, len);
-        go = ahead ? to_turn(f, r, p) : 0.0f;
+        d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? (float)e->dl[0] : 0.0f, len,
+                         ahead ? &go : NULL);
     }
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
     qn__sroot c;
     if (corner_in_way(f, q, p, d, len, r->at, &c))
-        d = round_corner(f, &c, p, c.side, qn__len(qn__sub(c.at, p))),
-        go = ahead ? to_turn(f, &c, p) : 0.0f;
+        d = round_corner(f, &c, p, c.side, qn__len(qn__sub(c.at, p)), ahead ? &go : NULL);
     qn_vec2 way = d;
     d = clamp_exit(f, q, p, d, r->at, edge);
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;
-    /* A way bent near a wall is good for a radius or two. */
-    if (ahead) *ahead = dir->x == way.x && dir->y == way.y ? go : 2.0f * rad;
+    /* A way bent near a wall is good for a radius or two, but not past
+    ** the point it aims at. */
+    if (ahead) *ahead = dir->x == way.x && dir->y == way.y ? go : fminf(go, 2.0f * rad);
     return QN_OK;
 }
 

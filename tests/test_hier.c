@@ -18,6 +18,7 @@
 #include "failalloc.h"
 #include "quadnav.h"
 #include "sim.h"
+#include "testmesh.h"
 #include "walkcheck.h"
 
 /* A sim world that samples the hierarchical instance and takes the rest
@@ -142,6 +143,83 @@ static void test_walk_maps(void **state) {
         qn_mesh_destroy(m);
         qn_grid_destroy(g);
     }
+}
+
+/* Units nearly as wide as a cell (radius 0.3 and 0.4) on small random
+** grids imported to quads, with sectors of 8 cells: each arrives (within
+** 0.2 of the goal, stepping 0.2) without touching a wall. A local field
+** keeps a unit its radius off the sector's edge (a wall in the local mesh),
+** and a unit was sent over an exit only within a quarter of a portal's
+** width of its node: wide units stopped short of every exit, sliding back
+** and forth along the edge. */
+static void test_walk_grids_wide_agents(void **state) {
+    (void)state;
+    const float radii[2] = {0.3f, 0.4f};
+    uint64_t s = 3;
+    int walks = 0;
+    for (int i = 0; i < 30; i++) {
+        uint32_t w = 16 + tm_rand(&s) % 40, h = 16 + tm_rand(&s) % 40, one = 3 + tm_rand(&s) % 8;
+        uint8_t *c = malloc((size_t)w * h);
+        assert_non_null(c);
+        for (uint32_t k = 0; k < w * h; k++) c[k] = tm_rand(&s) % one == 0 ? QN_CELL_WALL : 1;
+        qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
+        qn_grid *g = NULL;
+        qn_mesh *m = NULL;
+        qn_hier *hh = NULL;
+        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
+        free(c);
+        if (qn_mesh_from_grid(g, NULL, &m, NULL) != QN_OK) { /* no open cell */
+            qn_grid_destroy(g);
+            continue;
+        }
+        qn_hier_opts ho = {.sector_size = 8.0f};
+        assert_int_equal(qn_hier_create(m, &ho, NULL, &hh, NULL), QN_OK);
+        qn_vec2 goal, p, dir;
+        uint32_t q, hint;
+        do {
+            goal = (qn_vec2){(float)(tm_rand(&s) % w) + 0.5f, (float)(tm_rand(&s) % h) + 0.5f};
+        } while (qn_mesh_locate(m, goal, QN_NONE, &q) != QN_OK);
+        for (int ri = 0; ri < 2; ri++) {
+            qn_hfield *hf = NULL;
+            assert_int_equal(qn_hfield_create(hh, goal, radii[ri], NULL, &hf, NULL), QN_OK);
+            for (int u = 0; u < 10; u++) {
+                int tries = 0; /* a start the instance reaches at this radius */
+                do {
+                    p = (qn_vec2){(float)(tm_rand(&s) % w) + 0.5f, (float)(tm_rand(&s) % h) + 0.5f};
+                    hint = QN_NONE;
+                } while (++tries < 1000 && (qn_mesh_locate(m, p, QN_NONE, &q) != QN_OK ||
+                                            qn_hfield_sample(hf, p, &hint, &dir) != QN_OK));
+                if (tries >= 1000) continue;
+                qn_vec2 start = p;
+                qn_status st = QN_OK;
+                for (int k = 0; k < 20000 && st == QN_OK; k++) {
+                    if (hypotf(p.x - goal.x, p.y - goal.y) <= 0.2f) {
+                        st = QN_AT_GOAL;
+                        break;
+                    }
+                    st = qn_hfield_sample(hf, p, &hint, &dir);
+                    if (st != QN_OK) break;
+                    qn_vec2 n = {p.x + dir.x * 0.2f, p.y + dir.y * 0.2f};
+                    bool clear = false;
+                    assert_int_equal(qn_mesh_line_of_sight(m, p, n, 0.0f, QN_NONE, &clear), QN_OK);
+                    if (!clear) fail_msg("grid %d r %g: wall touched at (%g,%g)", i,
+                                         (double)radii[ri], (double)p.x, (double)p.y);
+                    p = n;
+                }
+                if (st != QN_AT_GOAL)
+                    fail_msg("grid %d r %g: from (%g,%g) to (%g,%g) ends at (%g,%g): %s", i,
+                             (double)radii[ri], (double)start.x, (double)start.y,
+                             (double)goal.x, (double)goal.y, (double)p.x, (double)p.y,
+                             qn_status_name(st));
+                walks++;
+            }
+            qn_hfield_destroy(hf);
+        }
+        qn_hier_destroy(hh);
+        qn_mesh_destroy(m);
+        qn_grid_destroy(g);
+    }
+    assert_true(walks > 450);
 }
 
 /* The node search runs as far as the sectors asked for need, aimed at each
@@ -483,6 +561,7 @@ int main(void) {
         cmocka_unit_test(test_bad_args),
         cmocka_unit_test(test_walk_levels),
         cmocka_unit_test(test_walk_maps),
+        cmocka_unit_test(test_walk_grids_wide_agents),
         cmocka_unit_test(test_search_order),
         cmocka_unit_test(test_block_unblock),
         cmocka_unit_test(test_concurrent),

@@ -1168,12 +1168,16 @@ static uint32_t nearest_exit(const qn_hfield *f, const hloc *l, qn_vec2 p, float
 
 /* How near exit node i a unit heading for it must be to be sent across:
 ** a quarter of its portal's width, and at most half its distance to the
-** portal's ends (so the way across stays on the portal). */
+** portal's ends (so the way across stays on the portal); but at least one
+** and a half radii: the local field keeps a unit its radius off the
+** sector's edge (a wall in the local mesh), so a wide unit never comes
+** nearer (across then checks the way over at the unit's radius). */
 static float exit_reach(const qn_hfield *f, uint32_t i) {
     const hnode *nd = &f->h->nodes[i];
     const qn__portal pt_at = qn__portal_at(f->h->mesh, nd->portal), *pt = &pt_at;
     float t = qn__dot(qn__sub(nd->at, pt->p0), qn__portal_dir(pt)), end = fminf(t, pt->width - t);
-    return fmaxf(QN_AT_GOAL_DISTANCE, fminf(0.25f * pt->width, 0.5f * end));
+    float reach = fmaxf(fminf(0.25f * pt->width, 0.5f * end), 1.5f * f->radius);
+    return fmaxf(QN_AT_GOAL_DISTANCE, reach);
 }
 
 /* A unit heading straight for exit node i: near the node (exit_reach), it

@@ -1202,6 +1202,14 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
     if (d > QN_AT_GOAL_DISTANCE &&
         qn__segment_walk(f->h->mesh, p, aim, f->radius, QN_NONE, NULL) == QN_E_BLOCKED)
         return dir;
+    /* The walk above asks only that the portals on the way are wide
+    ** enough; a wide unit must also pass the corners on it (most of a
+    ** radius: the local field may have let it come a little nearer). */
+    bool clear = true;
+    if (f->radius > 0.0f && d > QN_AT_GOAL_DISTANCE &&
+        qn_mesh_line_of_sight(f->h->mesh, p, aim, 0.9f * f->radius, QN_NONE, &clear) == QN_OK &&
+        !clear)
+        return dir;
     qn_vec2 to = qn__sub(aim, p);
     float len = qn__len(to);
     return len > 0.0f ? qn__scale(to, 1.0f / len) : n;

@@ -517,6 +517,9 @@ qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err
 ** copy wins and is kept until the mesh is destroyed); NULL on failure. */
 const qn__boundary *qn__mesh_boundary(const qn_mesh *m, qn_error *err);
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b);
+/* The interior angle at vertex s of the cycle of k vertices from base (pi on
+** a straight edge). */
+float qn__boundary_angle(const qn__boundary *b, uint32_t base, uint32_t k, uint32_t s);
 
 /* Walks segment a-b through the quads, crossing only portals open for
 ** radius (mesh_query.c): QN_OK when it stays inside; QN_E_OUTSIDE when a is
@@ -602,9 +605,12 @@ typedef struct qn__tree {
 #define QN__SPM_ON 0x80000000u
 /* qstart[q] keeps its first entry below QN__SPM_QMASK, and
 ** QN__SPM_QCORNERS when quad q has obstacle corners on its boundary (so
-** the sampler reads the boundary's corner list only then). */
+** the sampler reads the boundary's corner list only then), and
+** QN__SPM_QXCORNERS when it has corners that the mesh's state at the build
+** adds (qn__spm's xq, xc). */
 #define QN__SPM_QCORNERS 0x80000000u
-#define QN__SPM_QMASK 0x7fffffffu
+#define QN__SPM_QXCORNERS 0x40000000u
+#define QN__SPM_QMASK 0x3fffffffu
 typedef struct qn__sroot {
     qn_vec2 at;
     float g;
@@ -617,6 +623,9 @@ typedef struct qn__sent {
     float lb; /* no point of the quad is closer to the goal through this root */
 } qn__sent;
 #define QN__SPM_DIR 32767.0f
+typedef struct qn__xcorner {
+    qn_vec2 at, wall;
+} qn__xcorner;
 typedef struct qn__spm {
     uint32_t *qstart;
     qn__sent *ents;
@@ -627,6 +636,13 @@ typedef struct qn__spm {
     ** the rest are walls (qn__spm_wall). */
     uint8_t *open;
     uint32_t nb;
+    /* Corners the mesh's state adds (ends of portals closed for the radius
+    ** or by a blocked quad), nxc of them, by quad: xq[i] is the open quad
+    ** whose boundary has corner xc[i] (increasing), with the sum of the unit
+    ** directions of the walls leaving it (toward the obstacle). */
+    uint32_t nxc;
+    uint32_t *xq;
+    qn__xcorner *xc;
     size_t bytes;
 } qn__spm;
 static inline bool qn__spm_wall(const qn__spm *s, uint32_t sub) {

@@ -99,6 +99,7 @@ struct qn__isearch {
     uint32_t *qvid;             /* per quad: the root last seen all of it */
     float *qg;                  /* ... at this cost */
     uint8_t *dyn;               /* per vertex id: corner because of closed portals */
+    bool any_dyn;               /* ... for some vertex */
     uint8_t *sopen;             /* per boundary sub-edge: an open portal (mark_walls) */
     uint8_t *qopen;             /* per quad: its open portals, 0, 1 or 2 for more */
     qn_vec2 *wsum;              /* per vertex id: sum of the walls' unit directions from it */
@@ -765,6 +766,7 @@ static void mark_walls(xsearch *S) {
     S->wver = m->version + 1;
     S->wrad = S->radius;
     memset(S->dyn, 0, S->nv);
+    S->any_dyn = false;
     memset(S->wsum, 0, (size_t)S->nv * sizeof *S->wsum);
     memset(S->sopen, 0, b->bstart[m->quad_count]);
     memset(S->qopen, 0, m->quad_count);
@@ -783,7 +785,7 @@ static void mark_walls(xsearch *S) {
             qn_vec2 d = unit(qn__sub(b->bv[base + s1], b->bv[base + s]));
             S->wsum[va] = qn__add(S->wsum[va], d);
             S->wsum[vb] = qn__sub(S->wsum[vb], d);
-            if (e != QN_NONE) S->dyn[va] = S->dyn[vb] = 1;
+            if (e != QN_NONE) S->dyn[va] = S->dyn[vb] = 1, S->any_dyn = true;
         }
     }
 }
@@ -874,6 +876,8 @@ static qn_status spm_alloc(const qn_field *f, uint32_t nents, uint32_t nroots, u
 
 void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads) {
     if (!s) return;
+    qn__free(a, s->xq, (size_t)s->nxc * sizeof(uint32_t));
+    qn__free(a, s->xc, (size_t)s->nxc * sizeof(qn__xcorner));
     qn__free(a, s->qstart, ((size_t)quads + 1) * sizeof(uint32_t));
     qn__free(a, s->ents, ((size_t)s->nents + 1) * sizeof(qn__sent));
     qn__free(a, s->roots, ((size_t)s->rcap + 1) * sizeof(qn__sroot));
@@ -1002,6 +1006,51 @@ static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     return inside ? 0.0f : best;
 }
 
+/* The corners the mesh's state adds for this search (mark_walls's dyn:
+** ends of portals closed for the radius or by a blocked quad, where the
+** mesh itself has no corner) that stick out into the open quads round them
+** (their angles there sum to more than pi), listed per open quad whose
+** boundary has them, with the walls' direction sum there (wsum); false
+** when out of memory. */
+static bool state_corners(const xsearch *S, qn__spm *s) {
+    const qn__boundary *b = S->b;
+    const qn_mesh *m = S->m;
+    if (!S->any_dyn) return true;
+    float *open = qn__calloc(&S->alloc, (size_t)S->nv + 1, sizeof(float));
+    if (!open) return false;
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
+        for (uint32_t j = 0; !m->blocked[q] && j < k; j++)
+            if (S->dyn[b->bvid[base + j]]) open[b->bvid[base + j]] += qn__boundary_angle(b, base, k, j);
+    }
+    uint32_t n = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        n = 0;
+        for (uint32_t q = 0; q < m->quad_count; q++) {
+            if (m->blocked[q]) continue;
+            for (uint32_t i = b->bstart[q]; i < b->bstart[q + 1]; i++) {
+                uint32_t v = b->bvid[i];
+                if (!S->dyn[v] || (b->vkind[v] & QN__VK_CORNER)) continue;
+                if (!(open[v] > 3.14159265f + 1e-3f)) continue;
+                if (pass) {
+                    s->xq[n] = q;
+                    s->xc[n] = (qn__xcorner){b->bv[i], S->wsum[v]};
+                    s->qstart[q] |= QN__SPM_QXCORNERS;
+                }
+                n++;
+            }
+        }
+        if (pass || !n) break;
+        s->xq = qn__alloc(&S->f->alloc, (size_t)n * sizeof(uint32_t));
+        s->xc = qn__alloc(&S->f->alloc, (size_t)n * sizeof(qn__xcorner));
+        s->nxc = n; /* freed with s even when one of the two failed */
+        if (!s->xq || !s->xc) break;
+        s->bytes += (size_t)n * (sizeof(uint32_t) + sizeof(qn__xcorner));
+    }
+    qn__free(&S->alloc, open, ((size_t)S->nv + 1) * sizeof(float));
+    return !n || (s->xq && s->xc);
+}
+
 static qn_status finish(xsearch *S, qn__spm **out) {
     const qn_mesh *m = S->m;
     if (!sort_entries(S)) return QN_E_NOMEM;
@@ -1069,6 +1118,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     if (st == QN_OK) /* quads with obstacle corners on their boundary */
         for (uint32_t qq = 0; qq < m->quad_count; qq++)
             if (S->b->cstart[qq + 1] > S->b->cstart[qq]) s->qstart[qq] |= QN__SPM_QCORNERS;
+    if (st == QN_OK && !state_corners(S, s)) st = QN_E_NOMEM;
     if (st == QN_OK) shrink_roots(S, s);
     if (st != QN_OK) qn__spm_free(&S->f->alloc, s, m->quad_count), s = NULL;
     *out = s;

@@ -370,6 +370,25 @@ static qn_vec2 round_corner(const qn_field *f, const qn__sroot *r, qn_vec2 p, fl
 ** it lies; when the obstacle lies straight ahead, on the side the way
 ** passes the corner now. Skips the root being steered at (`root`). Fills
 ** *out with the corner to round and returns true, or returns false. */
+/* corner_in_way's test of an obstacle corner c (w: the sum of the unit
+** directions of the walls leaving it) that the way may graze: true, with
+** *best and *out updated, when it lies ahead nearer than *best and the way
+** passes it closer than the radius. */
+static bool grazed(qn_vec2 c, qn_vec2 w, qn_vec2 p, qn_vec2 dir, float rad, float reach_tol,
+                   qn_vec2 root, float *best, qn__sroot *out) {
+    qn_vec2 v = qn__sub(c, p);
+    float ahead = qn__dot(v, dir), lateral = qn__cross(dir, v);
+    if (ahead <= 0.0f || ahead >= *best || fabsf(lateral) >= rad * 0.999f) return false;
+    if (lateral == 0.0f || qn__len(v) <= reach_tol) return false;
+    if (fabsf(c.x - root.x) <= reach_tol && fabsf(c.y - root.y) <= reach_tol) return false;
+    *best = ahead;
+    /* The obstacle on the left of the way: side +1. */
+    float ws = qn__cross(dir, w), side = lateral < 0.0f ? -1.0f : 1.0f;
+    if (fabsf(ws) > 0.1f * qn__len(w)) side = ws > 0.0f ? 1.0f : -1.0f;
+    *out = (qn__sroot){.at = c, .out = dir, .g = 0.0f, .side = side};
+    return true;
+}
+
 static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float reach,
                           qn_vec2 root, qn__sroot *out) {
     const qn__spm *s = f->spm;
@@ -399,6 +418,16 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         out->side = cs;
         out->out = dir; /* the unit's way past it (round_corner's way on) */
     }
+    if (s->qstart[q] & QN__SPM_QXCORNERS) { /* the state's corners: a few, by quad */
+        uint32_t lo = 0, hi = s->nxc;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (s->xq[mid] < q) lo = mid + 1;
+            else hi = mid;
+        }
+        for (uint32_t i = lo; i < s->nxc && s->xq[i] == q; i++)
+            hit |= grazed(s->xc[i].at, s->xc[i].wall, p, dir, rad, reach_tol, root, &best, out);
+    }
     if (!(s->qstart[q] & QN__SPM_QCORNERS)) return hit;
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
 #if QN__HAVE_SSE2
@@ -426,18 +455,8 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
 #endif
         for (; bits; bits &= bits - 1u) {
             uint32_t i = j + qn__ctz32(bits);
-            qn_vec2 c = b->corner[i].at, v = qn__sub(c, p);
-            float ahead = qn__dot(v, dir), lateral = qn__cross(dir, v);
-            if (ahead <= 0.0f || ahead >= best || fabsf(lateral) >= rad * 0.999f) continue;
-            if (lateral == 0.0f || qn__len(v) <= reach_tol) continue;
-            if (fabsf(c.x - root.x) <= reach_tol && fabsf(c.y - root.y) <= reach_tol) continue;
-            best = ahead;
-            hit = true;
-            /* The obstacle on the left of the way: side +1. */
-            qn_vec2 w = b->vwall[b->corner[i].vid];
-            float ws = qn__cross(dir, w), side = lateral < 0.0f ? -1.0f : 1.0f;
-            if (fabsf(ws) > 0.1f * qn__len(w)) side = ws > 0.0f ? 1.0f : -1.0f;
-            *out = (qn__sroot){.at = c, .out = dir, .g = 0.0f, .side = side};
+            hit |= grazed(b->corner[i].at, b->vwall[b->corner[i].vid], p, dir, rad, reach_tol,
+                          root, &best, out);
         }
     }
     return hit;

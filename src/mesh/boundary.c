@@ -123,7 +123,7 @@ static void number_vertices(qn__boundary *b, vkey *keys, vkey *tmp) {
 /* The interior angle of quad q's cycle at its vertex s (pi on a straight
 ** edge); counter-clockwise cycles, so from the next edge round to the
 ** previous one is inside. */
-static float angle_at(const qn__boundary *b, uint32_t base, uint32_t k, uint32_t s) {
+float qn__boundary_angle(const qn__boundary *b, uint32_t base, uint32_t k, uint32_t s) {
     qn_vec2 v = b->bv[base + s];
     qn_vec2 pa = qn__sub(b->bv[base + (s + k - 1) % k], v), nb = qn__sub(b->bv[base + (s + 1) % k], v);
     float a = atan2f(qn__cross(nb, pa), qn__dot(nb, pa));
@@ -138,7 +138,7 @@ static void mark_corners(const qn_mesh *m, qn__boundary *b, float *open) {
         uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
         for (uint32_t s = 0; s < k; s++) {
             uint32_t v = b->bvid[base + s];
-            open[v] += angle_at(b, base, k, s);
+            open[v] += qn__boundary_angle(b, base, k, s);
             if (b->bportal[base + s] == QN_NONE) {
                 uint32_t w = b->bvid[base + (s + 1) % k];
                 qn_vec2 d = qn__sub(b->bv[base + (s + 1) % k], b->bv[base + s]);

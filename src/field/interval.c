@@ -654,6 +654,15 @@ static bend bend_at(xsearch *S, const xnode *n, qn_vec2 end, uint32_t bi, int si
 }
 
 /* Successors of node n through sub-edge se of its quad. */
+/* through_sub_edge's sides of a view (rays rr, rl from the root) that a
+** sub-edge runs along within tol: their cross products set to zero. */
+static void edge_on(float tol, qn_vec2 rr, qn_vec2 rl, float *fra, float *frb, float *fla,
+                    float *flb) {
+    float tol2 = tol * tol, tr2 = tol2 * qn__dot(rr, rr), tl2 = tol2 * qn__dot(rl, rl);
+    if (*fra * *fra <= tr2 && *frb * *frb <= tr2) *fra = *frb = 0.0f;
+    if (*fla * *fla <= tl2 && *flb * *flb <= tl2) *fla = *flb = 0.0f;
+}
+
 static void through_sub_edge(xsearch *S, const xnode *n, const bend *br, const bend *bl,
                              const sub_edge *se) {
     if (n->on) {
@@ -664,6 +673,12 @@ static void through_sub_edge(xsearch *S, const xnode *n, const bend *br, const b
     qn_vec2 ra = qn__sub(se->a, n->r), rb = qn__sub(se->b, n->r);
     float fra = qn__cross(rr, ra), frb = qn__cross(rr, rb);
     float fla = qn__cross(ra, rl), flb = qn__cross(rb, rl);
+    /* A sub-edge along a side of the view (both ends within the tolerance
+    ** of its line) is seen edge-on, whichever side rounding puts it: the
+    ** root then sees all of the quad beyond (add_piece). When every quad is
+    ** a rectangle, the only such lines are axis-parallel, and exact; a
+    ** turned mesh has them within a few ulps. */
+    if (S->m->planes) edge_on(S->tol, rr, rl, &fra, &frb, &fla, &flb);
     float t0 = 0.0f, t1 = 1.0f;
     if (clip_nonneg(fra, frb, &t0, &t1) && clip_nonneg(fla, flb, &t0, &t1))
         add_piece(S, n->r, n->rid, n->g, se, t0, t1, n->quad);

@@ -299,7 +299,8 @@ static void test_against_paths(void **state) {
 /* Turning a mesh changes no length: on random T-junction-rich meshes with
 ** blocked quads, each turned by a random angle, qn_field_cost_at at random
 ** points equals the cost at the same point of the unturned mesh (whose
-** field the visibility graph checks above) within 1e-3 relative. Along a
+** field the visibility graph checks above) within 1e-3 relative, and so
+** does the length of qn_path_find's path on the turned mesh. Along a
 ** side of a root's view, the turned mesh's lines are exact only to a few
 ** ulps: a quad seen edge-on along it was left without any root, its cost
 ** then the discrete bound. */
@@ -324,6 +325,8 @@ static void test_turned_meshes(void **state) {
         qn_field *fa = NULL, *fb = NULL;
         assert_int_equal(qn_field_create(ma, &ga, 1, NULL, NULL, &fa, NULL), QN_OK);
         assert_int_equal(qn_field_create(mb, &gb, 1, NULL, NULL, &fb, NULL), QN_OK);
+        qn_pathfinder *pf = NULL;
+        assert_int_equal(qn_pathfinder_create(mb, NULL, &pf, NULL), QN_OK);
         for (uint32_t q = 0; q < t.n; q++) {
             if (t.blocked[q]) continue;
             qn_vec2 p = random_point_in(&t, q, &s);
@@ -335,7 +338,15 @@ static void test_turned_meshes(void **state) {
                 fail_msg("mesh %d turned %g: quad %u (%g,%g): cost %g, turned %g", i, (double)th, q,
                          (double)p.x, (double)p.y, a, b);
             checked++;
+            if (q % 8) continue; /* and the turned mesh's path, as long */
+            static qn_vec2 pts[MAXPTS];
+            uint32_t n;
+            assert_int_equal(qn_path_find(pf, pb, gb, 0.0f, pts, MAXPTS, &n, NULL), QN_OK);
+            double len = qn_path_length(pts, n);
+            if (!(fabs(len - a) <= 1e-3 * fmax(1.0, a)))
+                fail_msg("mesh %d turned %g: quad %u: path %g, cost %g", i, (double)th, q, len, a);
         }
+        qn_pathfinder_destroy(pf);
         qn_field_destroy(fa);
         qn_field_destroy(fb);
         qn_mesh_destroy(ma);

@@ -551,6 +551,73 @@ static void test_walk_blocked_corners(void **state) {
     assert_true(walks > 500);
 }
 
+/* Units of radius 0.1, 0.2 and 0.3 on meshes of general convex quads (a
+** lattice with its inner points moved at random, a seventh of the quads
+** blocked): every unit arrives without touching a wall and never passes
+** one nearer than half its radius. The ends of closed portals along a
+** bent wall were taken for corners even where the wall is hollow (units
+** rounded a point inside a dent, into the wall), and a corner well off the
+** way could be rounded on either side as the way turned past its walls. */
+static void test_walk_jittered_meshes(void **state) {
+    (void)state;
+    static qn_vec2 v[40 * 40];
+    static uint32_t quads[4 * 39 * 39];
+    static uint8_t blocked[39 * 39];
+    const float radii[3] = {0.1f, 0.2f, 0.3f};
+    uint64_t s = 3;
+    int walks = 0;
+    for (int i = 0; i < 40; i++) {
+        uint32_t w = 8 + tm_rand(&s) % 30, h = 8 + tm_rand(&s) % 30, n = 0;
+        float jit = 0.05f + 0.3f * (float)(tm_rand(&s) % 100) / 100.0f;
+        for (uint32_t y = 0; y <= h; y++)
+            for (uint32_t x = 0; x <= w; x++) {
+                float jx = jit * ((float)(tm_rand(&s) % 2001) / 1000.0f - 1.0f);
+                float jy = jit * ((float)(tm_rand(&s) % 2001) / 1000.0f - 1.0f);
+                bool inner_x = x > 0 && x < w, inner_y = y > 0 && y < h;
+                v[y * (w + 1) + x] = (qn_vec2){(float)x + (inner_x ? jx : 0.0f),
+                                               (float)y + (inner_y ? jy : 0.0f)};
+            }
+        for (uint32_t y = 0; y < h; y++)
+            for (uint32_t x = 0; x < w; x++, n++) {
+                uint32_t a = y * (w + 1) + x;
+                quads[4 * n] = a, quads[4 * n + 1] = a + 1;
+                quads[4 * n + 2] = a + w + 2, quads[4 * n + 3] = a + w + 1;
+                blocked[n] = tm_rand(&s) % 7 == 0;
+            }
+        uint32_t gq = tm_rand(&s) % n;
+        blocked[gq] = 0;
+        qn_mesh_desc d = {0};
+        d.vertices = v, d.vertex_count = (w + 1) * (h + 1);
+        d.quads = quads, d.quad_count = n, d.blocked = blocked;
+        qn_mesh *m = NULL;
+        if (qn_mesh_create(&d, NULL, &m, NULL) != QN_OK) continue; /* a quad moved out of convex */
+        qn_vec2 k[4];
+        assert_int_equal(qn_mesh_quad_corners(m, gq, k), QN_OK);
+        qn_vec2 goal = {0.25f * (k[0].x + k[1].x + k[2].x + k[3].x),
+                        0.25f * (k[0].y + k[1].y + k[2].y + k[3].y)};
+        for (int ri = 0; ri < 3; ri++) {
+            qn_field_opts fo = {.radius = radii[ri]};
+            qn_field *f = NULL;
+            assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+            for (int u = 0; u < 10; u++) {
+                uint32_t q = tm_rand(&s) % n, hint = QN_NONE;
+                if (blocked[q]) continue;
+                assert_int_equal(qn_mesh_quad_corners(m, q, k), QN_OK);
+                qn_vec2 p = {0.25f * (k[0].x + k[1].x + k[2].x + k[3].x),
+                             0.25f * (k[0].y + k[1].y + k[2].y + k[3].y)}, dir;
+                bool room = false; /* a start clear of walls by the radius */
+                assert_int_equal(qn_mesh_line_of_sight(m, p, p, radii[ri], QN_NONE, &room), QN_OK);
+                if (!room || qn_field_sample(f, p, &hint, &dir) != QN_OK) continue;
+                walk_unit(m, f, radii[ri], p, goal, 0.5f * radii[ri], i);
+                walks++;
+            }
+            qn_field_destroy(f);
+        }
+        qn_mesh_destroy(m);
+    }
+    assert_true(walks > 500);
+}
+
 /* After blocking and unblocking quads, an updated exact field gives the
 ** same costs as one built afresh. */
 static void test_update_equals_rebuild(void **state) {
@@ -697,6 +764,7 @@ int main(void) {
         cmocka_unit_test(test_walk_map),
         cmocka_unit_test(test_walk_grids_wide_agents),
         cmocka_unit_test(test_walk_blocked_corners),
+        cmocka_unit_test(test_walk_jittered_meshes),
         cmocka_unit_test(test_update_equals_rebuild),
         cmocka_unit_test(test_sample_ahead),
         cmocka_unit_test(test_many_queries_one_pathfinder),

@@ -100,6 +100,7 @@ struct qn__isearch {
     float *qg;                  /* ... at this cost */
     uint8_t *dyn;               /* per vertex id: corner because of closed portals */
     bool any_dyn;               /* ... for some vertex */
+    float *vang;                /* per vertex id: scratch, its angle in open quads */
     uint8_t *sopen;             /* per boundary sub-edge: an open portal (mark_walls) */
     uint8_t *qopen;             /* per quad: its open portals, 0, 1 or 2 for more */
     qn_vec2 *wsum;              /* per vertex id: sum of the walls' unit directions from it */
@@ -803,6 +804,25 @@ static void mark_walls(xsearch *S) {
             if (e != QN_NONE) S->dyn[va] = S->dyn[vb] = 1, S->any_dyn = true;
         }
     }
+    if (!S->any_dyn) return;
+    /* Of those, only the ones that stick out into the open quads round
+    ** them (their angles there sum to more than pi) are corners: a path
+    ** never bends round a point of a straight or hollow wall. */
+    for (uint32_t v = 0; v < S->nv; v++) S->vang[v] = 0.0f;
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
+        for (uint32_t s = 0; !m->blocked[q] && s < k; s++) {
+            uint32_t v = b->bvid[base + s];
+            if (S->dyn[v] && !(b->vkind[v] & QN__VK_CORNER))
+                S->vang[v] += qn__boundary_angle(b, base, k, s);
+        }
+    }
+    S->any_dyn = false;
+    for (uint32_t v = 0; v < S->nv; v++) {
+        if (S->dyn[v] && !(b->vkind[v] & QN__VK_CORNER) && !(S->vang[v] > 3.14159265f + 1e-3f))
+            S->dyn[v] = 0;
+        S->any_dyn |= S->dyn[v] != 0;
+    }
 }
 
 /* Takes states out in key order and expands them. Toward a target, a
@@ -1023,21 +1043,13 @@ static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 
 /* The corners the mesh's state adds for this search (mark_walls's dyn:
 ** ends of portals closed for the radius or by a blocked quad, where the
-** mesh itself has no corner) that stick out into the open quads round them
-** (their angles there sum to more than pi), listed per open quad whose
-** boundary has them, with the walls' direction sum there (wsum); false
-** when out of memory. */
+** mesh itself has no corner, that stick out into the open quads), listed
+** per open quad whose boundary has them, with the walls' direction sum
+** there (wsum); false when out of memory. */
 static bool state_corners(const xsearch *S, qn__spm *s) {
     const qn__boundary *b = S->b;
     const qn_mesh *m = S->m;
     if (!S->any_dyn) return true;
-    float *open = qn__calloc(&S->alloc, (size_t)S->nv + 1, sizeof(float));
-    if (!open) return false;
-    for (uint32_t q = 0; q < m->quad_count; q++) {
-        uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
-        for (uint32_t j = 0; !m->blocked[q] && j < k; j++)
-            if (S->dyn[b->bvid[base + j]]) open[b->bvid[base + j]] += qn__boundary_angle(b, base, k, j);
-    }
     uint32_t n = 0;
     for (int pass = 0; pass < 2; pass++) {
         n = 0;
@@ -1046,7 +1058,6 @@ static bool state_corners(const xsearch *S, qn__spm *s) {
             for (uint32_t i = b->bstart[q]; i < b->bstart[q + 1]; i++) {
                 uint32_t v = b->bvid[i];
                 if (!S->dyn[v] || (b->vkind[v] & QN__VK_CORNER)) continue;
-                if (!(open[v] > 3.14159265f + 1e-3f)) continue;
                 if (pass) {
                     s->xq[n] = q;
                     s->xc[n] = (qn__xcorner){b->bv[i], S->wsum[v]};
@@ -1059,11 +1070,10 @@ static bool state_corners(const xsearch *S, qn__spm *s) {
         s->xq = qn__alloc(&S->f->alloc, (size_t)n * sizeof(uint32_t));
         s->xc = qn__alloc(&S->f->alloc, (size_t)n * sizeof(qn__xcorner));
         s->nxc = n; /* freed with s even when one of the two failed */
-        if (!s->xq || !s->xc) break;
+        if (!s->xq || !s->xc) return false;
         s->bytes += (size_t)n * (sizeof(uint32_t) + sizeof(qn__xcorner));
     }
-    qn__free(&S->alloc, open, ((size_t)S->nv + 1) * sizeof(float));
-    return !n || (s->xq && s->xc);
+    return true;
 }
 
 static qn_status finish(xsearch *S, qn__spm **out) {
@@ -1147,7 +1157,8 @@ static size_t search_fixed_bytes(const xsearch *S) {
     return (size_t)m->portal_count * sizeof(uint32_t) +
            (size_t)S->nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
            (size_t)m->quad_count * (sizeof(uint32_t) + sizeof(float)) +
-           (size_t)S->nv * (1 + sizeof(qn_vec2)) + S->b->bstart[m->quad_count] + m->quad_count;
+           (size_t)S->nv * (1 + sizeof(qn_vec2) + sizeof(float)) + S->b->bstart[m->quad_count] +
+           m->quad_count;
 }
 
 /* Sets every per-search array to "nothing reached yet". */
@@ -1182,7 +1193,8 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     p = (char *)(S->wsum + S->nv);
     S->rg = (float *)(void *)p;
     S->qg = S->rg + S->nr;
-    S->head = (uint32_t *)(S->qg + m->quad_count);
+    S->vang = S->qg + m->quad_count;
+    S->head = (uint32_t *)(S->vang + S->nv);
     S->rpar = S->head + m->portal_count;
     S->qvid = S->rpar + S->nr;
     S->dyn = (uint8_t *)(S->qvid + m->quad_count);

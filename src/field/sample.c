@@ -382,9 +382,13 @@ static bool grazed(qn_vec2 c, qn_vec2 w, qn_vec2 p, qn_vec2 dir, float rad, floa
     if (lateral == 0.0f || qn__len(v) <= reach_tol) return false;
     if (fabsf(c.x - root.x) <= reach_tol && fabsf(c.y - root.y) <= reach_tol) return false;
     *best = ahead;
-    /* The obstacle on the left of the way: side +1. */
+    /* The obstacle on the left of the way: side +1. A corner well off the
+    ** way is kept on the side it lies (the side from the walls flips as
+    ** the way turns past their sum, and a unit sent round both sides in
+    ** turn goes back and forth); one nearly on it, on its walls' side. */
     float ws = qn__cross(dir, w), side = lateral < 0.0f ? -1.0f : 1.0f;
-    if (fabsf(ws) > 0.1f * qn__len(w)) side = ws > 0.0f ? 1.0f : -1.0f;
+    if (fabsf(lateral) < 0.5f * rad && fabsf(ws) > 0.1f * qn__len(w))
+        side = ws > 0.0f ? 1.0f : -1.0f;
     *out = (qn__sroot){.at = c, .out = dir, .g = 0.0f, .side = side};
     return true;
 }

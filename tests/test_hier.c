@@ -147,11 +147,13 @@ static void test_walk_maps(void **state) {
 
 /* Units nearly as wide as a cell (radius 0.3 and 0.4) on small random
 ** grids imported to quads, with sectors of 8 cells: each arrives (within
-** 0.2 of the goal, stepping 0.2) without touching a wall. A local field
-** keeps a unit its radius off the sector's edge (a wall in the local mesh),
-** and a unit was sent over an exit only within a quarter of a portal's
-** width of its node: wide units stopped short of every exit, sliding back
-** and forth along the edge. */
+** 0.2 of the goal, stepping 0.2) without touching a wall, and never passes
+** one nearer than half its radius. A local field keeps a unit its radius
+** off the sector's edge (a wall in the local mesh), and a unit was sent
+** over an exit only within a quarter of a portal's width of its node: wide
+** units stopped short of every exit, sliding back and forth along the
+** edge. And the local mesh has no corner where a wall of the next sector
+** ends at the edge: units crossing there grazed it. */
 static void test_walk_grids_wide_agents(void **state) {
     (void)state;
     const float radii[2] = {0.3f, 0.4f};
@@ -204,6 +206,15 @@ static void test_walk_grids_wide_agents(void **state) {
                     assert_int_equal(qn_mesh_line_of_sight(m, p, n, 0.0f, QN_NONE, &clear), QN_OK);
                     if (!clear) fail_msg("grid %d r %g: wall touched at (%g,%g)", i,
                                          (double)radii[ri], (double)p.x, (double)p.y);
+                    float keep = 0.5f * radii[ri]; /* away from the ends */
+                    if (hypotf(p.x - goal.x, p.y - goal.y) > radii[ri] &&
+                        hypotf(p.x - start.x, p.y - start.y) > radii[ri]) {
+                        assert_int_equal(qn_mesh_line_of_sight(m, p, n, keep, QN_NONE, &clear),
+                                         QN_OK);
+                        if (!clear) fail_msg("grid %d r %g: nearer than %g to a wall at (%g,%g)",
+                                             i, (double)radii[ri], (double)keep, (double)p.x,
+                                             (double)p.y);
+                    }
                     p = n;
                 }
                 if (st != QN_AT_GOAL)
@@ -523,35 +534,40 @@ static void test_out_of_memory(void **state) {
     qn_mesh *m = load_map("arena.map", &g);
     qn_vec2 goal = {25.5f, 25.5f}, unit = {40.5f, 10.5f};
     qn_hier_opts ho = {.sector_size = 10.0f};
-    bool done = false;
-    for (uint64_t n = 0; !done && n < 100000; n++) {
-        failalloc fa;
-        qn_allocator a = failalloc_init(&fa, n);
-        qn_hier *h = NULL;
-        qn_hfield *f = NULL;
-        qn_status st = qn_hier_create(m, &ho, &a, &h, NULL);
-        if (st == QN_OK) st = qn_hfield_create(h, goal, 0.0f, NULL, &f, NULL);
-        qn_vec2 d;
-        uint32_t hint = QN_NONE;
-        if (st == QN_OK) {
-            st = qn_hfield_sample(f, unit, &hint, &d);
-            if (st == QN_E_NOMEM) { /* the lazy build failed: nothing kept, a retry works */
-                assert_int_equal(qn_hfield_sectors_built(f), 0);
-                fa.fail_at = UINT64_MAX;
-                hint = QN_NONE;
-                assert_int_equal(qn_hfield_sample(f, unit, &hint, &d), QN_OK);
+    /* Then a destination for units with a body, on the same allocator: its
+    ** local fields also list the parent mesh's corners. */
+    for (int pass = 0; pass < 2; pass++) {
+        bool done = false;
+        for (uint64_t n = 0; !done && n < 100000; n++) {
+            failalloc fa;
+            qn_allocator a = failalloc_init(&fa, n);
+            qn_hier *h = NULL;
+            qn_hfield *f = NULL;
+            qn_status st = qn_hier_create(m, &ho, &a, &h, NULL);
+            if (st == QN_OK)
+                st = qn_hfield_create(h, goal, pass ? 0.3f : 0.0f, pass ? &a : NULL, &f, NULL);
+            qn_vec2 d;
+            uint32_t hint = QN_NONE;
+            if (st == QN_OK) {
+                st = qn_hfield_sample(f, unit, &hint, &d);
+                if (st == QN_E_NOMEM) { /* the lazy build failed: nothing kept, a retry works */
+                    assert_int_equal(qn_hfield_sectors_built(f), 0);
+                    fa.fail_at = UINT64_MAX;
+                    hint = QN_NONE;
+                    assert_int_equal(qn_hfield_sample(f, unit, &hint, &d), QN_OK);
+                } else {
+                    assert_int_equal(st, QN_OK);
+                    done = true;
+                }
             } else {
-                assert_int_equal(st, QN_OK);
-                done = true;
+                assert_int_equal(st, QN_E_NOMEM);
             }
-        } else {
-            assert_int_equal(st, QN_E_NOMEM);
+            qn_hfield_destroy(f);
+            qn_hier_destroy(h);
+            assert_int_equal(fa.live, 0);
         }
-        qn_hfield_destroy(f);
-        qn_hier_destroy(h);
-        assert_int_equal(fa.live, 0);
+        assert_true(done);
     }
-    assert_true(done);
     qn_mesh_destroy(m);
     qn_grid_destroy(g);
 }

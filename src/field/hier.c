@@ -1106,6 +1106,49 @@ static qn_status local_seeds(const qn_hfield *f, uint32_t s, hloc *l, qn_vec2 **
     return QN_OK;
 }
 
+/* Adds to sector s's local field (exact) the parent mesh's obstacle corners
+** on the boundaries of its quads, as corners its sampler rounds: where a
+** wall of the next sector ends at the sector's edge, the local mesh has
+** only a straight edge, and a unit with a body crossing there would graze
+** that corner. False when out of memory. */
+static bool parent_corners(const qn_hfield *f, uint32_t s, hloc *l) {
+    qn__spm *sp = l->field->spm;
+    const qn_hier *h = f->h;
+    const qn__boundary *pb = qn__mesh_boundary(h->mesh, NULL);
+    if (!sp || !(f->radius > 0.0f)) return true; /* a point agent grazes nothing */
+    if (!pb) return false;
+    uint32_t first = h->sq_start[s], add = 0;
+    for (uint32_t k = 0; k < l->nq; k++) {
+        uint32_t q = h->sq_list[first + k];
+        if (l->loc[k] != QN_NONE) add += pb->cstart[q + 1] - pb->cstart[q];
+    }
+    if (!add) return true;
+    uint32_t n = sp->nxc + add, i = 0, o = 0;
+    uint32_t *xq = qn__alloc(&l->field->alloc, (size_t)n * sizeof(uint32_t));
+    qn__xcorner *xc = qn__alloc(&l->field->alloc, (size_t)n * sizeof(qn__xcorner));
+    if (!xq || !xc) {
+        qn__free(&l->field->alloc, xq, (size_t)n * sizeof(uint32_t));
+        qn__free(&l->field->alloc, xc, (size_t)n * sizeof(qn__xcorner));
+        return false;
+    }
+    for (uint32_t k = 0; k < l->nq; k++) { /* local quads in order, as the list */
+        uint32_t lq = l->loc[k], q = h->sq_list[first + k];
+        if (lq == QN_NONE) continue;
+        for (; o < sp->nxc && sp->xq[o] <= lq; o++) xq[i] = sp->xq[o], xc[i++] = sp->xc[o];
+        for (uint32_t j = pb->cstart[q]; j < pb->cstart[q + 1]; j++, i++) {
+            xq[i] = lq;
+            xc[i] = (qn__xcorner){pb->corner[j].at, pb->vwall[pb->corner[j].vid]};
+            sp->qstart[lq] |= QN__SPM_QXCORNERS;
+        }
+    }
+    for (; o < sp->nxc; o++) xq[i] = sp->xq[o], xc[i++] = sp->xc[o];
+    qn__free(&l->field->alloc, sp->xq, (size_t)sp->nxc * sizeof(uint32_t));
+    qn__free(&l->field->alloc, sp->xc, (size_t)sp->nxc * sizeof(qn__xcorner));
+    sp->bytes += (size_t)add * (sizeof(uint32_t) + sizeof(qn__xcorner));
+    sp->xq = xq, sp->xc = xc, sp->nxc = n;
+    return true;
+}
+
 /* Builds sector s's local field (NULL on OOM; &f->sh->none when no way leaves). */
 static hloc *local_build(const qn_hfield *f, uint32_t s) {
     hloc *l = qn__calloc(&f->alloc, 1, sizeof *l);
@@ -1119,6 +1162,7 @@ static hloc *local_build(const qn_hfield *f, uint32_t s) {
     if (st == QN_OK) {
         qn_field_opts o = {.radius = f->radius};
         st = qn__field_create_seeded(l->mesh, at, g0, l->nseed, &o, &f->alloc, &l->field, NULL);
+        if (st == QN_OK && !parent_corners(f, s, l)) st = QN_E_NOMEM;
     }
     qn__free(&f->alloc, at, (size_t)cap * sizeof(qn_vec2));
     qn__free(&f->alloc, g0, (size_t)cap * sizeof(float));

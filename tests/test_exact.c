@@ -451,6 +451,19 @@ static void walk_unit(const qn_mesh *m, const qn_field *f, float radius, qn_vec2
                  (double)goal.y, (double)p.x, (double)p.y, qn_status_name(st));
 }
 
+/* walk_unit from p, keeping half the radius off walls, when p is clear of
+** walls by the radius and the field reaches it: 1, else 0 (not walked). */
+static int walk_from(const qn_mesh *m, const qn_field *f, float radius, qn_vec2 p, qn_vec2 goal,
+                     int what) {
+    qn_vec2 dir;
+    uint32_t hint = QN_NONE;
+    bool room = false;
+    assert_int_equal(qn_mesh_line_of_sight(m, p, p, radius, QN_NONE, &room), QN_OK);
+    if (!room || qn_field_sample(f, p, &hint, &dir) != QN_OK) return 0;
+    walk_unit(m, f, radius, p, goal, 0.5f * radius, what);
+    return 1;
+}
+
 /* Units nearly as wide as a cell (radius 0.4 and 0.45) on small random
 ** grids imported to quads, walking as a game would: a step of the sampled
 ** distance ahead, at most 0.2 and at least 0.05, arrival within 0.05 of the
@@ -467,24 +480,13 @@ static void test_walk_grids_wide_agents(void **state) {
     uint64_t s = 1;
     int walks = 0;
     for (int i = 0; i < 40; i++) {
-        uint32_t w = 16 + tm_rand(&s) % 48, h = 16 + tm_rand(&s) % 48, one = 3 + tm_rand(&s) % 8;
-        uint8_t *c = malloc((size_t)w * h);
-        assert_non_null(c);
-        for (uint32_t k = 0; k < w * h; k++) c[k] = tm_rand(&s) % one == 0 ? QN_CELL_WALL : 1;
-        qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
-        qn_grid *g = NULL;
-        qn_mesh *m = NULL;
-        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
-        free(c);
-        if (qn_mesh_from_grid(g, NULL, &m, NULL) != QN_OK) { /* no open cell */
-            qn_grid_destroy(g);
-            continue;
-        }
+        uint32_t w, h;
+        qn_grid *g;
+        qn_mesh *m;
+        if (!tm_random_grid(&s, 48, &g, &m, &w, &h)) continue; /* no open cell */
         qn_vec2 goal, p, dir;
         uint32_t q, hint;
-        do {
-            goal = (qn_vec2){(float)(tm_rand(&s) % w) + 0.5f, (float)(tm_rand(&s) % h) + 0.5f};
-        } while (qn_mesh_locate(m, goal, QN_NONE, &q) != QN_OK);
+        goal = tm_open_cell(&s, m, w, h, &q);
         for (int ri = 0; ri < 2; ri++) {
             qn_field_opts fo = {.radius = radii[ri]};
             qn_field *f = NULL;
@@ -536,13 +538,8 @@ static void test_walk_blocked_corners(void **state) {
             assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
             for (int u = 0; u < 8; u++) {
                 uint32_t q = tm_rand(&s) % t.n;
-                qn_vec2 p = random_point_in(&t, q, &s), dir;
-                uint32_t hint = QN_NONE;
-                bool room = false; /* a start clear of walls by the radius */
-                assert_int_equal(qn_mesh_line_of_sight(m, p, p, radii[ri], QN_NONE, &room), QN_OK);
-                if (t.blocked[q] || !room || qn_field_sample(f, p, &hint, &dir) != QN_OK) continue;
-                walk_unit(m, f, radii[ri], p, goal, 0.5f * radii[ri], i);
-                walks++;
+                qn_vec2 p = random_point_in(&t, q, &s);
+                if (!t.blocked[q]) walks += walk_from(m, f, radii[ri], p, goal, i);
             }
             qn_field_destroy(f);
         }
@@ -600,16 +597,12 @@ static void test_walk_jittered_meshes(void **state) {
             qn_field *f = NULL;
             assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
             for (int u = 0; u < 10; u++) {
-                uint32_t q = tm_rand(&s) % n, hint = QN_NONE;
+                uint32_t q = tm_rand(&s) % n;
                 if (blocked[q]) continue;
                 assert_int_equal(qn_mesh_quad_corners(m, q, k), QN_OK);
                 qn_vec2 p = {0.25f * (k[0].x + k[1].x + k[2].x + k[3].x),
-                             0.25f * (k[0].y + k[1].y + k[2].y + k[3].y)}, dir;
-                bool room = false; /* a start clear of walls by the radius */
-                assert_int_equal(qn_mesh_line_of_sight(m, p, p, radii[ri], QN_NONE, &room), QN_OK);
-                if (!room || qn_field_sample(f, p, &hint, &dir) != QN_OK) continue;
-                walk_unit(m, f, radii[ri], p, goal, 0.5f * radii[ri], i);
-                walks++;
+                             0.25f * (k[0].y + k[1].y + k[2].y + k[3].y)};
+                walks += walk_from(m, f, radii[ri], p, goal, i);
             }
             qn_field_destroy(f);
         }

@@ -160,27 +160,16 @@ static void test_walk_grids_wide_agents(void **state) {
     uint64_t s = 3;
     int walks = 0;
     for (int i = 0; i < 30; i++) {
-        uint32_t w = 16 + tm_rand(&s) % 40, h = 16 + tm_rand(&s) % 40, one = 3 + tm_rand(&s) % 8;
-        uint8_t *c = malloc((size_t)w * h);
-        assert_non_null(c);
-        for (uint32_t k = 0; k < w * h; k++) c[k] = tm_rand(&s) % one == 0 ? QN_CELL_WALL : 1;
-        qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
-        qn_grid *g = NULL;
-        qn_mesh *m = NULL;
+        uint32_t w, h;
+        qn_grid *g;
+        qn_mesh *m;
         qn_hier *hh = NULL;
-        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
-        free(c);
-        if (qn_mesh_from_grid(g, NULL, &m, NULL) != QN_OK) { /* no open cell */
-            qn_grid_destroy(g);
-            continue;
-        }
+        if (!tm_random_grid(&s, 40, &g, &m, &w, &h)) continue; /* no open cell */
         qn_hier_opts ho = {.sector_size = 8.0f};
         assert_int_equal(qn_hier_create(m, &ho, NULL, &hh, NULL), QN_OK);
         qn_vec2 goal, p, dir;
         uint32_t q, hint;
-        do {
-            goal = (qn_vec2){(float)(tm_rand(&s) % w) + 0.5f, (float)(tm_rand(&s) % h) + 0.5f};
-        } while (qn_mesh_locate(m, goal, QN_NONE, &q) != QN_OK);
+        goal = tm_open_cell(&s, m, w, h, &q);
         for (int ri = 0; ri < 2; ri++) {
             qn_hfield *hf = NULL;
             assert_int_equal(qn_hfield_create(hh, goal, radii[ri], NULL, &hf, NULL), QN_OK);

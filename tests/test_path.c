@@ -278,26 +278,15 @@ static void sweep_grid_paths(uint64_t seed, int grids, int radii) {
     static qn_vec2 pts[MAXPTS];
     uint64_t s = seed;
     for (int i = 0; i < grids; i++) {
-        uint32_t w = 16 + tm_rand(&s) % 60, h = 16 + tm_rand(&s) % 60, one = 3 + tm_rand(&s) % 8;
-        uint8_t *c = malloc((size_t)w * h);
-        assert_non_null(c);
-        for (uint32_t k = 0; k < w * h; k++) c[k] = tm_rand(&s) % one == 0 ? QN_CELL_WALL : 1;
-        qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
-        qn_grid *g = NULL;
-        qn_mesh *m = NULL;
-        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
-        free(c);
-        if (qn_mesh_from_grid(g, NULL, &m, NULL) != QN_OK) { /* no open cell */
-            qn_grid_destroy(g);
-            continue;
-        }
+        uint32_t w, h;
+        qn_grid *g;
+        qn_mesh *m;
+        if (!tm_random_grid(&s, 60, &g, &m, &w, &h)) continue; /* no open cell */
         qn_pathfinder *pf = NULL;
         assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
         qn_vec2 goal;
         uint32_t gq, q, n;
-        do {
-            goal = (qn_vec2){(float)(tm_rand(&s) % w) + 0.5f, (float)(tm_rand(&s) % h) + 0.5f};
-        } while (qn_mesh_locate(m, goal, QN_NONE, &gq) != QN_OK);
+        goal = tm_open_cell(&s, m, w, h, &gq);
         for (int u = 0; u < 40; u++) {
             qn_vec2 p;
             do {

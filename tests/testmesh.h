@@ -49,6 +49,39 @@ static inline uint32_t tm_rand(uint64_t *s) {
     return (uint32_t)(*s >> 33);
 }
 
+/* A random grid of w x h unit cells (each 16 to 15 + span), one cell in 3
+** to 10 a wall, imported to quads. False, with nothing left allocated, when
+** no cell is open; aborts if the grid cannot be made (never, in the tests). */
+static inline bool tm_random_grid(uint64_t *s, uint32_t span, qn_grid **g, qn_mesh **m,
+                                  uint32_t *w, uint32_t *h) {
+    *w = 16 + tm_rand(s) % span;
+    *h = 16 + tm_rand(s) % span;
+    uint32_t one = 3 + tm_rand(s) % 8;
+    uint8_t *c = malloc((size_t)*w * *h);
+    if (!c) abort();
+    for (uint32_t k = 0; k < *w * *h; k++) c[k] = tm_rand(s) % one == 0 ? QN_CELL_WALL : 1;
+    qn_grid_desc d = {*w, *h, c, 1.0f, {0.0f, 0.0f}};
+    *g = NULL;
+    *m = NULL;
+    if (qn_grid_create(&d, NULL, g, NULL) != QN_OK) abort();
+    free(c);
+    if (qn_mesh_from_grid(*g, NULL, m, NULL) == QN_OK) return true;
+    qn_grid_destroy(*g);
+    *g = NULL;
+    return false;
+}
+
+/* The centre of a random cell of a w x h grid that mesh m has open (its
+** quad in *q). */
+static inline qn_vec2 tm_open_cell(uint64_t *s, const qn_mesh *m, uint32_t w, uint32_t h,
+                                   uint32_t *q) {
+    qn_vec2 p;
+    do {
+        p = (qn_vec2){(float)(tm_rand(s) % w) + 0.5f, (float)(tm_rand(s) % h) + 0.5f};
+    } while (qn_mesh_locate(m, p, QN_NONE, q) != QN_OK);
+    return p;
+}
+
 /* Splits [x0,x1)x[y0,y1) (integer coordinates) recursively at random
 ** integer cuts; leaves become rectangles. Some leaves are dropped (holes). */
 static inline void tm_guillotine(tm_mesh *t, uint64_t *s, int x0, int y0, int x1, int y1,

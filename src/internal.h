@@ -520,6 +520,10 @@ void qn__boundary_free(const qn_allocator *a, qn__boundary *b);
 /* The interior angle at vertex s of the cycle of k vertices from base (pi on
 ** a straight edge). */
 float qn__boundary_angle(const qn__boundary *b, uint32_t base, uint32_t k, uint32_t s);
+/* A wall vertex whose angles in the open quads round it sum to more than
+** this sticks out into them: an obstacle corner (the mesh's own, and those
+** its state adds). */
+#define QN__CORNER_OPEN (3.14159265358979f + 1e-3f)
 
 /* Walks segment a-b through the quads, crossing only portals open for
 ** radius (mesh_query.c): QN_OK when it stays inside; QN_E_OUTSIDE when a is

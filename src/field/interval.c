@@ -654,7 +654,6 @@ static bend bend_at(xsearch *S, const xnode *n, qn_vec2 end, uint32_t bi, int si
     return bd;
 }
 
-/* Successors of node n through sub-edge se of its quad. */
 /* through_sub_edge's sides of a view (rays rr, rl from the root) that a
 ** sub-edge runs along within tol: their cross products set to zero. */
 static void edge_on(float tol, qn_vec2 rr, qn_vec2 rl, float *fra, float *frb, float *fla,
@@ -664,6 +663,7 @@ static void edge_on(float tol, qn_vec2 rr, qn_vec2 rl, float *fra, float *frb, f
     if (*fla * *fla <= tl2 && *flb * *flb <= tl2) *fla = *flb = 0.0f;
 }
 
+/* Successors of node n through sub-edge se of its quad. */
 static void through_sub_edge(xsearch *S, const xnode *n, const bend *br, const bend *bl,
                              const sub_edge *se) {
     if (n->on) {
@@ -819,7 +819,7 @@ static void mark_walls(xsearch *S) {
     }
     S->any_dyn = false;
     for (uint32_t v = 0; v < S->nv; v++) {
-        if (S->dyn[v] && !(b->vkind[v] & QN__VK_CORNER) && !(S->vang[v] > 3.14159265f + 1e-3f))
+        if (S->dyn[v] && !(b->vkind[v] & QN__VK_CORNER) && !(S->vang[v] > QN__CORNER_OPEN))
             S->dyn[v] = 0;
         S->any_dyn |= S->dyn[v] != 0;
     }

@@ -151,7 +151,7 @@ static void mark_corners(const qn_mesh *m, qn__boundary *b, float *open) {
         }
     }
     for (uint32_t v = 0; v < b->nv; v++)
-        if ((b->vkind[v] & QN__VK_WALL) && open[v] > PI_F + 1e-3f) b->vkind[v] |= QN__VK_CORNER;
+        if ((b->vkind[v] & QN__VK_WALL) && open[v] > QN__CORNER_OPEN) b->vkind[v] |= QN__VK_CORNER;
 }
 
 /* The fixed arrays' bytes for nb sub-edges and nv vertex ids. */

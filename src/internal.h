@@ -641,9 +641,11 @@ typedef struct qn__spm {
     uint8_t *open;
     uint32_t nb;
     /* Corners the mesh's state adds (ends of portals closed for the radius
-    ** or by a blocked quad), nxc of them, by quad: xq[i] is the open quad
-    ** whose boundary has corner xc[i] (increasing), with the sum of the unit
-    ** directions of the walls leaving it (toward the obstacle). */
+    ** or by a blocked quad; for a hierarchical local field also the parent
+    ** mesh's corners on its quads, hier.c), nxc of them, by quad: xq[i] is
+    ** the open quad whose boundary has corner xc[i] (increasing), with the
+    ** sum of the unit directions of the walls leaving it (toward the
+    ** obstacle). */
     uint32_t nxc;
     uint32_t *xq;
     qn__xcorner *xc;

@@ -1113,9 +1113,9 @@ static qn_status local_seeds(const qn_hfield *f, uint32_t s, hloc *l, qn_vec2 **
 ** that corner. False when out of memory. */
 static bool parent_corners(const qn_hfield *f, uint32_t s, hloc *l) {
     qn__spm *sp = l->field->spm;
+    if (!sp || !(f->radius > 0.0f)) return true; /* a point agent grazes nothing */
     const qn_hier *h = f->h;
     const qn__boundary *pb = qn__mesh_boundary(h->mesh, NULL);
-    if (!sp || !(f->radius > 0.0f)) return true; /* a point agent grazes nothing */
     if (!pb) return false;
     uint32_t first = h->sq_start[s], add = 0;
     for (uint32_t k = 0; k < l->nq; k++) {

@@ -359,17 +359,6 @@ static qn_vec2 round_corner(const qn_field *f, const qn__sroot *r, qn_vec2 p, fl
     return turn(u, -side * (rad / len));
 }
 
-/* A corner of the unit's quad that the way toward dir passes closer than
-** the agent's radius: the radius-0 map goes straight past it (or switched
-** roots just before it), but an agent with a body must round it first.
-** Two kinds: roots of the quad's entries whose own way out runs along dir
-** (their obstacle side is then known), and the quad's own obstacle corners
-** that the way merely grazes (a shortest path that runs along a wall line
-** touches them without bending). A grazed corner is passed with its
-** obstacle (the walls' directions summed at the corner) on the side where
-** it lies; when the obstacle lies straight ahead, on the side the way
-** passes the corner now. Skips the root being steered at (`root`). Fills
-** *out with the corner to round and returns true, or returns false. */
 /* corner_in_way's test of an obstacle corner c (w: the sum of the unit
 ** directions of the walls leaving it) that the way may graze: true, with
 ** *best and *out updated, when it lies ahead nearer than *best and the way
@@ -393,6 +382,17 @@ static bool grazed(qn_vec2 c, qn_vec2 w, qn_vec2 p, qn_vec2 dir, float rad, floa
     return true;
 }
 
+/* A corner of the unit's quad that the way toward dir passes closer than
+** the agent's radius: the radius-0 map goes straight past it (or switched
+** roots just before it), but an agent with a body must round it first.
+** Two kinds: roots of the quad's entries whose own way out runs along dir
+** (their obstacle side is then known; the unit rounds them toward its own
+** way), and obstacle corners that the way merely grazes (a shortest path
+** that runs along a wall line touches them without bending): the quad's
+** own, and those the instance lists for it (blocked quads' corners; for a
+** hierarchical local field, the parent mesh's too), tested by grazed().
+** Skips the root being steered at (`root`). Fills *out with the corner to
+** round and returns true, or returns false. */
 static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float reach,
                           qn_vec2 root, qn__sroot *out) {
     const qn__spm *s = f->spm;

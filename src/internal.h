@@ -769,6 +769,11 @@ static inline float qn__goal_g0(const qn_field *f, uint32_t gi) {
 /* Builds (or rebuilds) f's exact instance (interval.c); frees one (quads: the mesh's quad count). */
 qn_status qn__spm_build(qn_field *f, qn_error *err);
 void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads);
+/* Adds n corners to instance s's list of extra corners (q[i], increasing:
+** the quad whose boundary has corner c[i]), merged by quad, and flags their
+** quads; a is the field's allocator. False when out of memory (s as it was). */
+bool qn__spm_add_corners(const qn_allocator *a, qn__spm *s, const uint32_t *q,
+                         const qn__xcorner *c, uint32_t n);
 /* The root an exact instance steers a unit at p in quad q toward, and the
 ** exact cost from p in *cost, its entry in *entry and p's distance to the
 ** root in *dist (either may be NULL); NULL when none serves p (sample.c). */

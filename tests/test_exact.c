@@ -43,6 +43,15 @@ static void random_rects(tm_mesh *t, uint64_t *s, int w, int h, int depth, int m
     for (uint32_t q = 0; q < t->n; q++) t->blocked[q] = (tm_rand(s) % block_one_in) == 0;
 }
 
+/* random_rects, and a random quad left open for the goal: its index. */
+static uint32_t random_rects_goal(tm_mesh *t, uint64_t *s, int w, int h, int depth, int max_rects,
+                                  uint32_t block_one_in) {
+    random_rects(t, s, w, h, depth, max_rects, block_one_in);
+    uint32_t gq = tm_rand(s) % t->n;
+    t->blocked[gq] = 0;
+    return gq;
+}
+
 /* ---- the brute-force oracle --------------------------------------------------
 ** Free space is the union of the open rectangles, edges included (a path
 ** may touch walls). A segment is free when the rectangles' closed parts of
@@ -188,9 +197,7 @@ typedef struct scene {
 static scene scene_make(tm_mesh *t, uint64_t *s, int w, int h, int depth, int max_rects,
                         uint32_t block_one_in) {
     scene sc;
-    random_rects(t, s, w, h, depth, max_rects, block_one_in);
-    sc.gq = tm_rand(s) % t->n;
-    t->blocked[sc.gq] = 0;
+    sc.gq = random_rects_goal(t, s, w, h, depth, max_rects, block_one_in);
     sc.m = make_mesh(t);
     sc.goal = random_point_in(t, sc.gq, s);
     sc.f = NULL;
@@ -310,9 +317,7 @@ static void test_turned_meshes(void **state) {
     uint64_t s = 5;
     int checked = 0;
     for (int i = 0; i < 60; i++) {
-        random_rects(&t, &s, 30, 30, 8, 300, 9);
-        uint32_t gq = tm_rand(&s) % t.n;
-        t.blocked[gq] = 0;
+        uint32_t gq = random_rects_goal(&t, &s, 30, 30, 8, 300, 9);
         float th = (float)(tm_rand(&s) % 6283) / 1000.0f, c = cosf(th), sn = sinf(th);
         u = t;
         for (uint32_t v = 0; v < 4 * t.n; v++) {
@@ -522,9 +527,7 @@ static void test_walk_blocked_corners(void **state) {
     uint64_t s = 1;
     int walks = 0;
     for (int i = 0; i < 40; i++) {
-        random_rects(&t, &s, 30, 30, 8, 300, 9);
-        uint32_t gq = tm_rand(&s) % t.n;
-        t.blocked[gq] = 0;
+        uint32_t gq = random_rects_goal(&t, &s, 30, 30, 8, 300, 9);
         qn_mesh *m = make_mesh(&t);
         qn_vec2 goal = random_point_in(&t, gq, &s);
         bool clear = false; /* a goal the widest unit can stand on */

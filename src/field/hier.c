@@ -1117,36 +1117,24 @@ static bool parent_corners(const qn_hfield *f, uint32_t s, hloc *l) {
     const qn_hier *h = f->h;
     const qn__boundary *pb = qn__mesh_boundary(h->mesh, NULL);
     if (!pb) return false;
-    uint32_t first = h->sq_start[s], add = 0;
+    uint32_t first = h->sq_start[s], n = 0;
     for (uint32_t k = 0; k < l->nq; k++) {
         uint32_t q = h->sq_list[first + k];
-        if (l->loc[k] != QN_NONE) add += pb->cstart[q + 1] - pb->cstart[q];
+        if (l->loc[k] != QN_NONE) n += pb->cstart[q + 1] - pb->cstart[q];
     }
-    if (!add) return true;
-    uint32_t n = sp->nxc + add, i = 0, o = 0;
-    uint32_t *xq = qn__alloc(&l->field->alloc, (size_t)n * sizeof(uint32_t));
-    qn__xcorner *xc = qn__alloc(&l->field->alloc, (size_t)n * sizeof(qn__xcorner));
-    if (!xq || !xc) {
-        qn__free(&l->field->alloc, xq, (size_t)n * sizeof(uint32_t));
-        qn__free(&l->field->alloc, xc, (size_t)n * sizeof(qn__xcorner));
-        return false;
+    if (!n) return true;
+    uint32_t *lq = qn__alloc(&f->alloc, (size_t)n * sizeof(uint32_t)), i = 0;
+    qn__xcorner *c = qn__alloc(&f->alloc, (size_t)n * sizeof(qn__xcorner));
+    for (uint32_t k = 0; lq && c && k < l->nq; k++) { /* local quads in increasing order */
+        uint32_t q = h->sq_list[first + k];
+        if (l->loc[k] == QN_NONE) continue;
+        for (uint32_t j = pb->cstart[q]; j < pb->cstart[q + 1]; j++, i++)
+            lq[i] = l->loc[k], c[i] = (qn__xcorner){pb->corner[j].at, pb->vwall[pb->corner[j].vid]};
     }
-    for (uint32_t k = 0; k < l->nq; k++) { /* local quads in order, as the list */
-        uint32_t lq = l->loc[k], q = h->sq_list[first + k];
-        if (lq == QN_NONE) continue;
-        for (; o < sp->nxc && sp->xq[o] <= lq; o++) xq[i] = sp->xq[o], xc[i++] = sp->xc[o];
-        for (uint32_t j = pb->cstart[q]; j < pb->cstart[q + 1]; j++, i++) {
-            xq[i] = lq;
-            xc[i] = (qn__xcorner){pb->corner[j].at, pb->vwall[pb->corner[j].vid]};
-            sp->qstart[lq] |= QN__SPM_QXCORNERS;
-        }
-    }
-    for (; o < sp->nxc; o++) xq[i] = sp->xq[o], xc[i++] = sp->xc[o];
-    qn__free(&l->field->alloc, sp->xq, (size_t)sp->nxc * sizeof(uint32_t));
-    qn__free(&l->field->alloc, sp->xc, (size_t)sp->nxc * sizeof(qn__xcorner));
-    sp->bytes += (size_t)add * (sizeof(uint32_t) + sizeof(qn__xcorner));
-    sp->xq = xq, sp->xc = xc, sp->nxc = n;
-    return true;
+    bool ok = lq && c && qn__spm_add_corners(&l->field->alloc, sp, lq, c, n);
+    qn__free(&f->alloc, lq, (size_t)n * sizeof(uint32_t));
+    qn__free(&f->alloc, c, (size_t)n * sizeof(qn__xcorner));
+    return ok;
 }
 
 /* Builds sector s's local field (NULL on OOM; &f->sh->none when no way leaves). */

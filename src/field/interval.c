@@ -1041,39 +1041,61 @@ static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     return inside ? 0.0f : best;
 }
 
+bool qn__spm_add_corners(const qn_allocator *a, qn__spm *s, const uint32_t *q,
+                         const qn__xcorner *c, uint32_t n) {
+    if (!n) return true;
+    uint32_t total = s->nxc + n, i = 0, o = 0, k = 0;
+    uint32_t *xq = qn__alloc(a, (size_t)total * sizeof(uint32_t));
+    qn__xcorner *xc = qn__alloc(a, (size_t)total * sizeof(qn__xcorner));
+    if (!xq || !xc) {
+        qn__free(a, xq, (size_t)total * sizeof(uint32_t));
+        qn__free(a, xc, (size_t)total * sizeof(qn__xcorner));
+        return false;
+    }
+    while (o < s->nxc || k < n) { /* the two lists, merged by quad */
+        bool old = k == n || (o < s->nxc && s->xq[o] <= q[k]);
+        xq[i] = old ? s->xq[o] : q[k];
+        xc[i++] = old ? s->xc[o++] : c[k++];
+        s->qstart[xq[i - 1]] |= QN__SPM_QXCORNERS;
+    }
+    qn__free(a, s->xq, (size_t)s->nxc * sizeof(uint32_t));
+    qn__free(a, s->xc, (size_t)s->nxc * sizeof(qn__xcorner));
+    s->bytes += (size_t)n * (sizeof(uint32_t) + sizeof(qn__xcorner));
+    s->xq = xq, s->xc = xc, s->nxc = total;
+    return true;
+}
+
 /* The corners the mesh's state adds for this search (mark_walls's dyn:
 ** ends of portals closed for the radius or by a blocked quad, where the
-** mesh itself has no corner, that stick out into the open quads), listed
-** per open quad whose boundary has them, with the walls' direction sum
-** there (wsum); false when out of memory. */
+** mesh itself has no corner, that stick out into the open quads), added to
+** instance s's list with the walls' direction sum there (wsum); false when
+** out of memory. */
 static bool state_corners(const xsearch *S, qn__spm *s) {
     const qn__boundary *b = S->b;
     const qn_mesh *m = S->m;
     if (!S->any_dyn) return true;
-    uint32_t n = 0;
+    uint32_t n = 0, *q = NULL;
+    qn__xcorner *c = NULL;
     for (int pass = 0; pass < 2; pass++) {
         n = 0;
-        for (uint32_t q = 0; q < m->quad_count; q++) {
-            if (m->blocked[q]) continue;
-            for (uint32_t i = b->bstart[q]; i < b->bstart[q + 1]; i++) {
+        for (uint32_t qq = 0; qq < m->quad_count; qq++) {
+            if (m->blocked[qq]) continue;
+            for (uint32_t i = b->bstart[qq]; i < b->bstart[qq + 1]; i++) {
                 uint32_t v = b->bvid[i];
                 if (!S->dyn[v] || (b->vkind[v] & QN__VK_CORNER)) continue;
-                if (pass) {
-                    s->xq[n] = q;
-                    s->xc[n] = (qn__xcorner){b->bv[i], S->wsum[v]};
-                    s->qstart[q] |= QN__SPM_QXCORNERS;
-                }
+                if (pass) q[n] = qq, c[n] = (qn__xcorner){b->bv[i], S->wsum[v]};
                 n++;
             }
         }
         if (pass || !n) break;
-        s->xq = qn__alloc(&S->f->alloc, (size_t)n * sizeof(uint32_t));
-        s->xc = qn__alloc(&S->f->alloc, (size_t)n * sizeof(qn__xcorner));
-        s->nxc = n; /* freed with s even when one of the two failed */
-        if (!s->xq || !s->xc) return false;
-        s->bytes += (size_t)n * (sizeof(uint32_t) + sizeof(qn__xcorner));
+        q = qn__alloc(&S->alloc, (size_t)n * sizeof(uint32_t));
+        c = qn__alloc(&S->alloc, (size_t)n * sizeof(qn__xcorner));
+        if (!q || !c) break;
     }
-    return true;
+    bool ok = (q && c) || !n ? qn__spm_add_corners(&S->f->alloc, s, q, c, n) : false;
+    qn__free(&S->alloc, q, (size_t)n * sizeof(uint32_t));
+    qn__free(&S->alloc, c, (size_t)n * sizeof(qn__xcorner));
+    return ok;
 }
 
 static qn_status finish(xsearch *S, qn__spm **out) {

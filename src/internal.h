@@ -768,6 +768,11 @@ static inline float qn__goal_g0(const qn_field *f, uint32_t gi) {
 
 /* Builds (or rebuilds) f's exact instance (interval.c); frees one (quads: the mesh's quad count). */
 qn_status qn__spm_build(qn_field *f, qn_error *err);
+/* Builds on meshes of at least this many quads give the pieces of finished
+** portals back as they go (interval.c, close_portals): less memory on big
+** meshes, a little more time. 1 << 17 unless a test lowers it (to cover
+** closing on small meshes); set it before any build, never during one. */
+extern uint32_t qn__spm_shut_min_quads;
 void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads);
 /* Adds n corners to instance s's list of extra corners (q[i], increasing:
 ** the quad whose boundary has corner c[i]), merged by quad, and flags their

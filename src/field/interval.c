@@ -36,6 +36,10 @@
 #define ON_BIT QN__SPM_ON
 #define MAX_SPANS 8u
 #define MAX_PEND 8u
+#define SHUT_QUEUED 1u
+#define SHUT_DONE 2u
+/* close_portals closes only a portal whose pieces are this few */
+#define SHUT_MAX_PIECES 32u
 
 /* ---- the search's types ------------------------------------------------ */
 
@@ -89,6 +93,11 @@ struct qn__isearch {
     uint32_t *hpos; /* per node slot: where it sits in the heap while open */
     qn__heap q;
     piece *pieces;
+    /* The entries (one-to-all): found in blocks of 1 << eshift, eblk[i]
+    ** the i-th (nblk of them, room for bcap), freed block by block as
+    ** sort_entries moves them into ents, sorted (ecap of them). */
+    xentry **eblk;
+    uint32_t nblk, bcap, eshift;
     xentry *ents;
     uint32_t nn, ncap, hcap, poscap, npc, pcap, ne, ecap;
     /* fixed scratch */
@@ -113,6 +122,15 @@ struct qn__isearch {
     ** the heap until its expansion ends (run) */
     uint32_t pend[MAX_PEND], npend;
     uint32_t nfree; /* one-to-all: a free node slot (chained by parent) */
+    /* One-to-all: portals whose envelope is final give their pieces back
+    ** (close_portals). Per portal, whether it is queued to close
+    ** (SHUT_QUEUED) or closed (SHUT_DONE); the queue, keyed by an upper
+    ** bound on the portal's envelope as last seen; free piece slots,
+    ** chained by next. */
+    uint8_t *pshut;
+    qn__hent *cheap;
+    uint32_t chcap, pfree;
+    qn__heap cq;
     uint32_t ngoal;   /* seed points (goal points, or a path's start) */
     uint64_t wver;    /* mesh version and radius the walls were marked for */
     float wrad;
@@ -175,8 +193,37 @@ static uint32_t pop_key(xsearch *S) { return qn__heap_pop(&S->q); }
 
 static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 L, qn_vec2 R) {
     if (!S->f) return; /* a path keeps no map */
-    if (S->ne == S->ecap && !grow(S, (void **)&S->ents, &S->ecap, sizeof(xentry))) return;
-    S->ents[S->ne++] = (xentry){quad, rid, L, R};
+    uint32_t b = S->ne >> S->eshift, i = S->ne & ((1u << S->eshift) - 1u);
+    if (i == 0) { /* a new block */
+        if (b == UINT32_MAX >> S->eshift) {
+            S->st = QN_E_LIMIT;
+            return;
+        }
+        if (b == S->bcap && !grow(S, (void **)&S->eblk, &S->bcap, sizeof(xentry *))) return;
+        S->eblk[b] = qn__alloc(&S->alloc, sizeof(xentry) << S->eshift);
+        if (!S->eblk[b]) {
+            S->st = QN_E_NOMEM;
+            return;
+        }
+        S->nblk = b + 1;
+    }
+    S->eblk[b][i] = (xentry){quad, rid, L, R};
+    S->ne++;
+}
+
+/* Entries in block b (the last may be part full). */
+static uint32_t block_count(const xsearch *S, uint32_t b) {
+    uint32_t full = 1u << S->eshift, before = b << S->eshift;
+    return S->ne - before < full ? S->ne - before : full;
+}
+
+/* Frees the entry blocks left (all of them, unless sort_entries ran). */
+static void free_blocks(xsearch *S) {
+    for (uint32_t b = 0; b < S->nblk; b++)
+        qn__free(&S->alloc, S->eblk[b], sizeof(xentry) << S->eshift);
+    qn__free(&S->alloc, S->eblk, (size_t)S->bcap * sizeof(xentry *));
+    S->eblk = NULL;
+    S->nblk = S->bcap = 0;
 }
 
 /* ---- geometry ------------------------------------------------------------------ */
@@ -325,14 +372,94 @@ static uint32_t envelope_cut(const xsearch *S, uint32_t e, uint32_t self, qn_vec
     return cnt;
 }
 
+/* The larger of piece pc's values at the ends of its span (its largest:
+** a distance is convex along the portal), rounded up by a few parts in a
+** million. */
+static float piece_top(const piece *pc) {
+    float d0 = pc->t0 - pc->a, d1 = pc->t1 - pc->a, d = fabsf(d0) > fabsf(d1) ? d0 : d1;
+    return (sqrtf(d * d + pc->h * pc->h) + pc->g) * (1.0f + 4e-6f);
+}
+
+/* One-to-all: queues portal e to close (close_portals) at key `top`. */
+static void queue_shut(xsearch *S, uint32_t e, float top) {
+    if (S->cq.n == S->chcap && !grow(S, (void **)&S->cheap, &S->chcap, sizeof(qn__hent))) return;
+    S->cq.a = S->cheap;
+    qn__heap_push(&S->cq, e, top);
+    S->pshut[e] = SHUT_QUEUED;
+}
+
 static uint32_t add_piece_record(xsearch *S, uint32_t e, qn_vec2 r, uint32_t rid, float g,
                                  float t0, float t1) {
-    if (S->npc == S->pcap && !grow(S, (void **)&S->pieces, &S->pcap, sizeof(piece))) return QN_NONE;
-    uint32_t i = S->npc++;
+    uint32_t i = S->pfree;
+    if (i != QN_NONE) S->pfree = S->pieces[i].next;
+    else if (S->npc == S->pcap && !grow(S, (void **)&S->pieces, &S->pcap, sizeof(piece)))
+        return QN_NONE;
+    else i = S->npc++;
     froot fr = in_frame(xseg(S, e), r, g);
     S->pieces[i] = (piece){(float)fr.a, (float)fr.h, g, t0, t1, S->head[e], rid, QN_NONE};
     S->head[e] = i;
+    if (S->pshut && !S->pshut[e]) queue_shut(S, e, piece_top(&S->pieces[i]));
     return i;
+}
+
+/* One-to-all: do portal e's pieces cover all of it? Only for a short list
+** (else false). With *top, the largest value a piece gives at an end of its
+** span, an upper bound on the portal's envelope where they cover it (every
+** piece is beaten only where another covers), and in *open whether an open
+** state carries one of them. */
+static bool portal_covered(const xsearch *S, uint32_t e, float *top, bool *open) {
+    span sp[SHUT_MAX_PIECES];
+    uint32_t n = 0;
+    *top = -INFINITY;
+    *open = false;
+    for (uint32_t w = S->head[e]; w != QN_NONE; w = S->pieces[w].next) {
+        const piece *pc = &S->pieces[w];
+        if (n == SHUT_MAX_PIECES) return false;
+        float t = piece_top(pc);
+        *top = t > *top ? t : *top;
+        *open |= pc->node != QN_NONE;
+        span x = {pc->t0, pc->t1};
+        uint32_t j = n++;
+        for (; j > 0 && sp[j - 1].a > x.a; j--) sp[j] = sp[j - 1];
+        sp[j] = x;
+    }
+    if (n == 0 || sp[0].a > S->tol) return false;
+    float end = sp[0].b;
+    for (uint32_t j = 1; j < n; j++) {
+        if (sp[j].a > end) return false;
+        if (sp[j].b > end) end = sp[j].b;
+    }
+    return end >= xseg(S, e)->width - S->tol;
+}
+
+/* One-to-all, before a state of key k is expanded: every piece made from
+** now on gives at least k on its portal (distances only grow along a
+** path), so a portal covered by pieces that give at most some bound,
+** below k by more than the cut's tie tolerance and rounding, will take no
+** new piece. Such portals close: their pieces go back to the pool, and a
+** later piece there is dropped at once (push_spans). A portal is queued
+** with its first piece's largest value; when it comes up, one not yet
+** covered waits for its next piece (which queues it again), one whose
+** bound has risen goes back in the queue with it. */
+static void close_portals(xsearch *S, float k) {
+    float below = k - (S->tol + 4e-6f * k);
+    while (S->cq.n && S->cq.a[0].key < below) {
+        uint32_t e = qn__heap_pop(&S->cq);
+        S->pshut[e] = 0;
+        float top;
+        bool open;
+        if (!portal_covered(S, e, &top, &open)) continue;
+        if (!(top < below) || open) { /* (open only with top >= k) */
+            queue_shut(S, e, top > k ? top : k);
+            continue;
+        }
+        uint32_t w = S->head[e];
+        while (S->pieces[w].next != QN_NONE) w = S->pieces[w].next;
+        S->pieces[w].next = S->pfree;
+        S->pfree = S->head[e];
+        S->head[e] = QN_NONE;
+        S->pshut[e] = SHUT_DONE;
+    }
 }
 
 /* ---- roots ------------------------------------------------------------------------ */
@@ -354,6 +481,26 @@ static void root_record(xsearch *S, uint32_t rid, float g, uint32_t par, qn_vec2
 /* No cheaper path to root rid than g (within rounding)? */
 static bool root_ok(const xsearch *S, uint32_t rid, float g) {
     return !(g > S->rg[rid] * (1.0f + 1e-6f) + S->tol);
+}
+
+/* Distance from p to convex quad q (0 inside). */
+static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    qn_vec2 c_at[4];
+    const qn_vec2 *c = qn__corners(m, q, c_at);
+    if (!m->planes) { /* a rectangle (qn__axis_rect): c[0] and c[2] span it */
+        float dx = c[0].x - p.x > 0.0f ? c[0].x - p.x : (p.x - c[2].x > 0.0f ? p.x - c[2].x : 0.0f);
+        float dy = c[0].y - p.y > 0.0f ? c[0].y - p.y : (p.y - c[2].y > 0.0f ? p.y - c[2].y : 0.0f);
+        return sqrtf(dx * dx + dy * dy);
+    }
+    bool inside = true;
+    float best = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        qn_vec2 a = c[i], b = c[(i + 1) & 3];
+        if (qn__cross(qn__sub(b, a), qn__sub(p, a)) < 0.0f) inside = false;
+        float d = qn__point_segment_dist(p, a, b);
+        best = d < best ? d : best;
+    }
+    return inside ? 0.0f : best;
 }
 
 /* ---- states ------------------------------------------------------------------------- */
@@ -557,6 +704,7 @@ static void widen(xsearch *S, uint32_t w, uint32_t e, bool up, float t0, float t
 ** portal e into quad nq, cut to where it beats the portal's pieces. */
 static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e, uint32_t nq,
                        qn_vec2 x0, qn_vec2 x1, bool on, int side) {
+    if (S->pshut && S->pshut[e] == SHUT_DONE) return; /* no new piece beats it */
     const qn__pgeo *pt = xseg(S, e);
     float ta = along(pt, x0), tb = along(pt, x1);
     bool up = ta <= tb; /* x0 (the R end) lies at the lower t */
@@ -576,8 +724,14 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
         qn_vec2 pa = on ? x0 : on_portal(pt, up ? sp[i].a : sp[i].b);
         qn_vec2 pb = on ? x1 : on_portal(pt, up ? sp[i].b : sp[i].a);
         uint32_t pc = add_piece_record(S, e, rt, rid, g, sp[i].a, sp[i].b);
-        /* (toward a target the key is worked out later: target_key) */
-        float f = S->target ? 0.0f : g + qn__point_segment_dist(rt, pa, pb);
+        /* The least length a path through the state can give: from a root
+        ** that sees all of the quad, its distance to the quad (which can be
+        ** less than to the interval: successors are then never keyed below
+        ** their state, as close_portals needs; without it, the two give the
+        ** same maps). Toward a target the key is worked out later
+        ** (target_key). */
+        float f = S->target ? 0.0f
+                : g + (on && S->pshut ? quad_distance(m, nq, rt) : qn__point_segment_dist(rt, pa, pb));
         xnode nd = {rt, pb, pa, g, rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
         push_node(S, &nd, f);
     }
@@ -835,6 +989,7 @@ static void mark_walls(xsearch *S) {
 ** adds work, and the goal state is still taken from the heap in key order. */
 static void run(xsearch *S) {
     while (S->st == QN_OK && S->q.n > 0) {
+        if (S->pshut) close_portals(S, S->q.a[0].key);
         uint32_t i = pop_key(S);
         for (;;) {
             xnode n = S->nodes[i];
@@ -862,6 +1017,12 @@ static void run(xsearch *S) {
     }
 }
 
+/* Portals close on meshes of this many quads or more: there the pieces of
+** a one-to-all search would take tens of megabytes (about 11 pieces of 32
+** bytes per quad on game maps), and closing them costs a tenth to a fifth
+** of the build's time (a queue of portals, a look at each list). */
+uint32_t qn__spm_shut_min_quads = 1u << 17;
+
 /* ---- the instance -------------------------------------------------------------- */
 
 static int cmp_entry(const void *x, const void *y) {
@@ -888,6 +1049,15 @@ static bool redundant(const xentry *e, uint32_t i, uint32_t first) {
     return false;
 }
 
+/* Quad of entry e, read as bytes: finish writes the sampler's entries over
+** the search's, and this read must not move past those writes. */
+static uint32_t entry_quad(const xentry *e) {
+    uint32_t q;
+    memcpy(&q, &e->quad, sizeof q);
+    return q;
+}
+
+/* The instance minus its entries (finish makes those). */
 static qn_status spm_alloc(const qn_field *f, uint32_t nents, uint32_t nroots, uint32_t nb,
                            qn__spm **out) {
     const qn_mesh *m = f->mesh;
@@ -898,15 +1068,14 @@ static qn_status spm_alloc(const qn_field *f, uint32_t nents, uint32_t nroots, u
     s->nb = nb;
     s->open = qn__calloc(&f->alloc, (size_t)nb / 8 + 1, 1);
     s->qstart = qn__alloc(&f->alloc, ((size_t)m->quad_count + 1) * sizeof(uint32_t));
-    s->ents = qn__alloc(&f->alloc, ((size_t)nents + 1) * sizeof(qn__sent));
     s->rcap = nroots;
     s->roots = qn__alloc(&f->alloc, ((size_t)nroots + 1) * sizeof(qn__sroot));
     s->bytes = sizeof *s + ((size_t)m->quad_count + 1) * sizeof(uint32_t) +
                ((size_t)nents + 1) * sizeof(qn__sent) + ((size_t)nroots + 1) * sizeof(qn__sroot) +
                (size_t)nb / 8 + 1;
     *out = s;
-    if (!s->qstart || !s->ents || !s->roots || !s->open) return QN_E_NOMEM;
-    return QN_OK;
+    if (!s->qstart || !s->roots || !s->open) return QN_E_NOMEM;
+    return QN_OK; /* the entries come from finish */
 }
 
 void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads) {
@@ -938,11 +1107,12 @@ static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t 
     return map[rid] = s->nroots++;
 }
 
-/* Sorts the entries by quad: a counting sort into a second array (read
-** in order, each entry written once to its quad's place; following the
-** permutation in place instead took a cache miss or two per entry, a
-** quarter of a 4096 x 4096 map's build), each quad's few entries then by
-** insertion; false when out of memory. */
+/* Sorts the entries by quad into ents: a counting sort (read in order,
+** each entry written once to its quad's place; following the permutation
+** in place instead took a cache miss or two per entry, a quarter of a
+** 4096 x 4096 map's build), each block freed once moved, so the entries
+** take their room about once, not twice; each quad's few entries then by
+** insertion. False when out of memory. */
 static bool sort_entries(xsearch *S) {
     uint32_t nq = S->m->quad_count, ne = S->ne;
     uint32_t *start = qn__calloc(&S->alloc, (size_t)nq + 1, sizeof *start);
@@ -952,11 +1122,18 @@ static bool sort_entries(xsearch *S) {
         qn__free(&S->alloc, to, ((size_t)ne + 1) * sizeof *to);
         return false;
     }
-    const xentry *e = S->ents;
-    for (uint32_t i = 0; i < ne; i++) start[e[i].quad + 1]++;
+    for (uint32_t b = 0; b < S->nblk; b++) {
+        const xentry *e = S->eblk[b];
+        for (uint32_t i = 0, n = block_count(S, b); i < n; i++) start[e[i].quad + 1]++;
+    }
     for (uint32_t q = 0; q < nq; q++) start[q + 1] += start[q];
-    for (uint32_t i = 0; i < ne; i++) to[start[e[i].quad]++] = e[i];
-    qn__free(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry));
+    for (uint32_t b = 0; b < S->nblk; b++) {
+        const xentry *e = S->eblk[b];
+        for (uint32_t i = 0, n = block_count(S, b); i < n; i++) to[start[e[i].quad]++] = e[i];
+        qn__free(&S->alloc, S->eblk[b], sizeof(xentry) << S->eshift);
+        S->eblk[b] = NULL;
+    }
+    free_blocks(S);
     S->ents = to;
     S->ecap = ne + 1;
     for (uint32_t i = 1; i < ne; i++) {
@@ -1019,26 +1196,6 @@ static void dir16(qn_vec2 d, int16_t out[2]) {
 static bool spm_before(const qn__sent *a, const qn__sent *b) {
     bool ona = (a->root & ON_BIT) != 0, onb = (b->root & ON_BIT) != 0;
     return ona != onb ? onb : a->lb < b->lb;
-}
-
-/* Distance from p to convex quad q (0 inside). */
-static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
-    qn_vec2 c_at[4];
-    const qn_vec2 *c = qn__corners(m, q, c_at);
-    if (!m->planes) { /* a rectangle (qn__axis_rect): c[0] and c[2] span it */
-        float dx = c[0].x - p.x > 0.0f ? c[0].x - p.x : (p.x - c[2].x > 0.0f ? p.x - c[2].x : 0.0f);
-        float dy = c[0].y - p.y > 0.0f ? c[0].y - p.y : (p.y - c[2].y > 0.0f ? p.y - c[2].y : 0.0f);
-        return sqrtf(dx * dx + dy * dy);
-    }
-    bool inside = true;
-    float best = INFINITY;
-    for (int i = 0; i < 4; i++) {
-        qn_vec2 a = c[i], b = c[(i + 1) & 3];
-        if (qn__cross(qn__sub(b, a), qn__sub(p, a)) < 0.0f) inside = false;
-        float d = qn__point_segment_dist(p, a, b);
-        best = d < best ? d : best;
-    }
-    return inside ? 0.0f : best;
 }
 
 bool qn__spm_add_corners(const qn_allocator *a, qn__spm *s, const uint32_t *q,
@@ -1116,30 +1273,59 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     for (uint32_t i = 0; i < S->nr; i++) rmap[i] = QN_NONE;
     qn__spm *s = NULL;
     qn_status st = kept > QN__SPM_QMASK ? QN_E_LIMIT : spm_alloc(S->f, kept, S->nr, S->b->nb, &s);
+    xentry *tmp = NULL; /* one quad's entries */
+    uint32_t tcap = 0;
     if (st == QN_OK) {
         for (uint32_t i = 0; i < S->b->nb; i++) /* the walls as mark_walls made them */
             s->open[i >> 3] |= (uint8_t)((S->sopen[i] != 0) << (i & 7u));
         s->nroots = 0;
+        /* The sampler's entries are written over the search's, quad by quad:
+        ** one is smaller than an xentry, so a quad's, written from its
+        ** first index on, end before the next quad's xentries begin (its
+        ** own are copied out first, as bytes). The array then shrinks to
+        ** them, and the entries take their room once, not twice. */
+        qn__sent *o = (qn__sent *)(void *)S->ents;
         uint32_t q = 0;
-        for (uint32_t i = 0; i < kept; i++) {
-            const xentry *e = &S->ents[i];
-            while (q <= e->quad) s->qstart[q++] = i;
-            uint32_t r = keep_root(S, s, rmap, e->rid & ~ON_BIT);
-            qn_vec2 at = S->rpos[e->rid & ~ON_BIT];
-            qn__sent *o = &s->ents[i];
-            *o = (qn__sent){r, {0, 0}, {0, 0}, 0.0f};
-            if (e->rid & ON_BIT) {
-                o->root |= ON_BIT;
-                /* The obstacle's side at the root: the root's own (from
-                ** the walls there) when known, else the entry's. */
-                float side = s->roots[r].side != 0.0f ? s->roots[r].side : e->L.x;
-                o->dl[0] = (int16_t)(side > 0.0f ? 1 : (side < 0.0f ? -1 : 0));
-            } else {
-                dir16(unit(qn__sub(e->L, at)), o->dl);
-                dir16(unit(qn__sub(e->R, at)), o->dr);
+        for (uint32_t i = 0, n; i < kept && st == QN_OK; i += n) {
+            uint32_t qq = entry_quad(&S->ents[i]);
+            for (n = 1; i + n < kept && entry_quad(&S->ents[i + n]) == qq;) n++;
+            if (n > tcap) {
+                xentry *t = qn__realloc(&S->alloc, tmp, (size_t)tcap * sizeof *t, (size_t)n * sizeof *t);
+                if (!t) {
+                    st = QN_E_NOMEM;
+                    break;
+                }
+                tmp = t, tcap = n;
+            }
+            memcpy(tmp, &S->ents[i], (size_t)n * sizeof *tmp);
+            while (q <= qq) s->qstart[q++] = i;
+            for (uint32_t k = 0; k < n; k++) {
+                const xentry *e = &tmp[k];
+                uint32_t r = keep_root(S, s, rmap, e->rid & ~ON_BIT);
+                qn_vec2 at = S->rpos[e->rid & ~ON_BIT];
+                qn__sent x = {r, {0, 0}, {0, 0}, 0.0f};
+                if (e->rid & ON_BIT) {
+                    x.root |= ON_BIT;
+                    /* The obstacle's side at the root: the root's own (from
+                    ** the walls there) when known, else the entry's. */
+                    float side = s->roots[r].side != 0.0f ? s->roots[r].side : e->L.x;
+                    x.dl[0] = (int16_t)(side > 0.0f ? 1 : (side < 0.0f ? -1 : 0));
+                } else {
+                    dir16(unit(qn__sub(e->L, at)), x.dl);
+                    dir16(unit(qn__sub(e->R, at)), x.dr);
+                }
+                o[i + k] = x;
             }
         }
         while (q <= m->quad_count) s->qstart[q++] = kept;
+        qn__sent *ents = st != QN_OK ? NULL
+                       : qn__realloc(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry),
+                                     ((size_t)kept + 1) * sizeof(qn__sent));
+        if (ents) s->ents = ents, S->ents = NULL, S->ecap = 0;
+        else st = QN_E_NOMEM;
+    }
+    qn__free(&S->alloc, tmp, (size_t)tcap * sizeof *tmp);
+    if (st == QN_OK) {
         /* Each entry's least cost over the quad (its root's cost plus its
         ** distance to the quad, less a hair for points the containment test
         ** keeps just outside); each quad's entries in the sampler's order
@@ -1190,7 +1376,7 @@ static void search_reset(xsearch *S) {
     for (uint32_t i = 0; i < S->nr; i++) S->rg[i] = INFINITY, S->rpar[i] = QN_NONE;
     for (uint32_t i = 0; i < m->quad_count; i++) S->qvid[i] = QN_NONE, S->qg[i] = INFINITY;
     S->nn = S->q.n = S->npc = S->ne = 0;
-    S->cur = S->found = S->nfree = QN_NONE;
+    S->cur = S->found = S->nfree = S->pfree = QN_NONE;
     S->npend = 0;
     S->st = QN_OK;
 }
@@ -1229,6 +1415,10 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
 /* Frees the growing pools of states and pieces (the search's, not the
 ** entries) and marks them empty. */
 static void free_pools(xsearch *S) {
+    qn__free(&S->alloc, S->pshut, (size_t)S->m->portal_count + 1);
+    qn__free(&S->alloc, S->cheap, (size_t)S->chcap * sizeof(qn__hent));
+    S->pshut = NULL, S->cheap = NULL;
+    S->chcap = 0;
     qn__free(&S->alloc, S->nodes, (size_t)S->ncap * sizeof(xnode));
     qn__free(&S->alloc, S->heap, (size_t)S->hcap * sizeof(qn__hent));
     qn__free(&S->alloc, S->hpos, (size_t)S->poscap * sizeof(uint32_t));
@@ -1240,19 +1430,30 @@ static void free_pools(xsearch *S) {
 static void search_free(xsearch *S) {
     qn__free(&S->alloc, S->rpos, search_fixed_bytes(S));
     free_pools(S);
+    free_blocks(S);
     qn__free(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry));
 }
 
 qn_status qn__spm_build(qn_field *f, qn_error *err) {
     xsearch S;
     qn_status st = search_init(&S, f->mesh, &f->alloc, f->goal_count);
-    /* About four states, pieces and entries per quad on game maps. */
+    /* About four pieces and entries per quad on game maps; the open states,
+    ** and where portals close (close_portals) the pieces, are the wavefront. */
     uint32_t want = f->mesh->quad_count < (1u << 26) ? 4 * f->mesh->quad_count + 64 : (1u << 28);
+    bool shut = f->mesh->quad_count >= qn__spm_shut_min_quads;
     if (st == QN_OK && (!reserve(&S, (void **)&S.nodes, &S.ncap, sizeof(xnode), want / 16) ||
                         !reserve(&S, (void **)&S.heap, &S.hcap, sizeof(qn__hent), want / 16) ||
-                        !reserve(&S, (void **)&S.pieces, &S.pcap, sizeof(piece), want) ||
-                        !reserve(&S, (void **)&S.ents, &S.ecap, sizeof(xentry), want)))
+                        !reserve(&S, (void **)&S.pieces, &S.pcap, sizeof(piece), shut ? want / 16 : want)))
         st = QN_E_NOMEM;
+    /* Entry blocks: one for a small mesh; for a large one, 2 Mi entries
+    ** (48 MiB) each, a size that common allocators map from the system on
+    ** its own and give back when freed (sort_entries frees them in turn). */
+    for (S.eshift = 8; S.eshift < 21 && (1u << S.eshift) < want;) S.eshift++;
+    /* The portals' closing marks (close_portals), on large meshes. */
+    if (st == QN_OK && shut) {
+        S.pshut = qn__calloc(&S.alloc, (size_t)f->mesh->portal_count + 1, 1);
+        if (!S.pshut) st = QN_E_NOMEM;
+    }
     if (st == QN_OK) {
         S.f = f;
         S.radius = f->radius;

@@ -719,6 +719,11 @@ void qn__isearch_bounds(qn__isearch *S, const float *per_vertex, uint32_t k, con
                         uint32_t nsel, const float *lo, const float *hi, float slack);
 /* States the last qn__isearch_path generated. */
 uint32_t qn__isearch_states(const qn__isearch *S);
+/* Do radii r1 and r2 open the same portals of the workspace's mesh (the
+** same widths lie below twice each)? Then the walls marked for one, and
+** anything else that depends only on which portals are open, serve the
+** other. False when the sorted widths it keeps cannot be made. */
+bool qn__isearch_same_portals(qn__isearch *S, float r1, float r2);
 
 /* Landmarks (path/landmark.c): k points spread over the largest island,
 ** each with its exact distance to every boundary vertex (NAN where

@@ -819,6 +819,47 @@ static void test_many_queries_one_pathfinder(void **state) {
     print_message("one pathfinder, many queries: %d agree\n", checked);
 }
 
+/* One pathfinder serving units of several sizes in turn answers as a fresh
+** one does: its walls and corners are kept while the radius opens the
+** same portals, and marked again when it closes others (radii from 0 to
+** 1.2 on meshes whose portals are 1 to a few units wide). */
+static void test_radii_one_pathfinder(void **state) {
+    (void)state;
+    static tm_mesh t;
+    static qn_vec2 a[MAXPTS], b[MAXPTS];
+    const float radii[6] = {0.0f, 0.3f, 0.45f, 0.55f, 0.9f, 1.2f};
+    int checked = 0, reached[6] = {0};
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        uint64_t s = seed * 4099;
+        scene sc = scene_make(&t, &s, 16, 12, 5, 40, 6);
+        for (int k = 0; k < 120; k++) {
+            uint32_t q = tm_rand(&s) % t.n;
+            int ri = (int)(tm_rand(&s) % 6);
+            if (t.blocked[q]) continue;
+            qn_vec2 p = random_point_in(&t, q, &s);
+            qn_pathfinder *fresh = NULL;
+            assert_int_equal(qn_pathfinder_create(sc.m, NULL, &fresh, NULL), QN_OK);
+            uint32_t na = 0, nb = 0;
+            qn_status sa = qn_path_find(sc.pf, p, sc.goal, radii[ri], a, MAXPTS, &na, NULL);
+            qn_status sb = qn_path_find(fresh, p, sc.goal, radii[ri], b, MAXPTS, &nb, NULL);
+            qn_pathfinder_destroy(fresh);
+            double la = sa == QN_OK ? qn_path_length(a, na) : -1.0;
+            double lb = sb == QN_OK ? qn_path_length(b, nb) : -1.0;
+            if (sa != sb || fabs(la - lb) > 1e-4 * fmax(1.0, lb))
+                fail_msg("seed %u r %g p (%g,%g): reused pathfinder %s %g, fresh %s %g",
+                         (unsigned)seed, (double)radii[ri], (double)p.x, (double)p.y,
+                         qn_status_name(sa), la, qn_status_name(sb), lb);
+            reached[ri] += sa == QN_OK;
+            checked++;
+        }
+        scene_free(&sc);
+    }
+    assert_true(checked > 600);
+    for (int i = 0; i < 6; i++) assert_true(reached[i] > 10);
+    print_message("radii in turn: %d agree; reached at r 0 %d, r 1.2 %d\n", checked, reached[0],
+                  reached[5]);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_visibility_graph),
@@ -833,6 +874,7 @@ int main(void) {
         cmocka_unit_test(test_update_equals_rebuild),
         cmocka_unit_test(test_sample_ahead),
         cmocka_unit_test(test_many_queries_one_pathfinder),
+        cmocka_unit_test(test_radii_one_pathfinder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

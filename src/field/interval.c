@@ -134,6 +134,11 @@ struct qn__isearch {
     uint32_t ngoal;   /* seed points (goal points, or a path's start) */
     uint64_t wver;    /* mesh version and radius the walls were marked for */
     float wrad;
+    /* paths: every portal's width plus the mesh tolerance, sorted (nokey of
+    ** them, made on first need): radii between the same two of them close
+    ** the same portals (qn__isearch_same_portals) */
+    float *okey;
+    uint32_t nokey;
     /* paths: landmark lower bounds (qn__isearch_bounds), or nlm 0 */
     const float *lmv; /* per boundary vertex, lmk distances (NAN: unknown) */
     uint32_t lmk, nlm, lmsel[QN__MAX_LANDMARKS]; /* the nlm of them in use */
@@ -932,7 +937,11 @@ static void seed_point(xsearch *S, uint32_t i, qn_vec2 at, uint32_t q, float g0)
 static void mark_walls(xsearch *S) {
     const qn__boundary *b = S->b;
     const qn_mesh *m = S->m;
-    if (S->wver == m->version + 1 && S->wrad == S->radius) return; /* still right */
+    if (S->wver == m->version + 1 &&
+        (S->wrad == S->radius || (S->target && qn__isearch_same_portals(S, S->wrad, S->radius)))) {
+        S->wrad = S->radius; /* still right: the same portals are open */
+        return;
+    }
     S->wver = m->version + 1;
     S->wrad = S->radius;
     memset(S->dyn, 0, S->nv);
@@ -1516,6 +1525,7 @@ qn_status qn__isearch_create(const qn_mesh *m, const qn_allocator *a, uint32_t m
 void qn__isearch_destroy(qn__isearch *S) {
     if (!S) return;
     qn_allocator a = S->alloc;
+    qn__free(&a, S->okey, (size_t)S->nokey * sizeof(float));
     qn__free(&a, S->rtouch, (size_t)S->nr * sizeof(uint32_t));
     qn__free(&a, S->qtouch, ((size_t)S->m->quad_count + 1) * sizeof(uint32_t));
     search_free(S);
@@ -1528,7 +1538,40 @@ size_t qn__isearch_bytes(const qn__isearch *S) {
            (size_t)S->ncap * sizeof(xnode) + (size_t)S->hcap * sizeof(qn__hent) +
            (size_t)S->poscap * sizeof(uint32_t) +
            (size_t)S->pcap * sizeof(piece) +
-           ((size_t)S->nr + S->m->quad_count + 1) * sizeof(uint32_t);
+           ((size_t)S->nr + S->m->quad_count + 1) * sizeof(uint32_t) +
+           (size_t)S->nokey * sizeof(float);
+}
+
+static int cmp_float(const void *x, const void *y) {
+    float a = *(const float *)x, b = *(const float *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* How many portals a radius closes by their width (qn__portal_open), from
+** the sorted keys: those whose key is below twice the radius. */
+static uint32_t closed_by_width(const xsearch *S, float radius) {
+    if (radius <= 0.0f) return 0;
+    uint32_t lo = 0, hi = S->nokey;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (S->okey[mid] < 2.0f * radius) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+bool qn__isearch_same_portals(qn__isearch *S, float r1, float r2) {
+    const qn_mesh *m = S->m;
+    if (r1 == r2) return true;
+    if (!S->okey && m->portal_count) {
+        float *k = qn__alloc(&S->alloc, (size_t)m->portal_count * sizeof(float));
+        if (!k) return false; /* then the walls are marked again */
+        for (uint32_t e = 0; e < m->portal_count; e++) k[e] = qn__portal_width(m, e) + m->eps;
+        qsort(k, m->portal_count, sizeof *k, cmp_float);
+        S->okey = k;
+        S->nokey = m->portal_count;
+    }
+    return closed_by_width(S, r1) == closed_by_width(S, r2);
 }
 
 void qn__isearch_bounds(qn__isearch *S, const float *per_vertex, uint32_t k, const uint32_t *sel,

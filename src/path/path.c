@@ -271,9 +271,13 @@ static uint32_t quad_corners(const qn_pathfinder *pf, uint32_t q, float radius) 
     return bits;
 }
 
-/* Forgets cached corners when the mesh or the radius changed. */
+/* Forgets cached corners when the mesh changed, or the radius changed
+** which portals are open (a corner depends only on those). */
 static void corner_cache_for(qn_pathfinder *pf, float radius) {
-    if (pf->cver == pf->mesh->version && pf->crad == radius) return;
+    if (pf->cver == pf->mesh->version && qn__isearch_same_portals(pf->is, pf->crad, radius)) {
+        pf->crad = radius;
+        return;
+    }
     memset(pf->vcorner, 0, pf->nb);
     memset(pf->qcorners, 0, (size_t)pf->nq * sizeof *pf->qcorners);
     pf->cver = pf->mesh->version;

@@ -441,20 +441,23 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     for (uint32_t j = b->cstart[q], jend = b->cstart[q + 1]; j < jend; j += 4) {
         uint32_t n4 = jend - j < 4 ? jend - j : 4, bits = (1u << n4) - 1u;
 #if QN__HAVE_SSE2
-        if (n4 == 4) {
+        {
             /* Four corners at a time: a mask, without branching, of those
             ** ahead within best and nearer the way than the radius (the
             ** first test below, on the same products; the few that pass
-            ** take it again, with best as it is then). */
+            ** take it again, with best as it is then). A last group of
+            ** fewer than four repeats its last corner in the lanes beyond,
+            ** which the mask then leaves out. */
             const qn__bcorner *c4 = &b->corner[j];
-            __m128 vx = _mm_sub_ps(_mm_set_ps(c4[3].at.x, c4[2].at.x, c4[1].at.x, c4[0].at.x), px);
-            __m128 vy = _mm_sub_ps(_mm_set_ps(c4[3].at.y, c4[2].at.y, c4[1].at.y, c4[0].at.y), py);
+            uint32_t i1 = n4 > 1 ? 1 : 0, i2 = n4 > 2 ? 2 : i1, i3 = n4 > 3 ? 3 : i2;
+            __m128 vx = _mm_sub_ps(_mm_set_ps(c4[i3].at.x, c4[i2].at.x, c4[i1].at.x, c4[0].at.x), px);
+            __m128 vy = _mm_sub_ps(_mm_set_ps(c4[i3].at.y, c4[i2].at.y, c4[i1].at.y, c4[0].at.y), py);
             __m128 ahead = _mm_add_ps(_mm_mul_ps(vx, dx), _mm_mul_ps(vy, dy));
             __m128 lateral = _mm_sub_ps(_mm_mul_ps(dx, vy), _mm_mul_ps(dy, vx));
             __m128 near = _mm_cmplt_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), lateral), lim);
             __m128 within = _mm_and_ps(_mm_cmpgt_ps(ahead, _mm_setzero_ps()),
                                        _mm_cmplt_ps(ahead, _mm_set1_ps(best)));
-            bits = (uint32_t)_mm_movemask_ps(_mm_and_ps(within, near));
+            bits &= (uint32_t)_mm_movemask_ps(_mm_and_ps(within, near));
         }
 #endif
         for (; bits; bits &= bits - 1u) {

@@ -249,6 +249,11 @@ int qn_tool_bench_map(qn_bench_report *r, const char *path) {
     if (!rc) rc = part_load(&c, r);
     if (!rc) rc = part_full(&c, r);
     if (!rc) rc = part_grid_tiles(&c, r);
+    /* The grid parts are done with their full field (units placed, walks
+    ** compared): it goes before the quad hierarchy's part, which does not
+    ** read it. */
+    qn_grid_field_destroy(c.grid_field);
+    c.grid_field = NULL;
     if (!rc) rc = qn_tool_bench_map_hier(&c, r);
     if (!rc) qn_bench_add(r, "peak_rss_mb", peak_rss_mb(), "MB", "peak resident memory of the run");
     qn_grid_field_destroy(c.grid_field);

@@ -65,12 +65,14 @@ typedef struct piece {
     uint32_t next, rid, node;
 } piece;
 
-/* An entry as the search finds it. A root seeing all of the quad (rid with
-** ON_BIT) keeps in L.x the side of the obstacle it bends round, as seen
-** going from it toward its own next root: +1 left, -1 right, 0 unknown. */
+/* An entry as the search finds it: a wedge keeps its sides' unit directions
+** from the root, left and right, in 16-bit fixed point (dir16), as the
+** sampler's entry does; a root seeing all of the quad (rid with ON_BIT)
+** keeps in dl[0] the side of the obstacle it bends round, as seen going
+** from it toward its own next root: +1 left, -1 right, 0 unknown. */
 typedef struct xentry {
     uint32_t quad, rid;
-    qn_vec2 L, R;
+    int16_t dl[2], dr[2];
 } xentry;
 
 typedef struct span {
@@ -196,26 +198,6 @@ static void push_key(xsearch *S, float f, uint32_t node) {
 
 static uint32_t pop_key(xsearch *S) { return qn__heap_pop(&S->q); }
 
-static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 L, qn_vec2 R) {
-    if (!S->f) return; /* a path keeps no map */
-    uint32_t b = S->ne >> S->eshift, i = S->ne & ((1u << S->eshift) - 1u);
-    if (i == 0) { /* a new block */
-        if (b == UINT32_MAX >> S->eshift) {
-            S->st = QN_E_LIMIT;
-            return;
-        }
-        if (b == S->bcap && !grow(S, (void **)&S->eblk, &S->bcap, sizeof(xentry *))) return;
-        S->eblk[b] = qn__alloc(&S->alloc, sizeof(xentry) << S->eshift);
-        if (!S->eblk[b]) {
-            S->st = QN_E_NOMEM;
-            return;
-        }
-        S->nblk = b + 1;
-    }
-    S->eblk[b][i] = (xentry){quad, rid, L, R};
-    S->ne++;
-}
-
 /* Entries in block b (the last may be part full). */
 static uint32_t block_count(const xsearch *S, uint32_t b) {
     uint32_t full = 1u << S->eshift, before = b << S->eshift;
@@ -236,6 +218,45 @@ static void free_blocks(xsearch *S) {
 static qn_vec2 unit(qn_vec2 d) {
     float l = qn__len(d);
     return l > 0.0f ? qn__scale(d, 1.0f / l) : qn__v2(0.0f, 0.0f);
+}
+
+/* A unit direction in 16-bit fixed point (the sampler's wedge test takes
+** the rounding, under 1 / QN__SPM_DIR per component, in its slack). */
+static void dir16(qn_vec2 d, int16_t out[2]) {
+    out[0] = (int16_t)lrintf(d.x * QN__SPM_DIR);
+    out[1] = (int16_t)lrintf(d.y * QN__SPM_DIR);
+}
+
+/* Records an entry: root rid in quad `quad`, a wedge from the root through
+** R..L, or (rid with ON_BIT) a root seeing all of it, the obstacle's side in
+** L.x. */
+static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 L, qn_vec2 R) {
+    if (!S->f) return; /* a path keeps no map */
+    uint32_t b = S->ne >> S->eshift, i = S->ne & ((1u << S->eshift) - 1u);
+    if (i == 0) { /* a new block */
+        if (b == UINT32_MAX >> S->eshift) {
+            S->st = QN_E_LIMIT;
+            return;
+        }
+        if (b == S->bcap && !grow(S, (void **)&S->eblk, &S->bcap, sizeof(xentry *))) return;
+        S->eblk[b] = qn__alloc(&S->alloc, sizeof(xentry) << S->eshift);
+        if (!S->eblk[b]) {
+            S->st = QN_E_NOMEM;
+            return;
+        }
+        S->nblk = b + 1;
+    }
+    xentry *x = &S->eblk[b][i];
+    x->quad = quad, x->rid = rid;
+    if (rid & ON_BIT) {
+        x->dl[0] = (int16_t)(L.x > 0.0f ? 1 : (L.x < 0.0f ? -1 : 0));
+        x->dl[1] = x->dr[0] = x->dr[1] = 0;
+    } else {
+        qn_vec2 at = S->rpos[rid];
+        dir16(unit(qn__sub(L, at)), x->dl);
+        dir16(unit(qn__sub(R, at)), x->dr);
+    }
+    S->ne++;
 }
 
 /* fmaxf/fminf without their NAN rules, which keep compilers from inlining
@@ -1049,8 +1070,8 @@ static int cmp_entry(const void *x, const void *y) {
 static bool redundant(const xentry *e, uint32_t i, uint32_t first) {
     uint32_t rid = e[i].rid & ~ON_BIT;
     for (uint32_t j = i; j-- > first && (e[j].rid & ~ON_BIT) == rid;) {
-        bool same = e[j].L.x == e[i].L.x && e[j].L.y == e[i].L.y && e[j].R.x == e[i].R.x &&
-                    e[j].R.y == e[i].R.y;
+        bool same = e[j].dl[0] == e[i].dl[0] && e[j].dl[1] == e[i].dl[1] &&
+                    e[j].dr[0] == e[i].dr[0] && e[j].dr[1] == e[i].dr[1];
         /* A root that sees all of the quad makes its wedges repeats; two
         ** such entries differ only by the obstacle's side. */
         if (same || ((e[j].rid & ON_BIT) && !(e[i].rid & ON_BIT))) return true;
@@ -1155,25 +1176,26 @@ static bool sort_entries(xsearch *S) {
     return true;
 }
 
-static bool near_pt(qn_vec2 a, qn_vec2 b, float tol) {
-    return fabsf(a.x - b.x) <= tol && fabsf(a.y - b.y) <= tol;
+/* Two of an entry's directions within a step of each other. */
+static bool near_dir(const int16_t a[2], const int16_t b[2]) {
+    return abs(a[0] - b[0]) <= 1 && abs(a[1] - b[1]) <= 1;
 }
 
 /* Joins the wedges of one root that touch (a root seeing a quad through
-** two portals side by side on one edge): one wedge from the right end of
-** one to the left end of the other. e[first..n) is one quad's entries;
+** two portals side by side on one edge): one wedge from the right side of
+** one to the left side of the other. e[first..n) is one quad's entries;
 ** returns the new count. */
-static uint32_t join_wedges(xentry *e, uint32_t first, uint32_t n, float tol) {
+static uint32_t join_wedges(xentry *e, uint32_t first, uint32_t n) {
     for (uint32_t i = first; i < n; i++) {
         if (e[i].rid & ON_BIT) continue;
         for (uint32_t j = i + 1; j < n && e[j].rid == e[i].rid;) {
-            bool li = near_pt(e[i].L, e[j].R, tol), ri = near_pt(e[i].R, e[j].L, tol);
+            bool li = near_dir(e[i].dl, e[j].dr), ri = near_dir(e[i].dr, e[j].dl);
             if (!li && !ri) {
                 j++;
                 continue;
             }
-            if (li) e[i].L = e[j].L;
-            else e[i].R = e[j].R;
+            if (li) memcpy(e[i].dl, e[j].dl, sizeof e[i].dl);
+            else memcpy(e[i].dr, e[j].dr, sizeof e[i].dr);
             e[j] = e[--n];
             j = i + 1; /* the joined wedge may touch one seen before */
         }
@@ -1192,12 +1214,6 @@ static void shrink_roots(const xsearch *S, qn__spm *s) {
     s->rcap = s->nroots;
 }
 
-/* A unit direction in 16-bit fixed point (the sampler's wedge test takes
-** the rounding, under 1 / QN__SPM_DIR per component, in its slack). */
-static void dir16(qn_vec2 d, int16_t out[2]) {
-    out[0] = (int16_t)lrintf(d.x * QN__SPM_DIR);
-    out[1] = (int16_t)lrintf(d.y * QN__SPM_DIR);
-}
 
 /* The sampler's order of a quad's entries: the wedges, then those whose
 ** root sees all of the quad (the sampler's look for corners to round
@@ -1270,13 +1286,13 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     uint32_t kept = 0, first = 0;
     for (uint32_t i = 0; i < S->ne; i++) {
         if (i == 0 || S->ents[i].quad != S->ents[i - 1].quad) {
-            if (i > 0) kept = join_wedges(S->ents, first, kept, S->tol);
+            if (i > 0) kept = join_wedges(S->ents, first, kept);
             first = kept;
         }
         S->ents[kept] = S->ents[i];
         if (!redundant(S->ents, kept, first)) kept++;
     }
-    if (S->ne) kept = join_wedges(S->ents, first, kept, S->tol);
+    if (S->ne) kept = join_wedges(S->ents, first, kept);
     uint32_t *rmap = qn__alloc(&S->alloc, (size_t)S->nr * sizeof(uint32_t));
     if (!rmap) return QN_E_NOMEM;
     for (uint32_t i = 0; i < S->nr; i++) rmap[i] = QN_NONE;
@@ -1289,7 +1305,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             s->open[i >> 3] |= (uint8_t)((S->sopen[i] != 0) << (i & 7u));
         s->nroots = 0;
         /* The sampler's entries are written over the search's, quad by quad:
-        ** one is smaller than an xentry, so a quad's, written from its
+        ** one is no larger than an xentry, so a quad's, written from its
         ** first index on, end before the next quad's xentries begin (its
         ** own are copied out first, as bytes). The array then shrinks to
         ** them, and the entries take their room once, not twice. */
@@ -1311,17 +1327,13 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             for (uint32_t k = 0; k < n; k++) {
                 const xentry *e = &tmp[k];
                 uint32_t r = keep_root(S, s, rmap, e->rid & ~ON_BIT);
-                qn_vec2 at = S->rpos[e->rid & ~ON_BIT];
-                qn__sent x = {r, {0, 0}, {0, 0}, 0.0f};
+                qn__sent x = {r, {e->dl[0], e->dl[1]}, {e->dr[0], e->dr[1]}, 0.0f};
                 if (e->rid & ON_BIT) {
                     x.root |= ON_BIT;
                     /* The obstacle's side at the root: the root's own (from
                     ** the walls there) when known, else the entry's. */
-                    float side = s->roots[r].side != 0.0f ? s->roots[r].side : e->L.x;
-                    x.dl[0] = (int16_t)(side > 0.0f ? 1 : (side < 0.0f ? -1 : 0));
-                } else {
-                    dir16(unit(qn__sub(e->L, at)), x.dl);
-                    dir16(unit(qn__sub(e->R, at)), x.dr);
+                    float side = s->roots[r].side;
+                    if (side != 0.0f) x.dl[0] = (int16_t)(side > 0.0f ? 1 : -1);
                 }
                 o[i + k] = x;
             }

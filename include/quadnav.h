@@ -660,7 +660,10 @@ typedef struct qn_pathfinder qn_pathfinder;
 ** (the mesh is too large for the scratch's index types). Queries read the
 ** mesh as it is at the time, so dynamic changes (qn_mesh_set_quad_cost,
 ** ..._blocked) need no new pathfinder; the first query after a change
-** rescans the quad costs once. */
+** rescans the quad costs once. One pathfinder serves agents of any radius:
+** a query whose radius opens or closes other portals than the last one's
+** marks the mesh's walls again (a pass over the mesh), one whose radius
+** opens the same portals does not. */
 QN_API qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
                                       qn_pathfinder **out, qn_error *err);
 QN_API void qn_pathfinder_destroy(qn_pathfinder *pf);

@@ -526,7 +526,8 @@ static void test_closing_same_map(void **state) {
                              (double)fo.radius, (double)p.x, (double)p.y, (double)d[0].x,
                              (double)d[0].y, (double)d[1].x, (double)d[1].y);
                 points++;
-                if (k % 25 == 0 && !t.blocked[q]) walks += walk_from(m, f[1], fo.radius, p, goal, i);
+                if (k % 25 == 0 && !t.blocked[q])
+                    walks += walk_from(m, f[1], fo.radius, p, goal, i);
             }
             qn_field_destroy(f[0]);
             qn_field_destroy(f[1]);

@@ -756,8 +756,8 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
         ** their state, as close_portals needs; without it, the two give the
         ** same maps). Toward a target the key is worked out later
         ** (target_key). */
-        float f = S->target ? 0.0f
-                : g + (on && S->pshut ? quad_distance(m, nq, rt) : qn__point_segment_dist(rt, pa, pb));
+        float near = on && S->pshut ? quad_distance(m, nq, rt) : qn__point_segment_dist(rt, pa, pb);
+        float f = S->target ? 0.0f : g + near;
         xnode nd = {rt, pb, pa, g, rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
         push_node(S, &nd, f);
     }
@@ -1315,7 +1315,8 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             uint32_t qq = entry_quad(&S->ents[i]);
             for (n = 1; i + n < kept && entry_quad(&S->ents[i + n]) == qq;) n++;
             if (n > tcap) {
-                xentry *t = qn__realloc(&S->alloc, tmp, (size_t)tcap * sizeof *t, (size_t)n * sizeof *t);
+                size_t sz = sizeof *tmp;
+                xentry *t = qn__realloc(&S->alloc, tmp, (size_t)tcap * sz, (size_t)n * sz);
                 if (!t) {
                     st = QN_E_NOMEM;
                     break;
@@ -1462,9 +1463,10 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
     ** and where portals close (close_portals) the pieces, are the wavefront. */
     uint32_t want = f->mesh->quad_count < (1u << 26) ? 4 * f->mesh->quad_count + 64 : (1u << 28);
     bool shut = f->mesh->quad_count >= qn__spm_shut_min_quads;
+    uint32_t pwant = shut ? want / 16 : want;
     if (st == QN_OK && (!reserve(&S, (void **)&S.nodes, &S.ncap, sizeof(xnode), want / 16) ||
                         !reserve(&S, (void **)&S.heap, &S.hcap, sizeof(qn__hent), want / 16) ||
-                        !reserve(&S, (void **)&S.pieces, &S.pcap, sizeof(piece), shut ? want / 16 : want)))
+                        !reserve(&S, (void **)&S.pieces, &S.pcap, sizeof(piece), pwant)))
         st = QN_E_NOMEM;
     /* Entry blocks: one for a small mesh; for a large one, 2 Mi entries
     ** (48 MiB) each, a size that common allocators map from the system on

@@ -450,8 +450,9 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
             ** which the mask then leaves out. */
             const qn__bcorner *c4 = &b->corner[j];
             uint32_t i1 = n4 > 1 ? 1 : 0, i2 = n4 > 2 ? 2 : i1, i3 = n4 > 3 ? 3 : i2;
-            __m128 vx = _mm_sub_ps(_mm_set_ps(c4[i3].at.x, c4[i2].at.x, c4[i1].at.x, c4[0].at.x), px);
-            __m128 vy = _mm_sub_ps(_mm_set_ps(c4[i3].at.y, c4[i2].at.y, c4[i1].at.y, c4[0].at.y), py);
+            __m128 cx = _mm_set_ps(c4[i3].at.x, c4[i2].at.x, c4[i1].at.x, c4[0].at.x);
+            __m128 cy = _mm_set_ps(c4[i3].at.y, c4[i2].at.y, c4[i1].at.y, c4[0].at.y);
+            __m128 vx = _mm_sub_ps(cx, px), vy = _mm_sub_ps(cy, py);
             __m128 ahead = _mm_add_ps(_mm_mul_ps(vx, dx), _mm_mul_ps(vy, dy));
             __m128 lateral = _mm_sub_ps(_mm_mul_ps(dx, vy), _mm_mul_ps(dy, vx));
             __m128 near = _mm_cmplt_ps(_mm_andnot_ps(_mm_set1_ps(-0.0f), lateral), lim);

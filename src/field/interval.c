@@ -227,10 +227,10 @@ static void dir16(qn_vec2 d, int16_t out[2]) {
     out[1] = (int16_t)lrintf(d.y * QN__SPM_DIR);
 }
 
-/* Records an entry: root rid in quad `quad`, a wedge from the root through
-** R..L, or (rid with ON_BIT) a root seeing all of it, the obstacle's side in
-** L.x. */
-static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 L, qn_vec2 R) {
+/* Records an entry: root rid (at `at`) in quad `quad`, a wedge from the root
+** through R..L, or (rid with ON_BIT) a root seeing all of it, the
+** obstacle's side in L.x. */
+static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 at, qn_vec2 L, qn_vec2 R) {
     if (!S->f) return; /* a path keeps no map */
     uint32_t b = S->ne >> S->eshift, i = S->ne & ((1u << S->eshift) - 1u);
     if (i == 0) { /* a new block */
@@ -252,7 +252,6 @@ static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 L, qn_vec
         x->dl[0] = (int16_t)(L.x > 0.0f ? 1 : (L.x < 0.0f ? -1 : 0));
         x->dl[1] = x->dr[0] = x->dr[1] = 0;
     } else {
-        qn_vec2 at = S->rpos[rid];
         dir16(unit(qn__sub(L, at)), x->dl);
         dir16(unit(qn__sub(R, at)), x->dr);
     }
@@ -828,7 +827,7 @@ static bend bend_at(xsearch *S, const xnode *n, qn_vec2 end, uint32_t bi, int si
     if (!root_ok(S, bd.vid, bd.g)) return bd;
     bd.at = b->bv[bi];
     root_record(S, bd.vid, bd.g, n->rid, bd.at);
-    add_entry(S, n->quad, bd.vid | ON_BIT, qn__v2((float)side, 0.0f), bd.at);
+    add_entry(S, n->quad, bd.vid | ON_BIT, bd.at, qn__v2((float)side, 0.0f), bd.at);
     /* Its view of this quad was pushed once already at this cost. */
     bd.on = !(S->qvid[n->quad] == bd.vid && bd.g >= S->qg[n->quad]);
     return bd;
@@ -919,7 +918,8 @@ static void expand(xsearch *S, xnode n) {
         push_node(S, &goal, goal.g);
         return;
     }
-    add_entry(S, n.quad, n.on ? n.rid | ON_BIT : n.rid, n.on ? qn__v2((float)n.side, 0.0f) : n.L, n.R);
+    add_entry(S, n.quad, n.on ? n.rid | ON_BIT : n.rid, n.r,
+              n.on ? qn__v2((float)n.side, 0.0f) : n.L, n.R);
     uint32_t base = b->bstart[n.quad], k = b->bstart[n.quad + 1] - base, j = n.sub;
     /* The wall beyond the right end lies right of the root's view, so on
     ** the left going back from that corner toward the root. */
@@ -941,7 +941,7 @@ static void seed_point(xsearch *S, uint32_t i, qn_vec2 at, uint32_t q, float g0)
     const qn__boundary *b = S->b;
     uint32_t rid = S->nv + i, base = b->bstart[q], k = b->bstart[q + 1] - base;
     root_record(S, rid, g0, QN_NONE, at);
-    add_entry(S, q, rid | ON_BIT, qn__v2(0.0f, 0.0f), at);
+    add_entry(S, q, rid | ON_BIT, at, qn__v2(0.0f, 0.0f), at);
     for (uint32_t s = 0; s < k; s++) {
         uint32_t e = b->bportal[base + s];
         if (!S->sopen[base + s]) continue;

@@ -304,10 +304,9 @@ static inline qn_vec2 qn__pgeo_dir(const qn__pgeo *p) {
 ** QN__VK_* flags for the fully open mesh at radius 0. */
 #define QN__VK_WALL 1u   /* a wall ends at this point */
 #define QN__VK_CORNER 2u /* ... and the open quads round it fill more than a half turn */
-typedef struct qn__bcorner {
-    qn_vec2 at;
-    uint32_t vid; /* its vertex id (vwall[vid]: the walls' directions there) */
-} qn__bcorner;
+/* cmask[q]'s flag for a cycle of more than 31 vertices: its corners are
+** found by their kind (qn__next_corner). */
+#define QN__CMASK_LONG 0x80000000u
 typedef struct qn__boundary {
     uint32_t nb, nv;
     qn_vec2 *bv;
@@ -319,13 +318,26 @@ typedef struct qn__boundary {
     qn_vec2 *vwall;
     void *block;
     size_t bytes;
-    /* Per quad (CSR, cstart has quad_count + 1): the vertices of its cycle
-    ** that are obstacle corners (QN__VK_CORNER), with their vertex ids, packed
-    ** for the sampler. */
-    uint32_t *cstart;
-    qn__bcorner *corner;
+    /* Per quad: the vertices of its cycle that are obstacle corners
+    ** (QN__VK_CORNER), bit t for vertex t; QN__CMASK_LONG for a longer cycle
+    ** with some. Read through qn__next_corner. */
+    uint32_t *cmask;
     size_t cbytes;
 } qn__boundary;
+
+/* The first obstacle corner of quad q's cycle at vertex `from` or after
+** (its place in the cycle), or UINT32_MAX when none is left. */
+static inline uint32_t qn__next_corner(const qn__boundary *b, uint32_t q, uint32_t from) {
+    uint32_t m = b->cmask[q];
+    if (!(m & QN__CMASK_LONG)) {
+        m = from < 31 ? m & (~0u << from) : 0;
+        return m ? qn__ctz32(m) : UINT32_MAX;
+    }
+    uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
+    for (uint32_t t = from; t < k; t++)
+        if (b->vkind[b->bvid[base + t]] & QN__VK_CORNER) return t;
+    return UINT32_MAX;
+}
 
 struct qn_mesh {
     qn_allocator alloc;

@@ -475,6 +475,56 @@ static int walk_from(const qn_mesh *m, const qn_field *f, float radius, qn_vec2 
     return 1;
 }
 
+/* Each quad's obstacle corners as the mesh's boundary lists them (a mask of
+** its cycle, or for a cycle of more than 31 vertices their kinds) are those
+** of its cycle whose vertex kind says corner, on random meshes and on a
+** comb: a long strip under squares with gaps between them, whose cycle
+** has about 80 vertices, half of them corners. On the comb, units of radius
+** 0.3 walk along the strip past those corners and keep half their radius
+** off them. */
+static void test_corner_masks(void **state) {
+    (void)state;
+    static tm_mesh t;
+    uint64_t s = 5;
+    int long_cycles = 0, walks = 0;
+    for (int i = 0; i < 21; i++) {
+        t.n = 0;
+        if (i < 20) {
+            random_rects(&t, &s, 40, 30, 8, 300, 9);
+        } else {
+            tm_add_rect(&t, 0.0f, 0.0f, 80.0f, 1.0f);
+            for (int x = 0; x < 80; x += 2) tm_add_rect(&t, (float)x, 1.0f, (float)x + 1.0f, 2.0f);
+        }
+        qn_mesh *m = make_mesh(&t);
+        const qn__boundary *b = qn__mesh_boundary(m, NULL);
+        assert_non_null(b);
+        for (uint32_t q = 0; q < t.n; q++) {
+            uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base, next = 0;
+            long_cycles += k > 31 && (b->cmask[q] & QN__CMASK_LONG);
+            for (uint32_t v = 0; v < k; v++) {
+                if (!(b->vkind[b->bvid[base + v]] & QN__VK_CORNER)) continue;
+                uint32_t got = qn__next_corner(b, q, next);
+                if (got != v) fail_msg("mesh %d quad %u: corner %u listed as %u", i, q, v, got);
+                next = v + 1;
+            }
+            assert_int_equal(qn__next_corner(b, q, next), UINT32_MAX);
+        }
+        if (i == 20) {
+            qn_vec2 goal = {79.5f, 0.5f};
+            qn_field_opts fo = {.radius = 0.3f};
+            qn_field *f = NULL;
+            assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+            for (int x = 0; x < 78; x += 6) { /* x even: a square above */
+                walks += walk_from(m, f, 0.3f, (qn_vec2){(float)x + 0.5f, 0.5f}, goal, i);
+                walks += walk_from(m, f, 0.3f, (qn_vec2){(float)x + 0.5f, 1.5f}, goal, i);
+            }
+            qn_field_destroy(f);
+        }
+        qn_mesh_destroy(m);
+    }
+    assert_true(long_cycles >= 1 && walks >= 20);
+}
+
 /* A build that closes finished portals as it goes (and gives their pieces
 ** back) makes the same map: on T-junction-rich meshes with blocked quads,
 ** at radius 0 and 0.25, qn_field_cost_at at random points equals that of
@@ -868,6 +918,7 @@ int main(void) {
         cmocka_unit_test(test_turned_meshes),
         cmocka_unit_test(test_walk_levels),
         cmocka_unit_test(test_walk_map),
+        cmocka_unit_test(test_corner_masks),
         cmocka_unit_test(test_closing_same_map),
         cmocka_unit_test(test_walk_grids_wide_agents),
         cmocka_unit_test(test_walk_blocked_corners),

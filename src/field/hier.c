@@ -1120,7 +1120,9 @@ static bool parent_corners(const qn_hfield *f, uint32_t s, hloc *l) {
     uint32_t first = h->sq_start[s], n = 0;
     for (uint32_t k = 0; k < l->nq; k++) {
         uint32_t q = h->sq_list[first + k];
-        if (l->loc[k] != QN_NONE) n += pb->cstart[q + 1] - pb->cstart[q];
+        for (uint32_t t = qn__next_corner(pb, q, 0); l->loc[k] != QN_NONE && t != UINT32_MAX;
+             t = qn__next_corner(pb, q, t + 1))
+            n++;
     }
     if (!n) return true;
     uint32_t *lq = qn__alloc(&f->alloc, (size_t)n * sizeof(uint32_t)), i = 0;
@@ -1128,8 +1130,11 @@ static bool parent_corners(const qn_hfield *f, uint32_t s, hloc *l) {
     for (uint32_t k = 0; lq && c && k < l->nq; k++) { /* local quads in increasing order */
         uint32_t q = h->sq_list[first + k];
         if (l->loc[k] == QN_NONE) continue;
-        for (uint32_t j = pb->cstart[q]; j < pb->cstart[q + 1]; j++, i++)
-            lq[i] = l->loc[k], c[i] = (qn__xcorner){pb->corner[j].at, pb->vwall[pb->corner[j].vid]};
+        for (uint32_t t = qn__next_corner(pb, q, 0); t != UINT32_MAX;
+             t = qn__next_corner(pb, q, t + 1), i++) {
+            uint32_t j = pb->bstart[q] + t;
+            lq[i] = l->loc[k], c[i] = (qn__xcorner){pb->bv[j], pb->vwall[pb->bvid[j]]};
+        }
     }
     bool ok = lq && c && qn__spm_add_corners(&l->field->alloc, sp, lq, c, n);
     qn__free(&f->alloc, lq, (size_t)n * sizeof(uint32_t));

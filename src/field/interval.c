@@ -1372,7 +1372,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     qn__free(&S->alloc, rmap, (size_t)S->nr * sizeof(uint32_t));
     if (st == QN_OK) /* quads with obstacle corners on their boundary */
         for (uint32_t qq = 0; qq < m->quad_count; qq++)
-            if (S->b->cstart[qq + 1] > S->b->cstart[qq]) s->qstart[qq] |= QN__SPM_QCORNERS;
+            if (S->b->cmask[qq]) s->qstart[qq] |= QN__SPM_QCORNERS;
     if (st == QN_OK && !state_corners(S, s)) st = QN_E_NOMEM;
     if (st == QN_OK) shrink_roots(S, s);
     if (st != QN_OK) qn__spm_free(&S->f->alloc, s, m->quad_count), s = NULL;

@@ -438,8 +438,22 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     const __m128 px = _mm_set1_ps(p.x), py = _mm_set1_ps(p.y), dx = _mm_set1_ps(dir.x),
                  dy = _mm_set1_ps(dir.y), lim = _mm_set1_ps(rad * 0.999f);
 #endif
-    for (uint32_t j = b->cstart[q], jend = b->cstart[q + 1]; j < jend; j += 4) {
-        uint32_t n4 = jend - j < 4 ? jend - j : 4, bits = (1u << n4) - 1u;
+    const qn_vec2 *bv = b->bv + b->bstart[q];
+    const uint32_t *bvid = b->bvid + b->bstart[q];
+    /* The corners by their place in the cycle, four at a time: off the mask,
+    ** or for a long cycle (QN__CMASK_LONG) by their kind (qn__next_corner's
+    ** two ways, inline). */
+    uint32_t mask = b->cmask[q], t = 0, k = b->bstart[q + 1] - b->bstart[q];
+    bool by_kind = (mask & QN__CMASK_LONG) != 0;
+    for (;;) {
+        uint32_t c[4] = {0, 0, 0, 0}, n4 = 0;
+        if (!by_kind)
+            for (; mask && n4 < 4; mask &= mask - 1u) c[n4++] = qn__ctz32(mask);
+        else
+            for (; t < k && n4 < 4; t++)
+                if (b->vkind[bvid[t]] & QN__VK_CORNER) c[n4++] = t;
+        if (!n4) break;
+        uint32_t bits = (1u << n4) - 1u;
 #if QN__HAVE_SSE2
         {
             /* Four corners at a time: a mask, without branching, of those
@@ -448,10 +462,9 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
             ** take it again, with best as it is then). A last group of
             ** fewer than four repeats its last corner in the lanes beyond,
             ** which the mask then leaves out. */
-            const qn__bcorner *c4 = &b->corner[j];
-            uint32_t i1 = n4 > 1 ? 1 : 0, i2 = n4 > 2 ? 2 : i1, i3 = n4 > 3 ? 3 : i2;
-            __m128 cx = _mm_set_ps(c4[i3].at.x, c4[i2].at.x, c4[i1].at.x, c4[0].at.x);
-            __m128 cy = _mm_set_ps(c4[i3].at.y, c4[i2].at.y, c4[i1].at.y, c4[0].at.y);
+            uint32_t i1 = c[n4 > 1 ? 1 : 0], i2 = n4 > 2 ? c[2] : i1, i3 = n4 > 3 ? c[3] : i2;
+            __m128 cx = _mm_set_ps(bv[i3].x, bv[i2].x, bv[i1].x, bv[c[0]].x);
+            __m128 cy = _mm_set_ps(bv[i3].y, bv[i2].y, bv[i1].y, bv[c[0]].y);
             __m128 vx = _mm_sub_ps(cx, px), vy = _mm_sub_ps(cy, py);
             __m128 ahead = _mm_add_ps(_mm_mul_ps(vx, dx), _mm_mul_ps(vy, dy));
             __m128 lateral = _mm_sub_ps(_mm_mul_ps(dx, vy), _mm_mul_ps(dy, vx));
@@ -462,9 +475,8 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         }
 #endif
         for (; bits; bits &= bits - 1u) {
-            uint32_t i = j + qn__ctz32(bits);
-            hit |= grazed(b->corner[i].at, b->vwall[b->corner[i].vid], p, dir, rad, reach_tol,
-                          root, &best, out);
+            uint32_t i = c[qn__ctz32(bits)];
+            hit |= grazed(bv[i], b->vwall[bvid[i]], p, dir, rad, reach_tol, root, &best, out);
         }
     }
     return hit;

@@ -163,7 +163,7 @@ static size_t boundary_bytes(uint32_t nq, uint32_t np, uint32_t nb, uint32_t nv)
 
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b) {
     if (!b) return;
-    qn__free(a, b->cstart, b->cbytes);
+    qn__free(a, b->cmask, b->cbytes);
     qn__free(a, b->block, b->bytes);
     qn__free(a, b, sizeof *b);
 }
@@ -206,23 +206,24 @@ static bool shrink(const qn_mesh *m, qn__boundary *b, uint32_t nbmax) {
     return true;
 }
 
-/* Each quad's obstacle corners in one packed list (one block). */
+/* Each quad's obstacle corners as a mask of its cycle's vertices: a word
+** a quad, where a list of corners with their points took 12 bytes a corner,
+** each corner again in every quad round it (81 bytes a quad on a map of
+** scattered obstacles). The sampler reads the points from the cycle. */
 static bool pack_corners(const qn_mesh *m, qn__boundary *b) {
-    uint32_t nq = m->quad_count, n = 0;
-    for (uint32_t i = 0; i < b->nb; i++) n += (b->vkind[b->bvid[i]] & QN__VK_CORNER) != 0;
-    b->cbytes = ((size_t)nq + 1) * sizeof(uint32_t) + (size_t)n * sizeof(qn__bcorner);
-    b->cstart = qn__alloc(&m->alloc, b->cbytes);
-    if (!b->cstart) return false;
-    b->corner = (qn__bcorner *)(void *)(b->cstart + nq + 1);
-    n = 0;
+    uint32_t nq = m->quad_count;
+    b->cbytes = ((size_t)nq + 1) * sizeof(uint32_t);
+    b->cmask = qn__alloc(&m->alloc, b->cbytes);
+    if (!b->cmask) return false;
     for (uint32_t q = 0; q < nq; q++) {
-        b->cstart[q] = n;
-        for (uint32_t i = b->bstart[q]; i < b->bstart[q + 1]; i++) {
-            uint32_t v = b->bvid[i];
-            if (b->vkind[v] & QN__VK_CORNER) b->corner[n++] = (qn__bcorner){b->bv[i], v};
+        uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base, mask = 0;
+        for (uint32_t t = 0; t < k; t++) {
+            if (!(b->vkind[b->bvid[base + t]] & QN__VK_CORNER)) continue;
+            mask |= k > 31 ? QN__CMASK_LONG : 1u << t;
         }
+        b->cmask[q] = mask;
     }
-    b->cstart[nq] = n;
+    b->cmask[nq] = 0;
     return true;
 }
 

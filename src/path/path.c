@@ -77,11 +77,12 @@ struct qn_pathfinder {
     fvert *verts;       /* the funnel's output: 2 * np + 4 */
     /* Each quad's boundary as a cycle of vertices (corners and portal end
     ** points); sub-edge j runs from vertex j to j + 1 and is a portal or a
-    ** wall (QN_NONE). Equal points share a vertex id. */
-    uint32_t *bstart; /* nq + 1 */
-    qn_vec2 *bv;
-    uint32_t *bportal, *bvid;
-    uint32_t *psub; /* 2 per portal: its sub-edge in q[0] and in q[1] */
+    ** wall (QN_NONE). Equal points share a vertex id. The mesh's own cycles
+    ** (qn__mesh_boundary), read only: the mesh outlives the pathfinder. */
+    const uint32_t *bstart; /* nq + 1 */
+    const qn_vec2 *bv;
+    const uint32_t *bportal, *bvid;
+    const uint32_t *psub; /* 2 per portal: its sub-edge in q[0] and in q[1] */
     /* Per vertex id: does a wall without portal touch it, and (CSR) the
     ** boundary vertices at that point, whose quads' angles there and whose
     ** sub-edges tell whether it is a corner a path can bend round. */
@@ -140,7 +141,6 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
         off += (uint64_t)(count) * sizeof *pf->field;                       \
     } while (0)
     TAKE(verts, 2 * (uint64_t)pf->np + 4);
-    TAKE(bv, nbmax);
     TAKE(g, nodes);
     TAKE(h, nodes);
     TAKE(chain_p, (uint64_t)pf->np + 1);
@@ -150,10 +150,6 @@ static uint64_t layout(qn_pathfinder *pf, char *base, uint32_t nbmax) {
     TAKE(stamp, nodes);
     TAKE(heap, nodes);
     TAKE(corridor, pf->np);
-    TAKE(bstart, (uint64_t)pf->nq + 1);
-    TAKE(bportal, nbmax);
-    TAKE(bvid, nbmax);
-    TAKE(psub, 2 * (uint64_t)pf->np);
     TAKE(vpstart, nbmax + 1);
     TAKE(vplist, nbmax);
     TAKE(bquad, nbmax);
@@ -284,18 +280,17 @@ static void corner_cache_for(qn_pathfinder *pf, float radius) {
     pf->crad = radius;
 }
 
-/* Boundaries of every quad and vertex ids; temporary memory from the
-** pathfinder's allocator. */
-static qn_status build_boundaries(qn_pathfinder *pf, qn_error *err) {
+/* The mesh's boundary cycles (built on first use, shared with every field
+** and pathfinder of the mesh), read where they are. */
+static qn_status use_boundaries(qn_pathfinder *pf, qn_error *err) {
     const qn__boundary *mb = qn__mesh_boundary(pf->mesh, err);
     if (!mb) return QN_E_NOMEM;
     pf->nb = mb->nb;
-    memcpy(pf->bstart, mb->bstart, ((size_t)pf->nq + 1) * sizeof(uint32_t));
-    memcpy(pf->bv, mb->bv, (size_t)mb->nb * sizeof(qn_vec2));
-    memcpy(pf->bportal, mb->bportal, (size_t)mb->nb * sizeof(uint32_t));
-    memcpy(pf->bvid, mb->bvid, (size_t)mb->nb * sizeof(uint32_t));
-    memcpy(pf->psub, mb->psub, 2 * (size_t)pf->np * sizeof(uint32_t));
-    vertex_incidence(pf);
+    pf->bstart = mb->bstart;
+    pf->bv = mb->bv;
+    pf->bportal = mb->bportal;
+    pf->bvid = mb->bvid;
+    pf->psub = mb->psub;
     return QN_OK;
 }
 
@@ -322,12 +317,11 @@ void qn_pathfinder_destroy(qn_pathfinder *pf) {
     qn__free(&a, pf, sizeof *pf);
 }
 
+/* The fixed arrays, sized for the mesh's boundary vertices (pf->nb). */
 static qn_status alloc_block(qn_pathfinder *pf, qn_error *err) {
-    uint32_t nbmax_ = 0;
-    uint64_t nbmax = 4 * (uint64_t)pf->nq + 4 * (uint64_t)pf->np;
-    if (nbmax >= UINT32_MAX / 2)
+    if (pf->nb >= UINT32_MAX / 2)
         return qn__fail(err, QN_E_LIMIT, QN_NONE, "mesh too large for a pathfinder");
-    nbmax_ = (uint32_t)nbmax;
+    uint32_t nbmax_ = pf->nb;
     uint64_t n = layout(pf, NULL, nbmax_);
     if (n > SIZE_MAX / 2)
         return qn__fail(err, QN_E_LIMIT, QN_NONE, "pathfinder scratch of %.0f bytes", (double)n);
@@ -358,8 +352,9 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
     pf->nq = mesh->quad_count;
     /* A safety bound on search states; real queries stay far below it. */
     uint64_t nmax = 64 * ((uint64_t)pf->np + pf->nq) + 4096;
-    qn_status st = alloc_block(pf, err);
-    if (st == QN_OK) st = build_boundaries(pf, err);
+    qn_status st = use_boundaries(pf, err);
+    if (st == QN_OK) st = alloc_block(pf, err);
+    if (st == QN_OK) vertex_incidence(pf);
     if (st == QN_OK &&
         qn__isearch_create(mesh, &a, nmax > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)nmax,
                            &pf->is) != QN_OK)

@@ -1079,14 +1079,6 @@ static bool redundant(const xentry *e, uint32_t i, uint32_t first) {
     return false;
 }
 
-/* Quad of entry e, read as bytes: finish writes the sampler's entries over
-** the search's, and this read must not move past those writes. */
-static uint32_t entry_quad(const xentry *e) {
-    uint32_t q;
-    memcpy(&q, &e->quad, sizeof q);
-    return q;
-}
-
 /* The instance minus its entries (finish makes those). */
 static qn_status spm_alloc(const qn_field *f, uint32_t nents, uint32_t nroots, uint32_t nb,
                            qn__spm **out) {
@@ -1298,55 +1290,39 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     for (uint32_t i = 0; i < S->nr; i++) rmap[i] = QN_NONE;
     qn__spm *s = NULL;
     qn_status st = kept > QN__SPM_QMASK ? QN_E_LIMIT : spm_alloc(S->f, kept, S->nr, S->b->nb, &s);
-    xentry *tmp = NULL; /* one quad's entries */
-    uint32_t tcap = 0;
     if (st == QN_OK) {
         for (uint32_t i = 0; i < S->b->nb; i++) /* the walls as mark_walls made them */
             s->open[i >> 3] |= (uint8_t)((S->sopen[i] != 0) << (i & 7u));
         s->nroots = 0;
-        /* The sampler's entries are written over the search's, quad by quad:
-        ** one is no larger than an xentry, so a quad's, written from its
-        ** first index on, end before the next quad's xentries begin (its
-        ** own are copied out first, as bytes). The array then shrinks to
+        /* The sampler's entries are written over the search's: one is no
+        ** larger than an xentry, so entry i, written at index i, covers no
+        ** xentry after the i-th (which is read first, as bytes, so the
+        ** read does not move past the write). The array then shrinks to
         ** them, and the entries take their room once, not twice. */
+        _Static_assert(sizeof(qn__sent) <= sizeof(xentry), "entries written over xentries");
         qn__sent *o = (qn__sent *)(void *)S->ents;
         uint32_t q = 0;
-        for (uint32_t i = 0, n; i < kept && st == QN_OK; i += n) {
-            uint32_t qq = entry_quad(&S->ents[i]);
-            for (n = 1; i + n < kept && entry_quad(&S->ents[i + n]) == qq;) n++;
-            if (n > tcap) {
-                size_t sz = sizeof *tmp;
-                xentry *t = qn__realloc(&S->alloc, tmp, (size_t)tcap * sz, (size_t)n * sz);
-                if (!t) {
-                    st = QN_E_NOMEM;
-                    break;
-                }
-                tmp = t, tcap = n;
+        for (uint32_t i = 0; i < kept; i++) {
+            xentry e;
+            memcpy(&e, &S->ents[i], sizeof e);
+            while (q <= e.quad) s->qstart[q++] = i;
+            uint32_t r = keep_root(S, s, rmap, e.rid & ~ON_BIT);
+            qn__sent x = {r, {e.dl[0], e.dl[1]}, {e.dr[0], e.dr[1]}, 0.0f};
+            if (e.rid & ON_BIT) {
+                x.root |= ON_BIT;
+                /* The obstacle's side at the root: the root's own (from
+                ** the walls there) when known, else the entry's. */
+                float side = s->roots[r].side;
+                if (side != 0.0f) x.dl[0] = (int16_t)(side > 0.0f ? 1 : -1);
             }
-            memcpy(tmp, &S->ents[i], (size_t)n * sizeof *tmp);
-            while (q <= qq) s->qstart[q++] = i;
-            for (uint32_t k = 0; k < n; k++) {
-                const xentry *e = &tmp[k];
-                uint32_t r = keep_root(S, s, rmap, e->rid & ~ON_BIT);
-                qn__sent x = {r, {e->dl[0], e->dl[1]}, {e->dr[0], e->dr[1]}, 0.0f};
-                if (e->rid & ON_BIT) {
-                    x.root |= ON_BIT;
-                    /* The obstacle's side at the root: the root's own (from
-                    ** the walls there) when known, else the entry's. */
-                    float side = s->roots[r].side;
-                    if (side != 0.0f) x.dl[0] = (int16_t)(side > 0.0f ? 1 : -1);
-                }
-                o[i + k] = x;
-            }
+            o[i] = x;
         }
         while (q <= m->quad_count) s->qstart[q++] = kept;
-        qn__sent *ents = st != QN_OK ? NULL
-                       : qn__realloc(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry),
+        qn__sent *ents = qn__realloc(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry),
                                      ((size_t)kept + 1) * sizeof(qn__sent));
         if (ents) s->ents = ents, S->ents = NULL, S->ecap = 0;
         else st = QN_E_NOMEM;
     }
-    qn__free(&S->alloc, tmp, (size_t)tcap * sizeof *tmp);
     if (st == QN_OK) {
         /* Each entry's least cost over the quad (its root's cost plus its
         ** distance to the quad, less a hair for points the containment test

@@ -440,19 +440,10 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
 #endif
     const qn_vec2 *bv = b->bv + b->bstart[q];
     const uint32_t *bvid = b->bvid + b->bstart[q];
-    /* The corners by their place in the cycle, four at a time: off the mask,
-    ** or for a long cycle (QN__CMASK_LONG) by their kind (qn__next_corner's
-    ** two ways, inline). */
-    uint32_t mask = b->cmask[q], t = 0, k = b->bstart[q + 1] - b->bstart[q];
-    bool by_kind = (mask & QN__CMASK_LONG) != 0;
-    for (;;) {
+    /* The corners by their place in the cycle, four at a time. */
+    for (uint32_t t = qn__next_corner(b, q, 0); t != UINT32_MAX;) {
         uint32_t c[4] = {0, 0, 0, 0}, n4 = 0;
-        if (!by_kind)
-            for (; mask && n4 < 4; mask &= mask - 1u) c[n4++] = qn__ctz32(mask);
-        else
-            for (; t < k && n4 < 4; t++)
-                if (b->vkind[bvid[t]] & QN__VK_CORNER) c[n4++] = t;
-        if (!n4) break;
+        for (; t != UINT32_MAX && n4 < 4; t = qn__next_corner(b, q, t + 1)) c[n4++] = t;
         uint32_t bits = (1u << n4) - 1u;
 #if QN__HAVE_SSE2
         {

@@ -171,24 +171,20 @@ static inline uint8_t side_in(const qn_mesh *m, uint32_t e, uint32_t q) {
 
 /* Per boundary vertex: its quad and the quad's interior angle there (pi
 ** on a straight edge). */
-static void vertex_angles(qn_pathfinder *pf) {
+static void vertex_angles(qn_pathfinder *pf, const qn__boundary *mb) {
     for (uint32_t q = 0; q < pf->nq; q++) {
         uint32_t base = pf->bstart[q], k = pf->bstart[q + 1] - base;
         for (uint32_t s = 0; s < k; s++) {
-            qn_vec2 v = pf->bv[base + s];
-            qn_vec2 a = qn__sub(pf->bv[base + (s + k - 1) % k], v), b = qn__sub(pf->bv[base + (s + 1) % k], v);
             pf->bquad[base + s] = q;
-            /* Counter-clockwise boundary: from b round to a is inside. */
-            pf->bangle[base + s] = atan2f(qn__cross(b, a), qn__dot(b, a));
-            if (pf->bangle[base + s] < 0.0f) pf->bangle[base + s] += 2.0f * PI_F;
+            pf->bangle[base + s] = qn__boundary_angle(mb, base, k, s);
         }
     }
 }
 
 /* For each vertex id: whether a wall sub-edge (no portal) ends there, and
 ** the boundary vertices at that point (CSR over vertex ids, all < nb). */
-static void vertex_incidence(qn_pathfinder *pf) {
-    vertex_angles(pf);
+static void vertex_incidence(qn_pathfinder *pf, const qn__boundary *mb) {
+    vertex_angles(pf, mb);
     memset(pf->vwall, 0, pf->nb);
     memset(pf->vpstart, 0, ((size_t)pf->nb + 1) * sizeof(uint32_t));
     for (uint32_t q = 0; q < pf->nq; q++) {
@@ -240,7 +236,7 @@ static unsigned vertex_kind(const qn_pathfinder *pf, uint32_t v, float radius) {
     float open;
     bool wall = touches_wall(pf, v, radius, &open);
     unsigned kind = KIND_KNOWN | (wall ? KIND_WALL : 0u) |
-                    (wall && open > PI_F + 1e-3f ? KIND_CORNER : 0u);
+                    (wall && open > QN__CORNER_OPEN ? KIND_CORNER : 0u);
     pf->vcorner[v] = (uint8_t)kind;
     return kind;
 }
@@ -354,7 +350,7 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
     uint64_t nmax = 64 * ((uint64_t)pf->np + pf->nq) + 4096;
     qn_status st = use_boundaries(pf, err);
     if (st == QN_OK) st = alloc_block(pf, err);
-    if (st == QN_OK) vertex_incidence(pf);
+    if (st == QN_OK) vertex_incidence(pf, qn__mesh_boundary(mesh, NULL)); /* (built above) */
     if (st == QN_OK &&
         qn__isearch_create(mesh, &a, nmax > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)nmax,
                            &pf->is) != QN_OK)

@@ -71,6 +71,9 @@ void *qn__realloc(const qn_allocator *a, void *p, size_t old_n, size_t new_n);
 void qn__free(const qn_allocator *a, void *p, size_t n);
 /* Copies a NUL-terminated string with the allocator; NULL on failure. */
 char *qn__strdup(const qn_allocator *a, const char *s);
+/* Is a fresh block of n bytes from a already zero (the C library's
+** allocator maps large blocks itself, util.c)? */
+bool qn__fresh_zero(const qn_allocator *a, size_t n);
 
 /* ---- errors (util.c) ------------------------------------------------ */
 

@@ -65,6 +65,53 @@ static uint32_t least_queued(const float *key, const bool *in, uint32_t n) {
     return best;
 }
 
+/* The C library's allocator through every size change a block can take:
+** small, up to large (mapped on its own), larger, smaller but still large,
+** and back to small, its bytes kept each time; a large zeroed block is
+** zero; sizes just below and at the mapping threshold. */
+static void fill(uint8_t *p, size_t n, uint8_t seed) {
+    for (size_t i = 0; i < n; i += 4093) p[i] = (uint8_t)(seed + i);
+    p[n - 1] = (uint8_t)(seed + 7);
+}
+
+static void check(const uint8_t *p, size_t n, uint8_t seed) {
+    for (size_t i = 0; i + 1 < n; i += 4093) assert_int_equal(p[i], (uint8_t)(seed + i));
+}
+
+static void test_default_allocator_sizes(void **state) {
+    (void)state;
+    qn_allocator a = qn__allocator(NULL);
+    const size_t mib = (size_t)1 << 20;
+    size_t sizes[] = {1000, 4 * mib - 1, 4 * mib, 9 * mib + 3, 64 * mib + 5, 6 * mib, 5 * mib,
+                      3 * mib, 100};
+    size_t n = sizes[0];
+    uint8_t *p = qn__alloc(&a, n);
+    assert_non_null(p);
+    fill(p, n, 1);
+    for (size_t k = 1; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t m = sizes[k];
+        uint8_t *q = qn__realloc(&a, p, n, m);
+        assert_non_null(q);
+        size_t kept = n < m ? n : m;
+        check(q, kept, (uint8_t)k);
+        if (n <= m) assert_int_equal(q[n - 1], (uint8_t)(k + 7));
+        fill(q, m, (uint8_t)(k + 1));
+        p = q, n = m;
+    }
+    qn__free(&a, p, n);
+    for (size_t m = 4 * mib - 8; m <= 4 * mib + 8; m += 8) {
+        uint8_t *z = qn__calloc(&a, m, 1);
+        assert_non_null(z);
+        size_t nonzero = 0;
+        for (size_t i = 0; i < m; i += 511) nonzero += z[i] != 0;
+        nonzero += z[m - 1] != 0;
+        assert_int_equal(nonzero, 0);
+        z[m / 2] = 1;
+        qn__free(&a, z, m);
+    }
+    assert_null(qn__realloc(&a, NULL, 0, SIZE_MAX - 4096));
+}
+
 static void test_heap_order(void **state) {
     (void)state;
     enum { N = 500 };
@@ -119,6 +166,7 @@ int main(void) {
         cmocka_unit_test(test_heap_order),
         cmocka_unit_test(test_fail_fills_error),
         cmocka_unit_test(test_read_missing_file),
+        cmocka_unit_test(test_default_allocator_sizes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,9 @@
 ** elsewhere files are only read. */
 #define _POSIX_C_SOURCE 200809L
 #define _DEFAULT_SOURCE
+#ifdef __linux__
+#define _GNU_SOURCE /* mremap */
+#endif
 #include "internal.h"
 
 #include <errno.h>
@@ -33,6 +36,70 @@ const char *qn_status_name(qn_status code) {
 
 /* ---- memory ---------------------------------------------------------- */
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+#if defined(__linux__) && defined(MADV_HUGEPAGE) && defined(MREMAP_MAYMOVE)
+/*
+** Large blocks on huge pages. A big world's arrays (a 4096 x 4096 map's
+** mesh, boundary cycles, search pools and instance: hundreds of megabytes)
+** are read at random; on 4 KiB pages nearly every such read misses the
+** TLB, and the kernel takes a fault per page on first touch. So the default
+** allocator maps a block of QN__HUGE_MIN bytes or more itself, on 2 MiB
+** boundaries, and asks for transparent huge pages there (madvise: a hint;
+** without them the block works the same). Such a block grows and shrinks
+** by mremap (no copy), and is known by its size: the library always passes
+** the size it asked for (qn_realloc_fn's contract). Fresh mappings are
+** zero, so qn__calloc leaves them untouched (qn__fresh_zero).
+*/
+#define QN__HUGE_MIN ((size_t)4 << 20)
+#define QN__HUGE_PAGE ((size_t)2 << 20)
+
+static size_t huge_len(size_t n) { return (n + QN__HUGE_PAGE - 1) & ~(QN__HUGE_PAGE - 1); }
+
+static void *huge_map(size_t n) {
+    size_t len = huge_len(n);
+    if (len < n || len + QN__HUGE_PAGE < len) return NULL; /* overflow */
+    /* A page more than asked, then the ends trimmed to the boundary. */
+    char *p = mmap(NULL, len + QN__HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    uintptr_t at = ((uintptr_t)p + QN__HUGE_PAGE - 1) & ~(uintptr_t)(QN__HUGE_PAGE - 1);
+    size_t head = (size_t)(at - (uintptr_t)p);
+    if (head) munmap(p, head);
+    if (QN__HUGE_PAGE - head) munmap((char *)at + len, QN__HUGE_PAGE - head);
+    madvise((void *)at, len, MADV_HUGEPAGE);
+    return (void *)at;
+}
+
+static void *libc_realloc(void *ud, void *ptr, size_t old_size, size_t new_size) {
+    (void)ud;
+    bool was = ptr && old_size >= QN__HUGE_MIN, will = new_size >= QN__HUGE_MIN;
+    if (new_size == 0) {
+        if (was) munmap(ptr, huge_len(old_size));
+        else free(ptr);
+        return NULL;
+    }
+    if (!was && !will) return realloc(ptr, new_size);
+    if (was && will) {
+        size_t from = huge_len(old_size), to = huge_len(new_size);
+        if (to < new_size) return NULL;
+        if (from == to) return ptr;
+        void *q = mremap(ptr, from, to, MREMAP_MAYMOVE);
+        return q == MAP_FAILED ? NULL : q;
+    }
+    void *q = will ? huge_map(new_size) : malloc(new_size);
+    if (!q || !ptr) return q;
+    memcpy(q, ptr, old_size < new_size ? old_size : new_size);
+    if (was) munmap(ptr, huge_len(old_size));
+    else free(ptr);
+    return q;
+}
+
+bool qn__fresh_zero(const qn_allocator *a, size_t n) {
+    return a->fn == libc_realloc && n >= QN__HUGE_MIN;
+}
+#else
 static void *libc_realloc(void *ud, void *ptr, size_t old_size, size_t new_size) {
     (void)ud;
     (void)old_size;
@@ -42,6 +109,13 @@ static void *libc_realloc(void *ud, void *ptr, size_t old_size, size_t new_size)
     }
     return realloc(ptr, new_size);
 }
+
+bool qn__fresh_zero(const qn_allocator *a, size_t n) {
+    (void)a;
+    (void)n;
+    return false;
+}
+#endif
 
 qn_allocator qn__allocator(const qn_allocator *alloc) {
     qn_allocator a = {libc_realloc, NULL};
@@ -58,7 +132,7 @@ void *qn__calloc(const qn_allocator *a, size_t count, size_t size) {
     if (size != 0 && count > SIZE_MAX / size) return NULL;
     size_t n = count * size;
     void *p = qn__alloc(a, n);
-    if (p) memset(p, 0, n ? n : 1);
+    if (p && !qn__fresh_zero(a, n)) memset(p, 0, n ? n : 1);
     return p;
 }
 

@@ -160,7 +160,7 @@ static void run_sequence(qn_grid *g, const uint32_t *goals, uint32_t ng,
     reopen_goals(g, goals, ng);
     assert_int_equal(qn_grid_field_create(g, goals, ng, o, NULL, &f, &e), QN_OK);
     assert_true(qn_grid_field_is_current(f));
-    char what[96];
+    char what[160];
     for (int r = 0; r < rounds; r++) {
         uint32_t stamps = 1 + rng_below(s, 4);
         for (uint32_t i = 0; i < stamps; i++) random_stamp(g, s, side, goals, ng);

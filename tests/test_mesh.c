@@ -33,7 +33,7 @@ static qn_status build_err(const qn_mesh_desc *d, qn_error *e) {
 /* Finds the portal between quads a and b; QN_NONE if none. */
 static uint32_t find_portal(const qn_mesh *m, uint32_t a, uint32_t b, qn_portal *out) {
     for (uint32_t i = 0; i < qn_mesh_portal_count(m); i++) {
-        qn_portal p;
+        qn_portal p = {0};
         qn_mesh_portal(m, i, &p);
         if ((p.a == a && p.b == b) || (p.a == b && p.b == a)) {
             if (out) *out = p;
@@ -56,7 +56,7 @@ static void test_two_squares(void **state) {
     qn_mesh *m = build(&t);
     assert_int_equal(qn_mesh_quad_count(m), 2);
     assert_int_equal(qn_mesh_portal_count(m), 1);
-    qn_portal p;
+    qn_portal p = {0};
     assert_int_equal(qn_mesh_portal(m, 0, &p), QN_OK);
     assert_int_equal(p.a, 0);
     assert_int_equal(p.b, 1);
@@ -79,7 +79,7 @@ static void test_t_junctions(void **state) {
     tm_add_rect(&t, 3, 1.5f, 4, 3); /* 3: sits on quad 4 */
     tm_add_rect(&t, 3, 1, 5, 1.5f); /* 4: sticks out past the end of quad 0 */
     qn_mesh *m = build(&t);
-    qn_portal p;
+    qn_portal p = {0};
     assert_int_not_equal(find_portal(m, 0, 1, &p), QN_NONE);
     assert_true(same_segment(p, 0, 1, 1, 1));
     assert_int_not_equal(find_portal(m, 0, 2, &p), QN_NONE);
@@ -129,7 +129,7 @@ static void test_slanted_and_split_edge(void **state) {
     d.quad_count = 2;
     qn_mesh *m = NULL;
     assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
-    qn_portal p;
+    qn_portal p = {0};
     assert_int_not_equal(find_portal(m, 0, 1, &p), QN_NONE);
     assert_true(same_segment(p, 2, 0, 3, 2));
     qn_mesh_destroy(m);
@@ -320,7 +320,7 @@ static void test_random_adjacency(void **state) {
                 float seg[4];
                 if (!rect_portal(&t, i, j, seg)) continue;
                 expect++;
-                qn_portal p;
+                qn_portal p = {0};
                 if (find_portal(m, i, j, &p) == QN_NONE) fail_msg("seed %u: %u-%u missing", (unsigned)seed, i, j);
                 assert_true(same_segment(p, seg[0], seg[1], seg[2], seg[3]));
             }

@@ -673,18 +673,30 @@ static bool funnel_step(funnel *fn, fvert *out, const fvert *l, const fvert *r) 
     return false;
 }
 
+/* Portals whose ends run_funnel keeps worked out: a scan restarts at the
+** apex, most often a few portals back, and then reads them again. */
+#define FUNNEL_KEEP 64u
+
 /* The string-pulled vertex chain through a corridor of n portals: from,
 ** the corners it bends at, to. Returns the number of vertices. */
 static uint32_t run_funnel(const query *Q, uint32_t n, float rc) {
     fvert *out = Q->pf->verts;
     funnel fn;
+    struct {
+        uint32_t i;
+        fvert l, r;
+    } kept[FUNNEL_KEEP];
+    for (uint32_t k = 0; k < FUNNEL_KEEP; k++) kept[k].i = 0; /* portal 0 is never asked */
     out[0] = point_vert(Q->from, 0);
     fn.n = 1;
     fn.apex = fn.left = fn.right = out[0];
     for (uint32_t i = 1; i <= n + 1; i++) {
-        fvert l, r;
-        portal_verts(Q, n, i, rc, &l, &r);
-        if (funnel_step(&fn, out, &l, &r)) i = fn.apex.idx;
+        uint32_t k = i % FUNNEL_KEEP;
+        if (kept[k].i != i) {
+            portal_verts(Q, n, i, rc, &kept[k].l, &kept[k].r);
+            kept[k].i = i;
+        }
+        if (funnel_step(&fn, out, &kept[k].l, &kept[k].r)) i = fn.apex.idx;
     }
     out[fn.n++] = point_vert(Q->to, n + 1);
     return fn.n;

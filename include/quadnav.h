@@ -544,7 +544,9 @@ typedef struct qn_field_opts {
 ** lowest portal index). Goal points outside the mesh or in blocked quads are
 ** QN_E_OUTSIDE or QN_E_BLOCKED (err->index names the goal); bad options are
 ** QN_E_INVALID_ARG. The field keeps a pointer to the mesh, which must
-** outlive it. Memory (qn_field_bytes): 8 bytes per quad, 4 per portal, 16 per
+** outlive it. Memory (qn_field_bytes): 28 bytes per quad (8 with a
+** lookahead of 1 or 2: the other 20 keep each quad's step along the exit
+** chain, so the funnel reads one record a portal), 4 per portal, 16 per
 ** goal and a fixed header; a repairable field 37 per portal instead of 4.
 ** Building allocates its search scratch and frees it before returning.
 **   mesh        in   kept: must outlive the field

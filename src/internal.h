@@ -590,6 +590,16 @@ typedef struct qn__slot {
     uint32_t exit;
 } qn__slot;
 
+/* A discrete field's exit chain as the funnel sampler walks it: per quad,
+** the crossable ends of its exit portal seen leaving it (left, right: the
+** same points portal_sides gives, sample.c) and the quad beyond; `next` is
+** the slot's exit instead for a goal quad (QN__GOAL_BIT) or an
+** unreachable one (QN_NONE). One record a portal instead of three reads. */
+typedef struct qn__hop {
+    qn_vec2 l, r;
+    uint32_t next;
+} qn__hop;
+
 typedef struct qn__goal {
     qn_vec2 at;
     uint32_t quad;
@@ -681,15 +691,19 @@ struct qn_field {
     float radius;
     uint32_t lookahead; /* portals the sampler looks through; <= 2: edge projection */
     bool midpoint;      /* portal-to-portal costs between mid points */
+    bool exact_ok;      /* exact unless asked otherwise (on uniform-cost meshes) */
+    bool uniform;       /* all open quads cost the same, as of mesh version ... */
     uint32_t goal_count;
     qn__slot *slots;
     float *pg;      /* cost of each portal (the tree's g when repairable) */
     qn__goal *goals;
     qn__tree *tree; /* NULL unless built repairable */
     qn__spm *spm;   /* the exact instance; NULL for a discrete one */
+    /* Per quad, the funnel's step along the exit chain (qn__field_hop):
+    ** only for a discrete field with a lookahead above 2, and NULL where
+    ** its memory could not be had (the funnel then reads the slots). */
+    qn__hop *hops;
     const qn__pgeo *geo; /* the mesh's portal segments (qn__mesh_segments) */
-    bool exact_ok;  /* exact unless asked otherwise (on uniform-cost meshes) */
-    bool uniform;   /* all open quads cost the same, as of mesh version ... */
     uint64_t uniform_version; /* ... uniform_version - 1 (0: not known) */
     uint64_t version; /* mesh version the field reflects */
     size_t bytes;
@@ -804,6 +818,9 @@ bool qn__spm_add_corners(const qn_allocator *a, qn__spm *s, const uint32_t *q,
 ** root in *dist (either may be NULL); NULL when none serves p (sample.c). */
 const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
                               const qn__sent **entry, float *dist);
+
+/* Sets quad q's record in f->hops from its slot (sample.c). */
+void qn__field_hop(qn_field *f, uint32_t q);
 
 /* Nearest goal point to p among the goals of one goal quad, whose first
 ** (sorted) goal index is `first` (field.c). */

@@ -27,6 +27,26 @@ static void expect_equal(const qn_field *rep, const qn_field *ref, const char *w
         ** here, so exits must match exactly. */
         uint32_t ea = qn_field_quad_exit(rep, q), eb = qn_field_quad_exit(ref, q);
         if (ea != eb) fail_msg("%s: quad %u exit %u, rebuild %u", what, q, ea, eb);
+        /* The funnel walks the exit chain from each quad's records (its
+        ** step along the chain, refreshed with the slot): the same
+        ** direction at the quad's centre and near a corner, within float
+        ** rounding (a repaired field's directions can differ from a
+        ** rebuild's in the last bits). */
+        qn_vec2 k[4];
+        qn_mesh_quad_corners(m, q, k);
+        qn_vec2 at[2] = {{0.25f * (k[0].x + k[1].x + k[2].x + k[3].x),
+                          0.25f * (k[0].y + k[1].y + k[2].y + k[3].y)},
+                         {0.9f * k[0].x + 0.1f * k[2].x, 0.9f * k[0].y + 0.1f * k[2].y}};
+        for (int i = 0; i < 2; i++) {
+            qn_vec2 da, db;
+            uint32_t qa = q, qb = q;
+            qn_status sa = qn_field_sample(rep, at[i], &qa, &da);
+            qn_status sb = qn_field_sample(ref, at[i], &qb, &db);
+            if (sa != sb || fabsf(da.x - db.x) > 1e-5f || fabsf(da.y - db.y) > 1e-5f)
+                fail_msg("%s: quad %u point %d: sampled %s (%g, %g), rebuild %s (%g, %g)", what,
+                         q, i, qn_status_name(sa), (double)da.x, (double)da.y,
+                         qn_status_name(sb), (double)db.x, (double)db.y);
+        }
     }
 }
 

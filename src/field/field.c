@@ -191,6 +191,7 @@ static void refresh_slot(qn_field *f, const float *g, uint32_t q) {
         }
     }
     f->slots[q] = slot;
+    if (f->hops) qn__field_hop(f, q);
 }
 
 /* ---- full build ----------------------------------------------------------- */
@@ -279,8 +280,25 @@ static qn_status build_discrete(qn_field *f, qn_error *err) {
     return QN_OK;
 }
 
+/* A discrete field whose sampler walks the exit chain (lookahead above 2)
+** keeps each quad's step (hops, filled as its slots are); an exact one
+** does not (its fallback funnel reads the slots). */
+static qn_status hops_for(qn_field *f, bool discrete, qn_error *err) {
+    size_t bytes = (size_t)f->mesh->quad_count * sizeof(qn__hop);
+    bool want = discrete && f->lookahead > 2;
+    if (want && !f->hops && !(f->hops = qn__alloc(&f->alloc, bytes)))
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
+    if (!want && f->hops) {
+        qn__free(&f->alloc, f->hops, bytes);
+        f->hops = NULL;
+    }
+    return QN_OK;
+}
+
 static qn_status build(qn_field *f, qn_error *err) {
-    qn_status st = build_discrete(f, err);
+    qn_status st = hops_for(f, !(f->exact_ok && uniform_costs(f)), err);
+    if (st != QN_OK) return st;
+    st = build_discrete(f, err);
     if (st == QN_OK && f->exact_ok && uniform_costs(f)) return qn__spm_build(f, err);
     qn__spm_free(&f->alloc, f->spm, f->mesh->quad_count);
     f->spm = NULL;
@@ -532,6 +550,7 @@ void qn_field_destroy(qn_field *field) {
     tree_free(field);
     qn__spm_free(&a, field->spm, field->mesh->quad_count);
     qn__free(&a, field->slots, (size_t)field->mesh->quad_count * sizeof(qn__slot));
+    qn__free(&a, field->hops, (size_t)field->mesh->quad_count * sizeof(qn__hop));
     qn__free(&a, field->goals, (size_t)field->goal_count * sizeof(qn__goal));
     qn__free(&a, field->seed_g, (size_t)field->goal_count * sizeof(float));
     qn__free(&a, field, sizeof *field);
@@ -615,7 +634,9 @@ qn_status qn__field_create_seeded(const qn_mesh *mesh, const qn_vec2 *goals, con
 
 const qn_mesh *qn_field_mesh(const qn_field *field) { return field ? field->mesh : NULL; }
 size_t qn_field_bytes(const qn_field *field) {
-    return field ? field->bytes + (field->spm ? field->spm->bytes : 0) : 0;
+    if (!field) return 0;
+    return field->bytes + (field->spm ? field->spm->bytes : 0) +
+           (field->hops ? (size_t)field->mesh->quad_count * sizeof(qn__hop) : 0);
 }
 
 float qn_field_quad_cost(const qn_field *field, uint32_t quad) {

@@ -97,6 +97,39 @@ static float side_of(qn_vec2 apex, qn_vec2 ray, qn_vec2 x) {
     return qn__cross(qn__sub(ray, apex), qn__sub(x, apex));
 }
 
+void qn__field_hop(qn_field *f, uint32_t q) {
+    qn__hop *h = &f->hops[q];
+    uint32_t ex = f->slots[q].exit;
+    *h = (qn__hop){{0.0f, 0.0f}, {0.0f, 0.0f}, ex};
+    if (ex == QN_NONE || (ex & QN__GOAL_BIT)) return;
+    portal_sides(f, ex, q, &h->l, &h->r);
+    h->next = qn__portal_other(f->mesh, ex, q);
+}
+
+/* The funnel's next portal along the exit chain from quad `cur`: its left
+** and right crossable ends (both the nearest goal point when cur holds a
+** goal), and the quad beyond it; QN__GOAL_BIT at a goal quad, QN_NONE at
+** the chain's end. Reads the field's hops when it has them. */
+static uint32_t chain_next(const qn_field *f, uint32_t cur, qn_vec2 p, qn_vec2 *l, qn_vec2 *r) {
+    uint32_t ex;
+    if (f->hops) {
+        const qn__hop *h = &f->hops[cur];
+        ex = h->next;
+        if (ex == QN_NONE) return QN_NONE;
+        *l = h->l, *r = h->r;
+        if (!(ex & QN__GOAL_BIT)) return ex;
+    } else {
+        ex = f->slots[cur].exit;
+        if (ex == QN_NONE) return QN_NONE;
+        if (!(ex & QN__GOAL_BIT)) {
+            portal_sides(f, ex, cur, l, r);
+            return qn__portal_other(f->mesh, ex, cur);
+        }
+    }
+    *l = *r = qn__nearest_goal(f, ex & ~QN__GOAL_BIT, p)->at;
+    return QN__GOAL_BIT;
+}
+
 /*
 ** Funnel over the exit chain, `depth` portals deep: the taut line from p
 ** through the crossable parts of the portals ahead. Returns the first corner
@@ -111,16 +144,11 @@ static void steer_funnel(const qn_field *f, uint32_t q, uint32_t ex, qn_vec2 p, 
     float tol = reach_tolerance(m);
     qn_vec2 L, R, nl, nr;
     portal_sides(f, ex, q, &L, &R);
-    bool at_goal_point = false;
+    uint32_t cur = qn__portal_other(m, ex, q);
     for (uint32_t i = 1; i < depth; i++) {
-        uint32_t cur = qn__portal_other(m, ex, q), next = f->slots[cur].exit;
+        uint32_t next = chain_next(f, cur, p, &nl, &nr);
         if (next == QN_NONE) break;
-        if (next & QN__GOAL_BIT) {
-            nl = nr = qn__nearest_goal(f, next & ~QN__GOAL_BIT, p)->at;
-            at_goal_point = true;
-        } else {
-            portal_sides(f, next, cur, &nl, &nr);
-        }
+        bool at_goal_point = next == QN__GOAL_BIT;
         if (side_of(p, R, nr) >= 0.0f) { /* nr narrows the right side */
             if (qn__len(qn__sub(R, p)) <= tol || side_of(p, L, nr) < 0.0f) R = nr;
             else {
@@ -139,8 +167,7 @@ static void steer_funnel(const qn_field *f, uint32_t q, uint32_t ex, qn_vec2 p, 
             *target = nl;
             return;
         }
-        q = cur;
-        ex = next;
+        cur = next;
     }
     *target = qn__scale(qn__add(L, R), 0.5f);
 }

@@ -700,8 +700,8 @@ struct qn_field {
     qn__tree *tree; /* NULL unless built repairable */
     qn__spm *spm;   /* the exact instance; NULL for a discrete one */
     /* Per quad, the funnel's step along the exit chain (qn__field_hop):
-    ** only for a discrete field with a lookahead above 2, and NULL where
-    ** its memory could not be had (the funnel then reads the slots). */
+    ** for a discrete field with a lookahead above 2; NULL otherwise (an
+    ** exact field's rare discrete fallback reads the slots). */
     qn__hop *hops;
     const qn__pgeo *geo; /* the mesh's portal segments (qn__mesh_segments) */
     uint64_t uniform_version; /* ... uniform_version - 1 (0: not known) */

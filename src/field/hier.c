@@ -1120,7 +1120,8 @@ static bool parent_corners(const qn_hfield *f, uint32_t s, hloc *l) {
     uint32_t first = h->sq_start[s], n = 0;
     for (uint32_t k = 0; k < l->nq; k++) {
         uint32_t q = h->sq_list[first + k];
-        for (uint32_t t = qn__next_corner(pb, q, 0); l->loc[k] != QN_NONE && t != UINT32_MAX;
+        if (l->loc[k] == QN_NONE) continue;
+        for (uint32_t t = qn__next_corner(pb, q, 0); t != UINT32_MAX;
              t = qn__next_corner(pb, q, t + 1))
             n++;
     }

@@ -97,36 +97,31 @@ static float side_of(qn_vec2 apex, qn_vec2 ray, qn_vec2 x) {
     return qn__cross(qn__sub(ray, apex), qn__sub(x, apex));
 }
 
-void qn__field_hop(qn_field *f, uint32_t q) {
-    qn__hop *h = &f->hops[q];
+/* Quad q's step along the exit chain, from its slot (qn__hop). */
+static qn__hop hop_of(const qn_field *f, uint32_t q) {
     uint32_t ex = f->slots[q].exit;
-    *h = (qn__hop){{0.0f, 0.0f}, {0.0f, 0.0f}, ex};
-    if (ex == QN_NONE || (ex & QN__GOAL_BIT)) return;
-    portal_sides(f, ex, q, &h->l, &h->r);
-    h->next = qn__portal_other(f->mesh, ex, q);
+    qn__hop h = {{0.0f, 0.0f}, {0.0f, 0.0f}, ex};
+    if (ex == QN_NONE || (ex & QN__GOAL_BIT)) return h;
+    portal_sides(f, ex, q, &h.l, &h.r);
+    h.next = qn__portal_other(f->mesh, ex, q);
+    return h;
 }
+
+void qn__field_hop(qn_field *f, uint32_t q) { f->hops[q] = hop_of(f, q); }
 
 /* The funnel's next portal along the exit chain from quad `cur`: its left
 ** and right crossable ends (both the nearest goal point when cur holds a
 ** goal), and the quad beyond it; QN__GOAL_BIT at a goal quad, QN_NONE at
-** the chain's end. Reads the field's hops when it has them. */
+** the chain's end. Reads the field's hops when it has them, else works
+** the step out from the slot. */
 static uint32_t chain_next(const qn_field *f, uint32_t cur, qn_vec2 p, qn_vec2 *l, qn_vec2 *r) {
-    uint32_t ex;
-    if (f->hops) {
-        const qn__hop *h = &f->hops[cur];
-        ex = h->next;
-        if (ex == QN_NONE) return QN_NONE;
-        *l = h->l, *r = h->r;
-        if (!(ex & QN__GOAL_BIT)) return ex;
-    } else {
-        ex = f->slots[cur].exit;
-        if (ex == QN_NONE) return QN_NONE;
-        if (!(ex & QN__GOAL_BIT)) {
-            portal_sides(f, ex, cur, l, r);
-            return qn__portal_other(f->mesh, ex, cur);
-        }
+    qn__hop h = f->hops ? f->hops[cur] : hop_of(f, cur);
+    if (h.next == QN_NONE) return QN_NONE;
+    if (!(h.next & QN__GOAL_BIT)) {
+        *l = h.l, *r = h.r;
+        return h.next;
     }
-    *l = *r = qn__nearest_goal(f, ex & ~QN__GOAL_BIT, p)->at;
+    *l = *r = qn__nearest_goal(f, h.next & ~QN__GOAL_BIT, p)->at;
     return QN__GOAL_BIT;
 }
 

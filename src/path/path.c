@@ -278,8 +278,9 @@ static void corner_cache_for(qn_pathfinder *pf, float radius) {
 
 /* The mesh's boundary cycles (built on first use, shared with every field
 ** and pathfinder of the mesh), read where they are. */
-static qn_status use_boundaries(qn_pathfinder *pf, qn_error *err) {
+static qn_status use_boundaries(qn_pathfinder *pf, const qn__boundary **out, qn_error *err) {
     const qn__boundary *mb = qn__mesh_boundary(pf->mesh, err);
+    *out = mb;
     if (!mb) return QN_E_NOMEM;
     pf->nb = mb->nb;
     pf->bstart = mb->bstart;
@@ -317,8 +318,7 @@ void qn_pathfinder_destroy(qn_pathfinder *pf) {
 static qn_status alloc_block(qn_pathfinder *pf, qn_error *err) {
     if (pf->nb >= UINT32_MAX / 2)
         return qn__fail(err, QN_E_LIMIT, QN_NONE, "mesh too large for a pathfinder");
-    uint32_t nbmax_ = pf->nb;
-    uint64_t n = layout(pf, NULL, nbmax_);
+    uint64_t n = layout(pf, NULL, pf->nb);
     if (n > SIZE_MAX / 2)
         return qn__fail(err, QN_E_LIMIT, QN_NONE, "pathfinder scratch of %.0f bytes", (double)n);
     pf->block = qn__alloc(&pf->alloc, (size_t)n);
@@ -326,7 +326,7 @@ static qn_status alloc_block(qn_pathfinder *pf, qn_error *err) {
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (pathfinder scratch, %.0f bytes)",
                         (double)n);
     pf->block_bytes = (size_t)n;
-    layout(pf, pf->block, nbmax_);
+    layout(pf, pf->block, pf->nb);
     memset(pf->stamp, 0, ((size_t)pf->np + 1) * sizeof(uint32_t));
     memset(pf->cstamp, 0, (size_t)pf->nq * sizeof(uint32_t));
     memset(pf->qseen, 0, (size_t)pf->nq * sizeof(uint32_t));
@@ -348,9 +348,10 @@ qn_status qn_pathfinder_create(const qn_mesh *mesh, const qn_allocator *alloc,
     pf->nq = mesh->quad_count;
     /* A safety bound on search states; real queries stay far below it. */
     uint64_t nmax = 64 * ((uint64_t)pf->np + pf->nq) + 4096;
-    qn_status st = use_boundaries(pf, err);
+    const qn__boundary *mb;
+    qn_status st = use_boundaries(pf, &mb, err);
     if (st == QN_OK) st = alloc_block(pf, err);
-    if (st == QN_OK) vertex_incidence(pf, qn__mesh_boundary(mesh, NULL)); /* (built above) */
+    if (st == QN_OK) vertex_incidence(pf, mb);
     if (st == QN_OK &&
         qn__isearch_create(mesh, &a, nmax > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)nmax,
                            &pf->is) != QN_OK)

@@ -810,8 +810,14 @@ QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *qu
 /* For big meshes (hundreds of thousands of quads and more), where a full
 ** exact instance per destination costs too much time and memory. A qn_hier
 ** is built once per mesh: it cuts the quads into sectors (square tiles of
-** world space, a quad going to the tile holding its centre, so sectors
-** follow quad boundaries), puts nodes on the portals between sectors (one
+** world space). On a mesh of axis-aligned rectangles (grid imports, levels
+** of "rect" quads) it keeps its own copy with every rectangle cut along the
+** tile lines it crosses (none is cut thinner than a cell on a mesh of whole
+** numbers, where the tiles' side and corners are whole numbers too, nor
+** thinner than an eighth of a tile elsewhere), so a sector is its tile;
+** on other meshes a quad goes to the tile holding its centre. Hints and
+** quads in and out of its functions are always the caller's mesh's. It
+** puts nodes on the portals between sectors (one
 ** node per group of neighbouring border portals that join the same two
 ** connected parts of two sectors, at most `node_spacing` long; a long
 ** portal gets a node every node_spacing), and keeps per sector the
@@ -841,7 +847,9 @@ typedef struct qn_hfield qn_hfield;
 /* Options; a zero-initialised struct is the default. */
 typedef struct qn_hier_opts {
     /* Side of a sector, world units (finite, >= 0). 0: chosen so that a
-    ** sector holds about 256 quads on average. */
+    ** sector holds about 256 of the mesh's quads on average. Rounded to a
+    ** whole number (at least 1) on a mesh of rectangles whose corners are
+    ** all whole numbers. */
     float sector_size;
     /* Longest run of border a node stands for, world units (finite, >= 0).
     ** 0: a quarter of the sector size. Shorter: paths closer to the

@@ -145,6 +145,67 @@ static void test_walk_maps(void **state) {
     }
 }
 
+/* Sectors are exact tiles on meshes of rectangles: the hier cuts every
+** rectangle along the tile lines it crosses. Before, a quad went whole to
+** the tile of its centre, and a long rectangle of one sector walled off a
+** strip of the next: ways inside sectors, and so node costs, made long
+** detours (costs a mean 4-8 % over the exact ones on these grids, 2-3 %
+** now). Hints in and out stay the caller's quads, on tile lines too. */
+static void test_tiles(void **state) {
+    (void)state;
+    uint64_t s = 17;
+    for (int i = 0; i < 6; i++) {
+        uint32_t w = 96, h = 96, q;
+        uint8_t *c = malloc((size_t)w * h);
+        assert_non_null(c);
+        for (uint32_t k = 0; k < w * h; k++)
+            c[k] = tm_rand(&s) % 10 == 0 ? QN_CELL_WALL : 1;
+        qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
+        qn_grid *g = NULL;
+        qn_mesh *m = NULL;
+        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
+        free(c);
+        assert_int_equal(qn_mesh_from_grid(g, NULL, &m, NULL), QN_OK);
+        qn_hier_opts ho = {.sector_size = 12.0f};
+        qn_hier *hh = NULL;
+        qn_hfield *f = NULL;
+        qn_field *full = NULL;
+        assert_int_equal(qn_hier_create(m, &ho, NULL, &hh, NULL), QN_OK);
+        assert_int_equal(qn_hier_sector_count(hh), 64);
+        qn_vec2 goal = tm_open_cell(&s, m, w, h, &q);
+        assert_int_equal(qn_hfield_create(hh, goal, 0.0f, NULL, &f, NULL), QN_OK);
+        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &full, NULL), QN_OK);
+        double sum = 0.0;
+        int n = 0;
+        for (int t = 0; t < 300; t++) {
+            qn_vec2 p = tm_open_cell(&s, m, w, h, &q), dir;
+            if (t % 3 == 0) p.x = 12.0f * floorf(p.x / 12.0f); /* on a tile line */
+            if (qn_mesh_locate(m, p, QN_NONE, &q) != QN_OK || qn_mesh_quad_blocked(m, q)) continue;
+            float exact = qn_field_cost_at(full, p, q);
+            uint32_t hint = QN_NONE;
+            qn_status st = qn_hfield_sample(f, p, &hint, &dir);
+            if (!isfinite(exact)) continue;
+            assert_int_equal(st, exact > 0.0f ? QN_OK : QN_AT_GOAL);
+            assert_true(hint < qn_mesh_quad_count(m)); /* the caller's quad, holding p */
+            uint32_t back;
+            assert_int_equal(qn_mesh_locate(m, p, hint, &back), QN_OK);
+            float hc = qn_hfield_cost_at(f, p, hint);
+            assert_true(hc >= exact * (1.0f - 1e-5f));
+            if (exact < 8.0f) continue;
+            sum += (double)hc / (double)exact;
+            n++;
+        }
+        assert_true(n > 100);
+        if (sum / n > 1.035)
+            fail_msg("grid %d: hierarchical costs %.4f of the exact ones on average", i, sum / n);
+        qn_field_destroy(full);
+        qn_hfield_destroy(f);
+        qn_hier_destroy(hh);
+        qn_mesh_destroy(m);
+        qn_grid_destroy(g);
+    }
+}
+
 /* Units nearly as wide as a cell (radius 0.3 and 0.4) on small random
 ** grids imported to quads, with sectors of 8 cells: each arrives (within
 ** 0.2 of the goal, stepping 0.2) without touching a wall, and never passes
@@ -563,15 +624,11 @@ static void test_out_of_memory(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_args),
-        cmocka_unit_test(test_walk_levels),
-        cmocka_unit_test(test_walk_maps),
-        cmocka_unit_test(test_walk_grids_wide_agents),
-        cmocka_unit_test(test_search_order),
-        cmocka_unit_test(test_block_unblock),
-        cmocka_unit_test(test_concurrent),
-        cmocka_unit_test(test_sample_jobs),
-        cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_bad_args),      cmocka_unit_test(test_walk_levels),
+        cmocka_unit_test(test_walk_maps),     cmocka_unit_test(test_walk_grids_wide_agents),
+        cmocka_unit_test(test_tiles),         cmocka_unit_test(test_search_order),
+        cmocka_unit_test(test_block_unblock), cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_sample_jobs),   cmocka_unit_test(test_out_of_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

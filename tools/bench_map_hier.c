@@ -89,22 +89,26 @@ int qn_tool_bench_map_hier(qn_bench_map_ctx *c, qn_bench_report *r) {
                      "  same, another new destination, samples in 2 jobs on 2 threads");
     qn_bench_add(r, "hier_instance_bytes", (double)qn_hfield_bytes(f), "B",
                  "hierarchical: bytes per destination after those samples");
+    /* The hierarchical walks first, then the full instance's: the two are
+    ** never resident together (the bench's peak is a game's, which keeps
+    ** one or the other). */
+    static uint8_t okh[100], okf[100];
+    uint32_t ah = 0, af = 0;
+    double wh = walk(c, sample_hier, f, okh, &ah);
+    qn_bench_add(r, "hier_arrived_100", ah, "", "hierarchical: of 100 units walked, arrived");
+    qn_bench_add(r, "hier_instance_bytes_walked", (double)qn_hfield_bytes(f), "B",
+                 "hierarchical: bytes per destination once those units have walked to the goal");
+    qn_bench_add(r, "hier_sectors_walked", qn_hfield_sectors_built(f), "",
+                 "hierarchical: local fields built once they have walked");
+    qn_hfield_destroy(f);
+    qn_hier_destroy(h);
     qn_field *full = NULL;
     st = qn_field_create(c->mesh, &c->goal, 1, NULL, NULL, &full, &e);
     if (st == QN_OK) {
-        static uint8_t okh[100], okf[100];
-        uint32_t ah = 0, af = 0;
-        double wh = walk(c, sample_hier, f, okh, &ah), wf = walk(c, sample_exact, full, okf, &af);
-        qn_bench_add(r, "hier_arrived_100", ah, "", "hierarchical: of 100 units walked, arrived");
+        double wf = walk(c, sample_exact, full, okf, &af);
         qn_bench_add(r, "hier_stretch_ratio", ah == af && wf > 0.0 ? wh / wf : (double)NAN, "",
                      "hierarchical: distance walked / with a full exact instance, same units");
-        qn_bench_add(r, "hier_instance_bytes_walked", (double)qn_hfield_bytes(f), "B",
-                     "hierarchical: bytes per destination once those units have walked to the goal");
-        qn_bench_add(r, "hier_sectors_walked", qn_hfield_sectors_built(f), "",
-                     "hierarchical: local fields built once they have walked");
     }
     qn_field_destroy(full);
-    qn_hfield_destroy(f);
-    qn_hier_destroy(h);
     return st == QN_OK ? 0 : qn_cli_error("bench: full instance: %s", e.message);
 }

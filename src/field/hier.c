@@ -2,7 +2,11 @@
 ** hier.c: hierarchical instances for big meshes (qn_hier, qn_hfield).
 **
 ** The sector graph (qn_hier, once per mesh): quads go to square tiles of
-** world space by their centre; within a tile, the open quads fall into
+** world space by their centre, after a mesh of rectangles is cut along the
+** tile lines (refine: the hier's own mesh, so that a sector is exactly its
+** tile and no long rectangle of one sector walls off a strip of the next,
+** which made ways inside sectors, and so the node costs, long detours);
+** within a tile, the open quads fall into
 ** connected parts (through portals inside the tile). The portals between
 ** two tiles are grouped by the two parts they join and by position along
 ** the border (a group spans at most node_spacing); each group gets a node at
@@ -39,10 +43,18 @@ typedef struct hnode {
 
 struct qn_hier {
     qn_allocator alloc;
+    /* The mesh the sectors are made of: the caller's (parent), or own:
+    ** the parent's rectangles cut along the sector lines, so that every
+    ** sector is exactly its tile (pieces of parent quad q: own's quads
+    ** pstart[q] .. pstart[q + 1] - 1, row by row of the cut). */
     const qn_mesh *mesh;
-    uint64_t version; /* mesh version the graph reflects */
+    const qn_mesh *parent;
+    qn_mesh *own;
+    uint32_t *pstart;
+    uint64_t version; /* parent mesh version the graph reflects */
     uint64_t epoch;   /* counts builds and updates: destinations compare it */
     float side, spacing;
+    float hair; /* no piece of a cut rectangle is thinner */
     qn_vec2 origin;
     uint32_t sw, sh, nsec;
     uint32_t *qsec;               /* per quad: its sector */
@@ -111,6 +123,280 @@ static bool inner_portal(const qn_hier *h, uint32_t e, uint32_t s) {
     const qn__pq *p = &m->pq[e];
     return h->qsec[p->q[0]] == s && h->qsec[p->q[1]] == s && !m->blocked[p->q[0]] &&
            !m->blocked[p->q[1]];
+}
+
+/* ---- cutting rectangles along the sector lines ---------------------------------- */
+
+/* The sector lines strictly inside (lo, hi) along one axis (origin o, n
+** tiles of side `side`) into cut, increasing; their count (< n). A line
+** within `hair` of an end cuts nothing (no thin pieces: the piece then
+** keeps the tile of its centre, a little over the line). */
+static uint32_t cut_lines(float lo, float hi, float o, float side, float hair, uint32_t n,
+                          float *cut) {
+    double f = floor(((double)lo - (double)o) / (double)side);
+    uint32_t c = 0, k = f < 0.0 ? 1u : (f >= (double)n ? n : (uint32_t)f + 1u);
+    for (; k < n; k++) {
+        float line = o + (float)k * side;
+        if (line >= hi - hair) break;
+        if (line > lo + hair) cut[c++] = line;
+    }
+    return c;
+}
+
+/* Parent rectangle r's cuts: xs (nx + 1 ends of its columns), ys (ny + 1
+** of its rows); xs and ys have room for sw + 1 and sh + 1. */
+static void rect_cuts(const qn_hier *h, qn_rect r, float *xs, uint32_t *nx, float *ys,
+                      uint32_t *ny) {
+    uint32_t cx = cut_lines(r.min.x, r.max.x, h->origin.x, h->side, h->hair, h->sw, xs + 1);
+    uint32_t cy = cut_lines(r.min.y, r.max.y, h->origin.y, h->side, h->hair, h->sh, ys + 1);
+    xs[0] = r.min.x, xs[cx + 1] = r.max.x, *nx = cx + 1;
+    ys[0] = r.min.y, ys[cy + 1] = r.max.y, *ny = cy + 1;
+}
+
+/* The column (or row) of the cuts ends[0..n] holding v: the last start <= v. */
+static uint32_t cell_of(const float *ends, uint32_t n, float v) {
+    uint32_t i = 0;
+    while (i + 1 < n && ends[i + 1] <= v)
+        i++;
+    return i;
+}
+
+/* A portal candidate between rectangles lo and hi (piece indices) along
+** the segment at `at` (y for a horizontal one, x for a vertical one) from
+** s0 to s1: lo below (left of) hi. Edges of a rectangle, from its lower
+** left corner counter-clockwise: 0 bottom, 1 right, 2 top, 3 left. */
+static qn__cand rect_cand(uint32_t lo, uint32_t hi, bool horiz, float at, float s0, float s1) {
+    qn_vec2 a0 = horiz ? qn__v2(s0, at) : qn__v2(at, s0),
+            a1 = horiz ? qn__v2(s1, at) : qn__v2(at, s1);
+    uint8_t elo = horiz ? 2 : 1, ehi = horiz ? 0 : 3;
+    if (lo < hi) /* along lo's top (right) edge: -x (+y) */
+        return horiz ? (qn__cand){lo, hi, elo, ehi, a1, a0} : (qn__cand){lo, hi, elo, ehi, a0, a1};
+    return horiz ? (qn__cand){hi, lo, ehi, elo, a0, a1} : (qn__cand){hi, lo, ehi, elo, a1, a0};
+}
+
+static int cmp_cand(const void *x, const void *y) {
+    const qn__cand *a = x, *b = y;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    return a->b < b->b ? -1 : (a->b > b->b);
+}
+
+/* The piece of parent quad q (a rectangle, cut as rect_cuts says) on its
+** side toward the segment at `at` (horizontal or not) holding v along it. */
+static uint32_t side_piece(const qn_hier *h, uint32_t q, bool horiz, float at, float v, float *xs,
+                           float *ys) {
+    qn_rect r = h->parent->rects[q];
+    uint32_t nx, ny;
+    rect_cuts(h, r, xs, &nx, ys, &ny);
+    uint32_t row, col;
+    if (horiz)
+        row = at == r.min.y ? 0 : ny - 1, col = cell_of(xs, nx, v);
+    else
+        col = at == r.min.x ? 0 : nx - 1, row = cell_of(ys, ny, v);
+    return h->pstart[q] + row * nx + col;
+}
+
+/* Parent portal e's segment cut where either of its rectangles is cut
+** (seg: its ends and the cuts between, increasing; their count, the
+** pieces of the segment less one). xs, ys, xb, yb: scratch. */
+static uint32_t portal_cuts(const qn_hier *h, uint32_t e, float *xs, float *ys, float *xb,
+                            float *yb, float *seg) {
+    const qn_mesh *m = h->parent;
+    const qn__portal p = qn__portal_at(m, e);
+    bool horiz = p.p0.y == p.p1.y;
+    float lo = horiz ? fminf(p.p0.x, p.p1.x) : fminf(p.p0.y, p.p1.y);
+    float hi = horiz ? fmaxf(p.p0.x, p.p1.x) : fmaxf(p.p0.y, p.p1.y);
+    uint32_t nxa, nya, nxb, nyb;
+    rect_cuts(h, m->rects[p.q[0]], xs, &nxa, ys, &nya);
+    rect_cuts(h, m->rects[p.q[1]], xb, &nxb, yb, &nyb);
+    const float *ca = horiz ? xs : ys, *cb = horiz ? xb : yb;
+    uint32_t na = horiz ? nxa : nya, nb = horiz ? nxb : nyb, i = 1, j = 1, n = 0;
+    seg[n++] = lo;
+    while (i < na || j < nb) { /* merge the two lists of cuts (ends excluded) */
+        float v = j >= nb || (i < na && ca[i] <= cb[j]) ? ca[i] : cb[j];
+        if (i < na && ca[i] == v) i++;
+        if (j < nb && cb[j] == v) j++;
+        if (v > lo && v < hi && v > seg[n - 1]) seg[n++] = v;
+    }
+    seg[n] = hi;
+    return n - 1;
+}
+
+/* The candidates of own: between the pieces of each parent rectangle, and
+** each parent portal cut at the sector lines it crosses. NULL on OOM. */
+static qn__cand *piece_cands(const qn_hier *h, uint32_t *count) {
+    const qn_mesh *m = h->parent;
+    size_t cap = 0, n = 0, room = (size_t)(h->sw > h->sh ? h->sw : h->sh) + 2;
+    float *xs = qn__alloc(&h->alloc, 6 * room * sizeof(float));
+    if (!xs) return NULL;
+    float *ys = xs + room, *xb = ys + room, *yb = xb + room, *seg = yb + room; /* seg: 2 rooms */
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        uint32_t nx, ny;
+        rect_cuts(h, m->rects[q], xs, &nx, ys, &ny);
+        cap += (size_t)(nx - 1) * ny + (size_t)nx * (ny - 1);
+    }
+    qn__cand *c = NULL;
+    for (int pass = 0; pass < 2; pass++) { /* count, then list */
+        if (pass) c = qn__alloc(&h->alloc, (cap + 1) * sizeof *c);
+        for (uint32_t e = 0; e < m->portal_count && (!pass || c); e++) {
+            uint32_t nc = portal_cuts(h, e, xs, ys, xb, yb, seg);
+            if (!pass) {
+                cap += nc + 1;
+                continue;
+            }
+            const qn__portal p = qn__portal_at(m, e);
+            bool horiz = p.p0.y == p.p1.y;
+            float at = horiz ? p.p0.y : p.p0.x;
+            /* the quad below (left of) the segment, and the one above (right) */
+            qn_rect r0 = m->rects[p.q[0]];
+            bool first_low = horiz ? r0.max.y == at : r0.max.x == at;
+            uint32_t ql = first_low ? p.q[0] : p.q[1], qh = first_low ? p.q[1] : p.q[0];
+            for (uint32_t i = 0; i <= nc; i++) {
+                float mid = 0.5f * (seg[i] + seg[i + 1]);
+                uint32_t pa = side_piece(h, ql, horiz, at, mid, xs, ys);
+                uint32_t pb = side_piece(h, qh, horiz, at, mid, xb, yb);
+                c[n++] = rect_cand(pa, pb, horiz, at, seg[i], seg[i + 1]);
+            }
+        }
+    }
+    for (uint32_t q = 0; c && q < m->quad_count; q++) {
+        uint32_t nx, ny, base = h->pstart[q];
+        rect_cuts(h, m->rects[q], xs, &nx, ys, &ny);
+        for (uint32_t j = 0; j < ny; j++)
+            for (uint32_t i = 0; i < nx; i++) {
+                uint32_t k = base + j * nx + i;
+                if (i + 1 < nx) c[n++] = rect_cand(k, k + 1, false, xs[i + 1], ys[j], ys[j + 1]);
+                if (j + 1 < ny) c[n++] = rect_cand(k, k + nx, true, ys[j + 1], xs[i], xs[i + 1]);
+            }
+    }
+    qn__free(&h->alloc, xs, 6 * room * sizeof(float));
+    if (!c) return NULL;
+    qsort(c, n, sizeof *c, cmp_cand);
+    *count = (uint32_t)n;
+    (void)cap;
+    return c;
+}
+
+/* Cuts the parent's rectangles along the sector lines into own (h->mesh),
+** when the parent is a mesh of rectangles and some cross a line; else
+** h->mesh is the parent. False on OOM. */
+static bool refine(qn_hier *h) {
+    const qn_mesh *m = h->parent;
+    h->mesh = m;
+    if (!m->rects) return true;
+    uint32_t nq = m->quad_count;
+    size_t room = (size_t)(h->sw > h->sh ? h->sw : h->sh) + 2;
+    float *xs = qn__alloc(&h->alloc, 2 * room * sizeof(float)), *ys = xs ? xs + room : NULL;
+    h->pstart = qn__alloc(&h->alloc, ((size_t)nq + 1) * sizeof(uint32_t));
+    if (!xs || !h->pstart) {
+        qn__free(&h->alloc, xs, 2 * room * sizeof(float));
+        return false;
+    }
+    uint64_t total = 0;
+    for (uint32_t q = 0; q < nq; q++) {
+        uint32_t nx, ny;
+        rect_cuts(h, m->rects[q], xs, &nx, ys, &ny);
+        h->pstart[q] = (uint32_t)(total < UINT32_MAX ? total : UINT32_MAX);
+        total += (uint64_t)nx * ny;
+    }
+    if (total == nq || total > QN_MAX_QUADS) { /* nothing to cut, or too many pieces */
+        qn__free(&h->alloc, xs, 2 * room * sizeof(float));
+        qn__free(&h->alloc, h->pstart, ((size_t)nq + 1) * sizeof(uint32_t));
+        h->pstart = NULL;
+        return true;
+    }
+    uint32_t np = (uint32_t)total;
+    h->pstart[nq] = np;
+    qn_vec2 *v = qn__alloc(&h->alloc, (size_t)np * 4 * sizeof(qn_vec2));
+    uint32_t *idx = qn__alloc(&h->alloc, (size_t)np * 4 * sizeof(uint32_t));
+    float *cost = qn__alloc(&h->alloc, (size_t)np * sizeof(float));
+    uint8_t *blocked = qn__alloc(&h->alloc, np);
+    bool ok = v && idx && cost && blocked;
+    for (uint32_t q = 0; ok && q < nq; q++) {
+        uint32_t nx, ny, k = h->pstart[q];
+        rect_cuts(h, m->rects[q], xs, &nx, ys, &ny);
+        for (uint32_t j = 0; j < ny; j++)
+            for (uint32_t i = 0; i < nx; i++, k++) {
+                qn_vec2 c[4] = {
+                    {xs[i], ys[j]}, {xs[i + 1], ys[j]}, {xs[i + 1], ys[j + 1]}, {xs[i], ys[j + 1]}};
+                for (uint32_t t = 0; t < 4; t++)
+                    v[4 * (size_t)k + t] = c[t], idx[4 * (size_t)k + t] = 4 * k + t;
+                cost[k] = qn__quad_cost(m, q);
+                blocked[k] = m->blocked[q];
+            }
+    }
+    qn__free(&h->alloc, xs, 2 * room * sizeof(float));
+    uint32_t nc = 0;
+    qn__cand *c = ok ? piece_cands(h, &nc) : NULL;
+    if (c) {
+        qn_mesh_desc d = {.vertices = v,
+                          .vertex_count = 4 * np,
+                          .quads = idx,
+                          .quad_count = np,
+                          .costs = cost,
+                          .blocked = blocked};
+        ok = qn__mesh_create_paired(&d, c, nc, &h->alloc, &h->own, NULL) == QN_OK;
+        qn__free(&h->alloc, c, ((size_t)nc + 1) * sizeof *c);
+    } else
+        ok = false;
+    qn__free(&h->alloc, v, (size_t)np * 4 * sizeof(qn_vec2));
+    qn__free(&h->alloc, idx, (size_t)np * 4 * sizeof(uint32_t));
+    qn__free(&h->alloc, cost, (size_t)np * sizeof(float));
+    qn__free(&h->alloc, blocked, np);
+    if (ok) h->mesh = h->own;
+    return ok;
+}
+
+/* The pieces of parent quad q: own's [*a, *b), or q alone. */
+static void pieces(const qn_hier *h, uint32_t q, uint32_t *a, uint32_t *b) {
+    *a = h->own ? h->pstart[q] : q;
+    *b = h->own ? h->pstart[q + 1] : q + 1;
+}
+
+/* The piece of parent quad q holding p (the nearest when p is a hair
+** outside q): its pieces are a row-major grid of rectangles. */
+static uint32_t piece_of(const qn_hier *h, uint32_t q, qn_vec2 p) {
+    if (!h->own) return q;
+    uint32_t a = h->pstart[q], b = h->pstart[q + 1];
+    if (b - a == 1) return a;
+    const qn_rect *r = h->own->rects;
+    uint32_t lo = a, hi = b;
+    while (lo < hi) { /* the end of the first row */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (r[mid].min.y == r[a].min.y)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    uint32_t nx = lo - a, ny = (b - a) / nx, col = 0, row = 0;
+    for (uint32_t c1 = nx - 1; col < c1;) { /* the first column reaching p.x */
+        uint32_t mid = col + (c1 - col) / 2;
+        if (r[a + mid].max.x < p.x)
+            col = mid + 1;
+        else
+            c1 = mid;
+    }
+    for (uint32_t r1 = ny - 1; row < r1;) { /* the first row reaching p.y */
+        uint32_t mid = row + (r1 - row) / 2;
+        if (r[a + mid * nx].max.y < p.y)
+            row = mid + 1;
+        else
+            r1 = mid;
+    }
+    return a + row * nx + col;
+}
+
+/* The parent quad of piece k. */
+static uint32_t parent_of(const qn_hier *h, uint32_t k) {
+    if (!h->own) return k;
+    uint32_t lo = 0, hi = h->parent->quad_count;
+    while (hi - lo > 1) { /* the last q with pstart[q] <= k */
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (h->pstart[mid] <= k)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* ---- parts of sectors ------------------------------------------------------- */
@@ -596,16 +882,36 @@ static qn_status check_opts(const qn_hier_opts *o, qn_error *err) {
     return QN_OK;
 }
 
+/* Is m a mesh of rectangles whose corners are all whole numbers (grid
+** imports, levels drawn on a grid)? */
+static bool whole_rects(const qn_mesh *m) {
+    if (!m->rects) return false;
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        qn_rect r = m->rects[q];
+        if (r.min.x != floorf(r.min.x) || r.min.y != floorf(r.min.y) ||
+            r.max.x != floorf(r.max.x) || r.max.y != floorf(r.max.y))
+            return false;
+    }
+    return true;
+}
+
 /* Sector size and grid from the options and the mesh's bounds. */
 static qn_status layout(qn_hier *h, const qn_hier_opts *o, qn_error *err) {
-    const qn_mesh *m = h->mesh;
+    const qn_mesh *m = h->parent;
     float w = m->bounds.max.x - m->bounds.min.x, ht = m->bounds.max.y - m->bounds.min.y;
     float side = o && o->sector_size > 0.0f ? o->sector_size
                                              : sqrtf(SECTOR_QUADS * w * ht / (float)m->quad_count);
     if (!(side > 0.0f)) side = fmaxf(fmaxf(w, ht), 1.0f);
+    h->origin = m->bounds.min;
+    h->hair = 0.125f * side; /* an eighth of a sector */
+    if (whole_rects(m)) {    /* sector lines on whole numbers: no sliver of a cell is cut off */
+        side = fmaxf(1.0f, roundf(side));
+        h->origin = qn__v2(floorf(h->origin.x), floorf(h->origin.y));
+        w = m->bounds.max.x - h->origin.x, ht = m->bounds.max.y - h->origin.y;
+        h->hair = 0.5f; /* lines and sides are whole: any cut leaves a cell or more */
+    }
     h->side = side;
     h->spacing = o && o->node_spacing > 0.0f ? o->node_spacing : 0.25f * side;
-    h->origin = m->bounds.min;
     double sw = ceil((double)w / (double)side), sh = ceil((double)ht / (double)side);
     if (sw < 1.0) sw = 1.0;
     if (sh < 1.0) sh = 1.0;
@@ -651,11 +957,12 @@ qn_status qn_hier_create(const qn_mesh *mesh, const qn_hier_opts *opts, const qn
     qn_hier *h = qn__calloc(&a, 1, sizeof *h);
     if (!h) return hier_fail(err);
     h->alloc = a;
-    h->mesh = mesh;
+    h->mesh = h->parent = mesh;
     h->version = mesh->version;
     h->epoch = 1;
     st = layout(h, opts, err);
-    if (st == QN_OK && !(tiles(h) && all_parts(h) && graph_build(h, NULL, NULL))) st = hier_fail(err);
+    if (st == QN_OK && !(refine(h) && tiles(h) && all_parts(h) && graph_build(h, NULL, NULL)))
+        st = hier_fail(err);
     if (st != QN_OK) {
         qn_hier_destroy(h);
         return st;
@@ -676,26 +983,42 @@ void qn_hier_destroy(qn_hier *h) {
     qn__free(&a, h->qsec, ((size_t)nq + 1) * sizeof(uint32_t));
     qn__free(&a, h->pidx, ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t));
     qn__free(&a, h->qcomp, ((size_t)nq + 1) * sizeof(uint32_t));
+    if (h->pstart) qn__free(&a, h->pstart, ((size_t)h->parent->quad_count + 1) * sizeof(uint32_t));
+    qn_mesh_destroy(h->own);
     qn__free(&a, h, sizeof *h);
 }
 
 /* Marks the sectors of the quads changed since h->version; false when the
 ** journal no longer holds them all. */
 static bool changed_sectors(const qn_hier *h, uint8_t *dirty) {
-    const qn_mesh *m = h->mesh;
+    const qn_mesh *m = h->parent;
     if (m->version - h->version > QN__JOURNAL) return false;
     for (uint64_t v = h->version + 1; v <= m->version; v++) {
-        uint32_t q = m->journal[v % QN__JOURNAL];
-        if (q < m->quad_count) dirty[h->qsec[q]] = 1;
+        uint32_t q = m->journal[v % QN__JOURNAL], a, b;
+        if (q >= m->quad_count) continue;
+        pieces(h, q, &a, &b);
+        for (uint32_t k = a; k < b; k++)
+            dirty[h->qsec[k]] = 1;
     }
     return true;
+}
+
+/* Gives own's pieces their parent quads' blocked flags. */
+static void sync_blocked(qn_hier *h) {
+    if (!h->own) return;
+    bool changed = false;
+    for (uint32_t q = 0; q < h->parent->quad_count; q++)
+        for (uint32_t k = h->pstart[q]; k < h->pstart[q + 1]; k++)
+            if (h->own->blocked[k] != h->parent->blocked[q])
+                h->own->blocked[k] = h->parent->blocked[q], changed = true;
+    if (changed) qn__mesh_islands(h->own);
 }
 
 qn_status qn_hier_update(qn_hier *h, qn_error *err) {
     qn__error_clear(err);
     if (!h) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL hier");
-    if (h->version == h->mesh->version && !h->broken) return QN_OK;
-    qn_status ust = uniform(h->mesh, err);
+    if (h->version == h->parent->version && !h->broken) return QN_OK;
+    qn_status ust = uniform(h->parent, err);
     if (ust != QN_OK) {
         h->broken = true; /* destinations answer QN_E_MISMATCH until costs are 1 again */
         return ust;
@@ -716,6 +1039,7 @@ qn_status qn_hier_update(qn_hier *h, qn_error *err) {
         return hier_fail(err);
     }
     bool all = h->broken || !changed_sectors(h, dirty);
+    sync_blocked(h);
     for (uint32_t s = 0; s < h->nsec; s++)
         if (all || dirty[s]) sector_parts(h, s, stack, &next);
     qn__free(&h->alloc, stack, ((size_t)most + 1) * sizeof(uint32_t));
@@ -726,7 +1050,7 @@ qn_status qn_hier_update(qn_hier *h, qn_error *err) {
     graph_free(&old);
     qn__free(&h->alloc, dirty, (size_t)h->nsec + 1);
     h->epoch++;
-    h->version = h->mesh->version;
+    h->version = h->parent->version;
     h->broken = !ok;
     if (!ok) {
         graph_free(h);
@@ -744,8 +1068,9 @@ size_t qn_hier_bytes(const qn_hier *h) {
            (size_t)(h->bp_start ? h->bp_start[ns] : 0) * sizeof(uint32_t) +
            (size_t)h->ncap * sizeof(hnode) + (size_t)h->nnode * 4 * sizeof(uint32_t) +
            (nq + 1) * sizeof(uint32_t) + (ns + 1) * sizeof(size_t) + h->ndist * sizeof(float) +
-           (ns + 1) * sizeof(qn_rect) +
-           ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t);
+           (ns + 1) * sizeof(qn_rect) + ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t) +
+           (h->own ? qn_mesh_bytes(h->own) + ((size_t)h->parent->quad_count + 1) * sizeof(uint32_t)
+                   : 0);
 }
 
 /* ---- destinations ---------------------------------------------------------------- */
@@ -946,7 +1271,7 @@ static qn_status hfield_build(qn_hfield *f, qn_error *err) {
 }
 
 static qn_status hier_current(const qn_hier *h, qn_error *err) {
-    if (h->broken || h->version != h->mesh->version)
+    if (h->broken || h->version != h->parent->version)
         return qn__fail(err, QN_E_MISMATCH, QN_NONE, "the hier is not current with its mesh");
     return QN_OK;
 }
@@ -962,7 +1287,7 @@ qn_status qn_hfield_create(const qn_hier *h, qn_vec2 goal, float radius, const q
                         (double)radius);
     qn_status st = hier_current(h, err);
     if (st != QN_OK) return st;
-    const qn_mesh *m = h->mesh;
+    const qn_mesh *m = h->parent;
     uint32_t q = qn__locate(m, goal, QN_NONE);
     if (q == QN_NONE)
         return qn__fail(err, QN_E_OUTSIDE, 0, "goal (%g, %g) is outside every quad", (double)goal.x,
@@ -976,8 +1301,8 @@ qn_status qn_hfield_create(const qn_hier *h, qn_vec2 goal, float radius, const q
     f->alloc = a;
     f->h = h;
     f->goal = goal;
-    f->gquad = q;
-    f->gsec = h->qsec[q];
+    f->gquad = piece_of(h, q, goal);
+    f->gsec = h->qsec[f->gquad];
     f->radius = radius;
     f->loc = qn__calloc(&a, (size_t)h->nsec + 1, sizeof *f->loc);
     f->sh = qn__calloc(&a, 1, sizeof *f->sh);
@@ -1115,29 +1440,32 @@ static bool parent_corners(const qn_hfield *f, uint32_t s, hloc *l) {
     qn__spm *sp = l->field->spm;
     if (!sp || !(f->radius > 0.0f)) return true; /* a point agent grazes nothing */
     const qn_hier *h = f->h;
-    const qn__boundary *pb = qn__mesh_boundary(h->mesh, NULL);
+    const qn__boundary *pb = qn__mesh_boundary(h->parent, NULL);
     if (!pb) return false;
-    uint32_t first = h->sq_start[s], n = 0;
-    for (uint32_t k = 0; k < l->nq; k++) {
-        uint32_t q = h->sq_list[first + k];
-        if (l->loc[k] == QN_NONE) continue;
-        for (uint32_t t = qn__next_corner(pb, q, 0); t != UINT32_MAX;
-             t = qn__next_corner(pb, q, t + 1))
-            n++;
-    }
-    if (!n) return true;
-    uint32_t *lq = qn__alloc(&f->alloc, (size_t)n * sizeof(uint32_t)), i = 0;
-    qn__xcorner *c = qn__alloc(&f->alloc, (size_t)n * sizeof(qn__xcorner));
-    for (uint32_t k = 0; lq && c && k < l->nq; k++) { /* local quads in increasing order */
-        uint32_t q = h->sq_list[first + k];
-        if (l->loc[k] == QN_NONE) continue;
-        for (uint32_t t = qn__next_corner(pb, q, 0); t != UINT32_MAX;
-             t = qn__next_corner(pb, q, t + 1), i++) {
-            uint32_t j = pb->bstart[q] + t;
-            lq[i] = l->loc[k], c[i] = (qn__xcorner){pb->bv[j], pb->vwall[pb->bvid[j]]};
+    uint32_t first = h->sq_start[s], n = 0, i = 0;
+    uint32_t *lq = NULL;
+    qn__xcorner *c = NULL;
+    for (int pass = 0; pass < 2; pass++) {     /* count, then list */
+        for (uint32_t k = 0; k < l->nq; k++) { /* local quads in increasing order */
+            uint32_t q = h->sq_list[first + k], pq = parent_of(h, q);
+            if (l->loc[k] == QN_NONE) continue;
+            for (uint32_t t = qn__next_corner(pb, pq, 0); t != UINT32_MAX;
+                 t = qn__next_corner(pb, pq, t + 1)) {
+                uint32_t j = pb->bstart[pq] + t;
+                if (h->own && !qn__quad_contains(h->own, q, pb->bv[j]))
+                    continue; /* another piece's */
+                if (pass)
+                    lq[i] = l->loc[k], c[i++] = (qn__xcorner){pb->bv[j], pb->vwall[pb->bvid[j]]};
+                else
+                    n++;
+            }
         }
+        if (pass || !n) break;
+        lq = qn__alloc(&f->alloc, (size_t)n * sizeof(uint32_t));
+        c = qn__alloc(&f->alloc, (size_t)n * sizeof(qn__xcorner));
+        if (!lq || !c) break;
     }
-    bool ok = lq && c && qn__spm_add_corners(&l->field->alloc, sp, lq, c, n);
+    bool ok = !n || (lq && c && qn__spm_add_corners(&l->field->alloc, sp, lq, c, n));
     qn__free(&f->alloc, lq, (size_t)n * sizeof(uint32_t));
     qn__free(&f->alloc, c, (size_t)n * sizeof(qn__xcorner));
     return ok;
@@ -1238,14 +1566,14 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
     }
     qn_vec2 aim = qn__add(nd->at, qn__scale(n, f->radius + 1e-2f));
     if (d > QN_AT_GOAL_DISTANCE &&
-        qn__segment_walk(f->h->mesh, p, aim, f->radius, QN_NONE, NULL) == QN_E_BLOCKED)
+        qn__segment_walk(f->h->parent, p, aim, f->radius, QN_NONE, NULL) == QN_E_BLOCKED)
         return dir;
     /* The walk above asks only that the portals on the way are wide
     ** enough; a wide unit must also pass the corners on it (most of a
     ** radius: the local field may have let it come a little nearer). */
     bool clear = true;
     if (f->radius > 0.0f && d > QN_AT_GOAL_DISTANCE &&
-        qn_mesh_line_of_sight(f->h->mesh, p, aim, 0.9f * f->radius, QN_NONE, &clear) == QN_OK &&
+        qn_mesh_line_of_sight(f->h->parent, p, aim, 0.9f * f->radius, QN_NONE, &clear) == QN_OK &&
         !clear)
         return dir;
     qn_vec2 to = qn__sub(aim, p);
@@ -1257,14 +1585,16 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
 static qn_status hlocate(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, uint32_t *q,
                          const hloc **l) {
     const qn_hier *h = f->h;
-    const qn_mesh *m = h->mesh;
+    const qn_mesh *m = h->parent;
     if (f->epoch != h->epoch || h->version != m->version) return QN_E_MISMATCH;
     uint32_t hint = quad_io ? *quad_io : QN_NONE;
-    *q = hint < m->quad_count && qn__quad_contains(m, hint, p) ? hint : qn__locate(m, p, QN_NONE);
-    if (quad_io) *quad_io = *q;
-    if (*q == QN_NONE) return QN_E_OUTSIDE;
-    if (m->blocked[*q]) return QN_E_BLOCKED;
+    uint32_t pq =
+        hint < m->quad_count && qn__quad_contains(m, hint, p) ? hint : qn__locate(m, p, QN_NONE);
+    if (quad_io) *quad_io = pq;
+    if (pq == QN_NONE) return QN_E_OUTSIDE;
+    if (m->blocked[pq]) return QN_E_BLOCKED;
     if (f->goal_blocked) return QN_E_UNREACHABLE;
+    *q = piece_of(h, pq, p);
     *l = local_get(f, h->qsec[*q]);
     if (!*l) return QN_E_NOMEM;
     if (*l == &f->sh->none) return QN_E_UNREACHABLE;

@@ -847,7 +847,7 @@ typedef struct qn_hfield qn_hfield;
 /* Options; a zero-initialised struct is the default. */
 typedef struct qn_hier_opts {
     /* Side of a sector, world units (finite, >= 0). 0: chosen so that a
-    ** sector holds about 256 of the mesh's quads on average. Rounded to a
+    ** sector holds about 128 of the mesh's quads on average. Rounded to a
     ** whole number (at least 1) on a mesh of rectangles whose corners are
     ** all whole numbers. */
     float sector_size;

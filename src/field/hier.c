@@ -29,7 +29,7 @@
 
 #include <stdlib.h>
 
-#define SECTOR_QUADS 256.0f /* quads per sector on average, by default */
+#define SECTOR_QUADS 128.0f /* the mesh's quads per sector on average, by default */
 #define MAX_SECTORS (1u << 24)
 
 typedef struct hnode {

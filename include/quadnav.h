@@ -852,7 +852,7 @@ typedef struct qn_hier_opts {
     ** all whole numbers. */
     float sector_size;
     /* Longest run of border a node stands for, world units (finite, >= 0).
-    ** 0: a quarter of the sector size. Shorter: paths closer to the
+    ** 0: a fifth of the sector size. Shorter: paths closer to the
     ** shortest, more nodes (a slower destination Dijkstra). */
     float node_spacing;
 } qn_hier_opts;

@@ -911,7 +911,7 @@ static qn_status layout(qn_hier *h, const qn_hier_opts *o, qn_error *err) {
         h->hair = 0.5f; /* lines and sides are whole: any cut leaves a cell or more */
     }
     h->side = side;
-    h->spacing = o && o->node_spacing > 0.0f ? o->node_spacing : 0.25f * side;
+    h->spacing = o && o->node_spacing > 0.0f ? o->node_spacing : 0.2f * side;
     double sw = ceil((double)w / (double)side), sh = ceil((double)ht / (double)side);
     if (sw < 1.0) sw = 1.0;
     if (sh < 1.0) sh = 1.0;

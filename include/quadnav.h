@@ -810,13 +810,14 @@ QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *qu
 /* For big meshes (hundreds of thousands of quads and more), where a full
 ** exact instance per destination costs too much time and memory. A qn_hier
 ** is built once per mesh: it cuts the quads into sectors (square tiles of
-** world space). On a mesh of axis-aligned rectangles (grid imports, levels
-** of "rect" quads) it keeps its own copy with every rectangle cut along the
-** tile lines it crosses (none is cut thinner than a cell on a mesh of whole
-** numbers, where the tiles' side and corners are whole numbers too, nor
-** thinner than an eighth of a tile elsewhere), so a sector is its tile;
-** on other meshes a quad goes to the tile holding its centre. Hints and
-** quads in and out of its functions are always the caller's mesh's. It
+** world space). On a mesh of axis-aligned rectangles whose corners lie on
+** one square lattice (grid imports, levels drawn on a grid; the lattice's
+** step is the shortest side of a rectangle) it keeps its own copy with
+** every rectangle cut along the tile lines it crosses; a tile's side is a
+** whole number of steps, so the cuts leave whole cells and a sector is
+** exactly its tile. On other meshes a quad goes to the tile holding its
+** centre. Hints and quads in and out of its functions are always the
+** caller's mesh's. It
 ** puts nodes on the portals between sectors (one
 ** node per group of neighbouring border portals that join the same two
 ** connected parts of two sectors, at most `node_spacing` long; a long
@@ -848,8 +849,8 @@ typedef struct qn_hfield qn_hfield;
 typedef struct qn_hier_opts {
     /* Side of a sector, world units (finite, >= 0). 0: chosen so that a
     ** sector holds about 128 of the mesh's quads on average. Rounded to a
-    ** whole number (at least 1) on a mesh of rectangles whose corners are
-    ** all whole numbers. */
+    ** whole number of lattice steps (at least one) on a mesh of rectangles
+    ** on a lattice (see above). */
     float sector_size;
     /* Longest run of border a node stands for, world units (finite, >= 0).
     ** 0: a fifth of the sector size. Shorter: paths closer to the

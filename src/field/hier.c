@@ -55,6 +55,8 @@ struct qn_hier {
     uint64_t epoch;   /* counts builds and updates: destinations compare it */
     float side, spacing;
     float hair; /* no piece of a cut rectangle is thinner */
+    bool cut;   /* the mesh's rectangles lie on a lattice: cut them (refine) */
+    float *lx, *ly; /* cut: the tile lines x = lx[k], y = ly[k] (refine) */
     qn_vec2 origin;
     uint32_t sw, sh, nsec;
     uint32_t *qsec;               /* per quad: its sector */
@@ -131,12 +133,12 @@ static bool inner_portal(const qn_hier *h, uint32_t e, uint32_t s) {
 ** tiles of side `side`) into cut, increasing; their count (< n). A line
 ** within `hair` of an end cuts nothing (no thin pieces: the piece then
 ** keeps the tile of its centre, a little over the line). */
-static uint32_t cut_lines(float lo, float hi, float o, float side, float hair, uint32_t n,
-                          float *cut) {
+static uint32_t cut_lines(float lo, float hi, const float *lines, float o, float side, float hair,
+                          uint32_t n, float *cut) {
     double f = floor(((double)lo - (double)o) / (double)side);
     uint32_t c = 0, k = f < 0.0 ? 1u : (f >= (double)n ? n : (uint32_t)f + 1u);
     for (; k < n; k++) {
-        float line = o + (float)k * side;
+        float line = lines[k];
         if (line >= hi - hair) break;
         if (line > lo + hair) cut[c++] = line;
     }
@@ -147,8 +149,8 @@ static uint32_t cut_lines(float lo, float hi, float o, float side, float hair, u
 ** of its rows); xs and ys have room for sw + 1 and sh + 1. */
 static void rect_cuts(const qn_hier *h, qn_rect r, float *xs, uint32_t *nx, float *ys,
                       uint32_t *ny) {
-    uint32_t cx = cut_lines(r.min.x, r.max.x, h->origin.x, h->side, h->hair, h->sw, xs + 1);
-    uint32_t cy = cut_lines(r.min.y, r.max.y, h->origin.y, h->side, h->hair, h->sh, ys + 1);
+    uint32_t cx = cut_lines(r.min.x, r.max.x, h->lx, h->origin.x, h->side, h->hair, h->sw, xs + 1);
+    uint32_t cy = cut_lines(r.min.y, r.max.y, h->ly, h->origin.y, h->side, h->hair, h->sh, ys + 1);
     xs[0] = r.min.x, xs[cx + 1] = r.max.x, *nx = cx + 1;
     ys[0] = r.min.y, ys[cy + 1] = r.max.y, *ny = cy + 1;
 }
@@ -276,13 +278,42 @@ static qn__cand *piece_cands(const qn_hier *h, uint32_t *count) {
     return c;
 }
 
+/* The tile lines (h->lx, h->ly), each moved onto the corners of the
+** rectangles that lie on it, if any: origin + k * side is rounded on its
+** own, and a line a few ulps off the corners would leave slivers between
+** the pieces it cuts and the rectangles that end on it. False on OOM. */
+static bool tile_lines(qn_hier *h) {
+    const qn_mesh *m = h->parent;
+    h->lx = qn__alloc(&h->alloc, ((size_t)h->sw + 1) * sizeof(float));
+    h->ly = qn__alloc(&h->alloc, ((size_t)h->sh + 1) * sizeof(float));
+    if (!h->lx || !h->ly) return false;
+    for (uint32_t k = 0; k <= h->sw; k++)
+        h->lx[k] = h->origin.x + (float)k * h->side;
+    for (uint32_t k = 0; k <= h->sh; k++)
+        h->ly[k] = h->origin.y + (float)k * h->side;
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        qn_rect r = m->rects[q];
+        float v[4] = {r.min.x, r.max.x, r.min.y, r.max.y};
+        for (int i = 0; i < 4; i++) {
+            float o = i < 2 ? h->origin.x : h->origin.y, *line = i < 2 ? h->lx : h->ly;
+            uint32_t n = i < 2 ? h->sw : h->sh;
+            double k = round(((double)v[i] - (double)o) / (double)h->side);
+            if (k < 0.0 || k > (double)n) continue;
+            float *at = &line[(uint32_t)k];
+            if (fabsf(v[i] - *at) < h->hair) *at = v[i];
+        }
+    }
+    return true;
+}
+
 /* Cuts the parent's rectangles along the sector lines into own (h->mesh),
 ** when the parent is a mesh of rectangles and some cross a line; else
 ** h->mesh is the parent. False on OOM. */
 static bool refine(qn_hier *h) {
     const qn_mesh *m = h->parent;
     h->mesh = m;
-    if (!m->rects) return true;
+    if (!h->cut) return true;
+    if (!tile_lines(h)) return false;
     uint32_t nq = m->quad_count;
     size_t room = (size_t)(h->sw > h->sh ? h->sw : h->sh) + 2;
     float *xs = qn__alloc(&h->alloc, 2 * room * sizeof(float)), *ys = xs ? xs + room : NULL;
@@ -882,16 +913,26 @@ static qn_status check_opts(const qn_hier_opts *o, qn_error *err) {
     return QN_OK;
 }
 
-/* Is m a mesh of rectangles whose corners are all whole numbers (grid
-** imports, levels drawn on a grid)? */
-static bool whole_rects(const qn_mesh *m) {
+/* Is m a mesh of rectangles whose corners all lie on one square lattice
+** (a grid import, or a level drawn on a grid)? Its step (the shortest side
+** of a rectangle) into *step; the lattice runs through the bounds' corner. */
+static bool rect_lattice(const qn_mesh *m, float *step) {
     if (!m->rects) return false;
+    float st = INFINITY;
     for (uint32_t q = 0; q < m->quad_count; q++) {
         qn_rect r = m->rects[q];
-        if (r.min.x != floorf(r.min.x) || r.min.y != floorf(r.min.y) ||
-            r.max.x != floorf(r.max.x) || r.max.y != floorf(r.max.y))
-            return false;
+        st = fminf(st, fminf(r.max.x - r.min.x, r.max.y - r.min.y));
     }
+    if (!(st > 0.0f) || !isfinite(st)) return false;
+    double tol = 1e-3 * (double)st, ox = m->bounds.min.x, oy = m->bounds.min.y;
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        qn_rect r = m->rects[q];
+        double v[4] = {(double)r.min.x - ox, (double)r.max.x - ox, (double)r.min.y - oy,
+                       (double)r.max.y - oy};
+        for (int i = 0; i < 4; i++)
+            if (fabs(v[i] - (double)st * round(v[i] / (double)st)) > tol) return false;
+    }
+    *step = st;
     return true;
 }
 
@@ -903,12 +944,11 @@ static qn_status layout(qn_hier *h, const qn_hier_opts *o, qn_error *err) {
                                              : sqrtf(SECTOR_QUADS * w * ht / (float)m->quad_count);
     if (!(side > 0.0f)) side = fmaxf(fmaxf(w, ht), 1.0f);
     h->origin = m->bounds.min;
-    h->hair = 0.125f * side; /* an eighth of a sector */
-    if (whole_rects(m)) {    /* sector lines on whole numbers: no sliver of a cell is cut off */
-        side = fmaxf(1.0f, roundf(side));
-        h->origin = qn__v2(floorf(h->origin.x), floorf(h->origin.y));
-        w = m->bounds.max.x - h->origin.x, ht = m->bounds.max.y - h->origin.y;
-        h->hair = 0.5f; /* lines and sides are whole: any cut leaves a cell or more */
+    float step;
+    h->cut = rect_lattice(m, &step);
+    if (h->cut) { /* sector lines on the lattice: a cut leaves whole cells */
+        side = fmaxf(1.0f, roundf(side / step)) * step;
+        h->hair = 0.5f * step;
     }
     h->side = side;
     h->spacing = o && o->node_spacing > 0.0f ? o->node_spacing : 0.2f * side;
@@ -984,6 +1024,8 @@ void qn_hier_destroy(qn_hier *h) {
     qn__free(&a, h->pidx, ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t));
     qn__free(&a, h->qcomp, ((size_t)nq + 1) * sizeof(uint32_t));
     if (h->pstart) qn__free(&a, h->pstart, ((size_t)h->parent->quad_count + 1) * sizeof(uint32_t));
+    qn__free(&a, h->lx, ((size_t)h->sw + 1) * sizeof(float));
+    qn__free(&a, h->ly, ((size_t)h->sh + 1) * sizeof(float));
     qn_mesh_destroy(h->own);
     qn__free(&a, h, sizeof *h);
 }

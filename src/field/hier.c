@@ -274,7 +274,6 @@ static qn__cand *piece_cands(const qn_hier *h, uint32_t *count) {
     if (!c) return NULL;
     qsort(c, n, sizeof *c, cmp_cand);
     *count = (uint32_t)n;
-    (void)cap;
     return c;
 }
 
@@ -307,8 +306,8 @@ static bool tile_lines(qn_hier *h) {
 }
 
 /* Cuts the parent's rectangles along the sector lines into own (h->mesh),
-** when the parent is a mesh of rectangles and some cross a line; else
-** h->mesh is the parent. False on OOM. */
+** when they lie on a lattice (h->cut) and some cross a line; else h->mesh
+** is the parent. False on OOM. */
 static bool refine(qn_hier *h) {
     const qn_mesh *m = h->parent;
     h->mesh = m;

@@ -853,8 +853,10 @@ typedef struct qn_hier_opts {
     ** on a lattice (see above). */
     float sector_size;
     /* Longest run of border a node stands for, world units (finite, >= 0).
-    ** 0: a fifth of the sector size. Shorter: paths closer to the
-    ** shortest, more nodes (a slower destination Dijkstra). */
+    ** 0: a fifth of the sector size, and at most 6 of the lattice's
+    ** steps on a mesh of rectangles on a lattice (see above). Shorter:
+    ** paths closer to the shortest, more nodes (a slower destination
+    ** Dijkstra). */
     float node_spacing;
 } qn_hier_opts;
 

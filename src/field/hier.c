@@ -950,7 +950,13 @@ static qn_status layout(qn_hier *h, const qn_hier_opts *o, qn_error *err) {
         h->hair = 0.5f * step;
     }
     h->side = side;
-    h->spacing = o && o->node_spacing > 0.0f ? o->node_spacing : 0.2f * side;
+    /* By default a node every fifth of a side, and on a lattice every 6
+    ** cells at the most: a run of border across a room of a rooms map
+    ** got one node in its middle with 7 or 8 cells, and ways walked 3 %
+    ** longer than the shortest (0.7 % with 6). */
+    h->spacing = 0.2f * side;
+    if (h->cut) h->spacing = fminf(h->spacing, 6.0f * step);
+    if (o && o->node_spacing > 0.0f) h->spacing = o->node_spacing;
     double sw = ceil((double)w / (double)side), sh = ceil((double)ht / (double)side);
     if (sw < 1.0) sw = 1.0;
     if (sh < 1.0) sh = 1.0;

@@ -923,7 +923,7 @@ static bool rect_lattice(const qn_mesh *m, float *step) {
         st = fminf(st, fminf(r.max.x - r.min.x, r.max.y - r.min.y));
     }
     if (!(st > 0.0f) || !isfinite(st)) return false;
-    double tol = 1e-3 * (double)st, ox = m->bounds.min.x, oy = m->bounds.min.y;
+    double tol = 1e-3 * (double)st, ox = (double)m->bounds.min.x, oy = (double)m->bounds.min.y;
     for (uint32_t q = 0; q < m->quad_count; q++) {
         qn_rect r = m->rects[q];
         double v[4] = {(double)r.min.x - ox, (double)r.max.x - ox, (double)r.min.y - oy,

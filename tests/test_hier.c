@@ -160,7 +160,7 @@ static qn_vec2 open_cell(uint64_t *s, const qn_mesh *m, uint32_t w, uint32_t h, 
 ** rectangle along the tile lines it crosses. Before, a quad went whole to
 ** the tile of its centre, and a long rectangle of one sector walled off a
 ** strip of the next: ways inside sectors, and so node costs, made long
-** detours (costs a mean 4-8 % over the exact ones on these grids, 2-3 %
+** detours (costs a mean 4-8 % over the exact ones on these grids, 1-2 %
 ** now). Hints in and out stay the caller's quads, on tile lines too. The
 ** last grids have cells of 0.7: tile lines on the cells' lattice, moved
 ** onto the corners (k * side alone is a few ulps off them, and units

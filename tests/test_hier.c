@@ -202,8 +202,9 @@ static void test_tiles(void **state) {
             if (!isfinite(exact)) continue;
             assert_int_equal(st, exact > 0.0f ? QN_OK : QN_AT_GOAL);
             assert_true(hint < qn_mesh_quad_count(m)); /* the caller's quad, holding p */
-            uint32_t back;
+            uint32_t back;                             /* a hint holding p is kept by the lookup */
             assert_int_equal(qn_mesh_locate(m, p, hint, &back), QN_OK);
+            assert_int_equal(back, hint);
             float hc = qn_hfield_cost_at(f, p, hint);
             assert_true(hc >= exact * (1.0f - 1e-5f));
             if (exact < 8.0f) continue;

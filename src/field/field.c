@@ -296,10 +296,11 @@ static qn_status hops_for(qn_field *f, bool discrete, qn_error *err) {
 }
 
 static qn_status build(qn_field *f, qn_error *err) {
-    qn_status st = hops_for(f, !(f->exact_ok && uniform_costs(f)), err);
+    bool exact = f->exact_ok && uniform_costs(f);
+    qn_status st = hops_for(f, !exact, err);
     if (st != QN_OK) return st;
     st = build_discrete(f, err);
-    if (st == QN_OK && f->exact_ok && uniform_costs(f)) return qn__spm_build(f, err);
+    if (st == QN_OK && exact) return qn__spm_build(f, err);
     qn__spm_free(&f->alloc, f->spm, f->mesh->quad_count);
     f->spm = NULL;
     return st;

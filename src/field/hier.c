@@ -129,8 +129,8 @@ static bool inner_portal(const qn_hier *h, uint32_t e, uint32_t s) {
 
 /* ---- cutting rectangles along the sector lines ---------------------------------- */
 
-/* The sector lines strictly inside (lo, hi) along one axis (origin o, n
-** tiles of side `side`) into cut, increasing; their count (< n). A line
+/* The tile lines lines[1..n-1] of one axis (origin o, tiles of side
+** `side`) strictly inside (lo, hi), into cut, increasing; their count. A line
 ** within `hair` of an end cuts nothing (no thin pieces: the piece then
 ** keeps the tile of its centre, a little over the line). */
 static uint32_t cut_lines(float lo, float hi, const float *lines, float o, float side, float hair,
@@ -182,36 +182,40 @@ static int cmp_cand(const void *x, const void *y) {
     return a->b < b->b ? -1 : (a->b > b->b);
 }
 
-/* The piece of parent quad q (a rectangle, cut as rect_cuts says) on its
-** side toward the segment at `at` (horizontal or not) holding v along it. */
-static uint32_t side_piece(const qn_hier *h, uint32_t q, bool horiz, float at, float v, float *xs,
-                           float *ys) {
-    qn_rect r = h->parent->rects[q];
+/* A parent rectangle's cuts (rect_cuts): the ends of its nx columns and
+** ny rows. */
+typedef struct rcut {
+    float *xs, *ys;
     uint32_t nx, ny;
-    rect_cuts(h, r, xs, &nx, ys, &ny);
+} rcut;
+
+/* The piece of parent quad q (a rectangle, cut as c says) on its side
+** toward the segment at `at` (horizontal or not) holding v along it. */
+static uint32_t side_piece(const qn_hier *h, uint32_t q, const rcut *c, bool horiz, float at,
+                           float v) {
+    qn_rect r = h->parent->rects[q];
     uint32_t row, col;
     if (horiz)
-        row = at == r.min.y ? 0 : ny - 1, col = cell_of(xs, nx, v);
+        row = at == r.min.y ? 0 : c->ny - 1, col = cell_of(c->xs, c->nx, v);
     else
-        col = at == r.min.x ? 0 : nx - 1, row = cell_of(ys, ny, v);
-    return h->pstart[q] + row * nx + col;
+        col = at == r.min.x ? 0 : c->nx - 1, row = cell_of(c->ys, c->ny, v);
+    return h->pstart[q] + row * c->nx + col;
 }
 
 /* Parent portal e's segment cut where either of its rectangles is cut
 ** (seg: its ends and the cuts between, increasing; their count, the
-** pieces of the segment less one). xs, ys, xb, yb: scratch. */
-static uint32_t portal_cuts(const qn_hier *h, uint32_t e, float *xs, float *ys, float *xb,
-                            float *yb, float *seg) {
+** pieces of the segment less one); c[i]: the cuts of its quad q[i] (their
+** arrays the caller's). */
+static uint32_t portal_cuts(const qn_hier *h, uint32_t e, rcut c[2], float *seg) {
     const qn_mesh *m = h->parent;
     const qn__portal p = qn__portal_at(m, e);
     bool horiz = p.p0.y == p.p1.y;
     float lo = horiz ? fminf(p.p0.x, p.p1.x) : fminf(p.p0.y, p.p1.y);
     float hi = horiz ? fmaxf(p.p0.x, p.p1.x) : fmaxf(p.p0.y, p.p1.y);
-    uint32_t nxa, nya, nxb, nyb;
-    rect_cuts(h, m->rects[p.q[0]], xs, &nxa, ys, &nya);
-    rect_cuts(h, m->rects[p.q[1]], xb, &nxb, yb, &nyb);
-    const float *ca = horiz ? xs : ys, *cb = horiz ? xb : yb;
-    uint32_t na = horiz ? nxa : nya, nb = horiz ? nxb : nyb, i = 1, j = 1, n = 0;
+    rect_cuts(h, m->rects[p.q[0]], c[0].xs, &c[0].nx, c[0].ys, &c[0].ny);
+    rect_cuts(h, m->rects[p.q[1]], c[1].xs, &c[1].nx, c[1].ys, &c[1].ny);
+    const float *ca = horiz ? c[0].xs : c[0].ys, *cb = horiz ? c[1].xs : c[1].ys;
+    uint32_t na = horiz ? c[0].nx : c[0].ny, nb = horiz ? c[1].nx : c[1].ny, i = 1, j = 1, n = 0;
     seg[n++] = lo;
     while (i < na || j < nb) { /* merge the two lists of cuts (ends excluded) */
         float v = j >= nb || (i < na && ca[i] <= cb[j]) ? ca[i] : cb[j];
@@ -230,7 +234,8 @@ static qn__cand *piece_cands(const qn_hier *h, uint32_t *count) {
     size_t cap = 0, n = 0, room = (size_t)(h->sw > h->sh ? h->sw : h->sh) + 2;
     float *xs = qn__alloc(&h->alloc, 6 * room * sizeof(float));
     if (!xs) return NULL;
-    float *ys = xs + room, *xb = ys + room, *yb = xb + room, *seg = yb + room; /* seg: 2 rooms */
+    float *ys = xs + room, *seg = ys + 3 * room; /* seg: 2 rooms */
+    rcut pc[2] = {{xs, ys, 0, 0}, {ys + room, ys + 2 * room, 0, 0}};
     for (uint32_t q = 0; q < m->quad_count; q++) {
         uint32_t nx, ny;
         rect_cuts(h, m->rects[q], xs, &nx, ys, &ny);
@@ -240,7 +245,7 @@ static qn__cand *piece_cands(const qn_hier *h, uint32_t *count) {
     for (int pass = 0; pass < 2; pass++) { /* count, then list */
         if (pass) c = qn__alloc(&h->alloc, (cap + 1) * sizeof *c);
         for (uint32_t e = 0; e < m->portal_count && (!pass || c); e++) {
-            uint32_t nc = portal_cuts(h, e, xs, ys, xb, yb, seg);
+            uint32_t nc = portal_cuts(h, e, pc, seg);
             if (!pass) {
                 cap += nc + 1;
                 continue;
@@ -254,8 +259,8 @@ static qn__cand *piece_cands(const qn_hier *h, uint32_t *count) {
             uint32_t ql = first_low ? p.q[0] : p.q[1], qh = first_low ? p.q[1] : p.q[0];
             for (uint32_t i = 0; i <= nc; i++) {
                 float mid = 0.5f * (seg[i] + seg[i + 1]);
-                uint32_t pa = side_piece(h, ql, horiz, at, mid, xs, ys);
-                uint32_t pb = side_piece(h, qh, horiz, at, mid, xb, yb);
+                uint32_t pa = side_piece(h, ql, &pc[first_low ? 0 : 1], horiz, at, mid);
+                uint32_t pb = side_piece(h, qh, &pc[first_low ? 1 : 0], horiz, at, mid);
                 c[n++] = rect_cand(pa, pb, horiz, at, seg[i], seg[i + 1]);
             }
         }
@@ -1050,14 +1055,29 @@ static bool changed_sectors(const qn_hier *h, uint8_t *dirty) {
     return true;
 }
 
-/* Gives own's pieces their parent quads' blocked flags. */
-static void sync_blocked(qn_hier *h) {
-    if (!h->own) return;
+/* Gives own's pieces parent quad q's blocked flag; true when one changed. */
+static bool sync_quad(qn_hier *h, uint32_t q) {
     bool changed = false;
-    for (uint32_t q = 0; q < h->parent->quad_count; q++)
-        for (uint32_t k = h->pstart[q]; k < h->pstart[q + 1]; k++)
-            if (h->own->blocked[k] != h->parent->blocked[q])
-                h->own->blocked[k] = h->parent->blocked[q], changed = true;
+    for (uint32_t k = h->pstart[q]; k < h->pstart[q + 1]; k++)
+        if (h->own->blocked[k] != h->parent->blocked[q])
+            h->own->blocked[k] = h->parent->blocked[q], changed = true;
+    return changed;
+}
+
+/* Gives own's pieces their parent quads' blocked flags: those the parent's
+** journal names since h->version, or (all) every quad. */
+static void sync_blocked(qn_hier *h, bool all) {
+    if (!h->own) return;
+    const qn_mesh *m = h->parent;
+    bool changed = false;
+    if (all)
+        for (uint32_t q = 0; q < m->quad_count; q++)
+            changed |= sync_quad(h, q);
+    else
+        for (uint64_t v = h->version + 1; v <= m->version; v++) {
+            uint32_t q = m->journal[v % QN__JOURNAL];
+            if (q < m->quad_count) changed |= sync_quad(h, q);
+        }
     if (changed) qn__mesh_islands(h->own);
 }
 
@@ -1086,7 +1106,7 @@ qn_status qn_hier_update(qn_hier *h, qn_error *err) {
         return hier_fail(err);
     }
     bool all = h->broken || !changed_sectors(h, dirty);
-    sync_blocked(h);
+    sync_blocked(h, all);
     for (uint32_t s = 0; s < h->nsec; s++)
         if (all || dirty[s]) sector_parts(h, s, stack, &next);
     qn__free(&h->alloc, stack, ((size_t)most + 1) * sizeof(uint32_t));

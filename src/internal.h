@@ -887,6 +887,16 @@ typedef struct qn__cand {
 qn_status qn__mesh_create_paired(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
                                  const qn_allocator *alloc, qn_mesh **out, qn_error *err);
 
+/* Either of the above (cands NULL: edges paired, links applied), with
+** release(ud) called once the quads are copied out of desc (its vertices,
+** quads, costs and blocked flags are not read after; its links are): a
+** loader that owns those arrays frees them there, so they and the pairing
+** scratch are not resident together at the peak of a big build. release
+** is called at most once, and not at all when the build fails before. */
+qn_status qn__mesh_create_releasing(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
+                                    void (*release)(void *ud), void *ud,
+                                    const qn_allocator *alloc, qn_mesh **out, qn_error *err);
+
 /* Decompositions of qn__mesh_from_grid_with. */
 typedef enum qn__decomp {
     QN__DECOMP_FEWEST, /* along qn__grid_cuts: the fewest rectangles (the default) */

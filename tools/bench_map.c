@@ -26,6 +26,13 @@ static double peak_rss_mb(void) {
     return (double)ru.ru_maxrss / 1024.0;
 }
 
+/* The peak so far, as peak_rss_mb_after_<part>: which part sets the run's. */
+static void peak_after(qn_bench_report *r, int rc, const char *part) {
+    char key[64];
+    snprintf(key, sizeof key, "peak_rss_mb_after_%s", part);
+    if (!rc) qn_bench_add(r, key, peak_rss_mb(), "MB", "  peak resident memory so far");
+}
+
 /* The import part: map text to grid to mesh, timed as a whole. */
 static int part_import(qn_bench_map_ctx *c, qn_bench_report *r) {
     qn_error e;
@@ -246,15 +253,20 @@ int qn_tool_bench_map(qn_bench_report *r, const char *path) {
     static qn_bench_map_ctx c;
     c = (qn_bench_map_ctx){.path = path};
     int rc = part_import(&c, r);
+    peak_after(r, rc, "import");
     if (!rc) rc = part_load(&c, r);
+    peak_after(r, rc, "load");
     if (!rc) rc = part_full(&c, r);
+    peak_after(r, rc, "full");
     if (!rc) rc = part_grid_tiles(&c, r);
+    peak_after(r, rc, "grid_tiles");
     /* The grid parts are done with their full field (units placed, walks
     ** compared): it goes before the quad hierarchy's part, which does not
     ** read it. */
     qn_grid_field_destroy(c.grid_field);
     c.grid_field = NULL;
     if (!rc) rc = qn_tool_bench_map_hier(&c, r);
+    peak_after(r, rc, "hier");
     if (!rc) qn_bench_add(r, "peak_rss_mb", peak_rss_mb(), "MB", "peak resident memory of the run");
     qn_grid_field_destroy(c.grid_field);
     qn_mesh_destroy(c.mesh);

@@ -250,41 +250,62 @@ static qn_status rect_cands(const qn_grid *g, const rect_list *l, qn__cand **out
     return QN_OK;
 }
 
+/* The mesh description's arrays, freed as soon as the mesh has copied the
+** quads (qn__mesh_create_releasing), so they and the pairing scratch are
+** not resident together. */
+typedef struct desc_arrays {
+    const qn_allocator *a;
+    size_t n;
+    qn_vec2 *v;
+    uint32_t *q;
+    float *c;
+} desc_arrays;
+
+static void free_desc(void *ud) {
+    desc_arrays *x = ud;
+    qn__free(x->a, x->v, 4 * x->n * sizeof(qn_vec2));
+    qn__free(x->a, x->q, 4 * x->n * sizeof(uint32_t));
+    qn__free(x->a, x->c, x->n * sizeof(float));
+    x->v = NULL;
+    x->q = NULL;
+    x->c = NULL;
+}
+
 /* Builds the mesh from the rectangles; the description's arrays are
 ** temporary and use the caller's allocator too. */
 static qn_status mesh_from_rects(const qn_grid *g, const rect_list *l, const qn_allocator *alloc,
                                  bool pair_by_cells, qn_mesh **out, qn_error *err) {
-    const qn_allocator *a = l->a;
+    desc_arrays x = {l->a, l->n, NULL, NULL, NULL};
     size_t n = l->n;
-    qn_vec2 *v = qn__alloc(a, 4 * n * sizeof(qn_vec2));
-    uint32_t *q = qn__alloc(a, 4 * n * sizeof(uint32_t));
-    float *c = qn__alloc(a, n * sizeof(float));
+    x.v = qn__alloc(x.a, 4 * n * sizeof(qn_vec2));
+    x.q = qn__alloc(x.a, 4 * n * sizeof(uint32_t));
+    x.c = qn__alloc(x.a, n * sizeof(float));
     qn_status st;
-    if (v && q && c) {
-        fill_quads(g, l, v, q, c);
+    if (x.v && x.q && x.c) {
+        fill_quads(g, l, x.v, x.q, x.c);
         qn_mesh_desc d;
         memset(&d, 0, sizeof d);
-        d.vertices = v;
+        d.vertices = x.v;
         d.vertex_count = (uint32_t)(4 * n);
-        d.quads = q;
+        d.quads = x.q;
         d.quad_count = (uint32_t)n;
-        d.costs = c;
+        d.costs = x.c;
         if (pair_by_cells) {
             qn__cand *cands = NULL;
             uint32_t nc = 0;
             st = rect_cands(g, l, &cands, &nc, err);
-            if (st == QN_OK) st = qn__mesh_create_paired(&d, cands, nc, alloc, out, err);
-            if (cands) qn__free(a, cands, ((size_t)nc + 1) * sizeof(qn__cand));
+            /* rect_cands gives an array (never NULL) when it succeeds. */
+            if (st == QN_OK)
+                st = qn__mesh_create_releasing(&d, cands, nc, free_desc, &x, alloc, out, err);
+            if (cands) qn__free(x.a, cands, ((size_t)nc + 1) * sizeof(qn__cand));
         } else {
-            st = qn_mesh_create(&d, alloc, out, err);
+            st = qn__mesh_create_releasing(&d, NULL, 0, free_desc, &x, alloc, out, err);
         }
     } else {
         st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh description, %zu quads)",
                       n);
     }
-    qn__free(a, v, 4 * n * sizeof(qn_vec2));
-    qn__free(a, q, 4 * n * sizeof(uint32_t));
-    qn__free(a, c, n * sizeof(float));
+    free_desc(&x);
     return st;
 }
 

@@ -491,7 +491,7 @@ static qn_status read_mesh(const uint8_t *b, const qnm_header *h, const qn_alloc
     m->alloc = a;
     m->quad_count = h->quads;
     /* No per-quad tolerances (bd.tol): only pairing reads them. */
-    qn__builder bd = {NULL, m, err, NULL, NULL, 0, 0};
+    qn__builder bd = {NULL, m, err, NULL, NULL, 0, 0, NULL, NULL};
     size_t q = h->quads;
     qn_status st = qn__mesh_alloc_quads(m, err);
     if (st == QN_OK) st = read_quads(&bd, b, err);

@@ -796,6 +796,20 @@ static qn_status annotate_mesh_error(loader *c, qn_status st) {
     return fail_at(c, st, &p, "%s", msg);
 }
 
+/* The mesh input's quads, once the mesh has its own copy of them (the
+** links stay: the mesh reads them later). */
+static void release_quads(void *ud) {
+    loader *c = ud;
+    qn__free(&c->a, c->verts, (size_t)c->vert_cap * sizeof *c->verts);
+    qn__free(&c->a, c->quad_verts, 4 * (size_t)c->quad_count * sizeof *c->quad_verts);
+    qn__free(&c->a, c->costs, (size_t)c->quad_count * sizeof *c->costs);
+    qn__free(&c->a, c->blocked, (size_t)c->quad_count * sizeof *c->blocked);
+    c->verts = NULL;
+    c->quad_verts = NULL;
+    c->costs = NULL;
+    c->blocked = NULL;
+}
+
 static qn_status build_mesh(loader *c) {
     qn_mesh_desc d;
     memset(&d, 0, sizeof d);
@@ -808,7 +822,8 @@ static qn_status build_mesh(loader *c) {
     d.links = c->links;
     d.link_count = c->link_count;
     d.has_links = c->has_links;
-    qn_status st = qn_mesh_create(&d, &c->a, &c->level->mesh, c->err);
+    qn_status st = qn__mesh_create_releasing(&d, NULL, 0, release_quads, c, &c->a,
+                                             &c->level->mesh, c->err);
     return st == QN_OK ? QN_OK : annotate_mesh_error(c, st);
 }
 
@@ -842,10 +857,7 @@ static qn_status load_tree(loader *c, qn__jv root) {
 }
 
 static void free_scratch(loader *c) {
-    qn__free(&c->a, c->verts, (size_t)c->vert_cap * sizeof *c->verts);
-    qn__free(&c->a, c->quad_verts, 4 * (size_t)c->quad_count * sizeof *c->quad_verts);
-    qn__free(&c->a, c->costs, (size_t)c->quad_count * sizeof *c->costs);
-    qn__free(&c->a, c->blocked, (size_t)c->quad_count * sizeof *c->blocked);
+    release_quads(c);
     qn__free(&c->a, c->links, (size_t)c->link_count * sizeof *c->links);
     qn__free(&c->a, c->cells, c->cell_count);
 }

@@ -15,6 +15,8 @@ typedef struct qn__builder {
                 ** NULL when nothing pairs edges (a baked load) */
     qn__cand *cands;
     uint32_t ncand, capcand;
+    void (*release)(void *ud); /* called once the quads are copied, or NULL */
+    void *release_ud;
 } qn__builder;
 
 /* Local tolerance of geometry whose largest |coordinate| is maxabs. */

@@ -671,6 +671,10 @@ static qn_status build_all(qn__builder *bd) {
     qn_status st = qn__mesh_alloc_quads(m, bd->err);
     if (st == QN_OK) st = check_vertices(bd->desc, bd->err);
     if (st == QN_OK) st = build_quads(bd);
+    if (st == QN_OK && bd->release) {
+        bd->release(bd->release_ud);
+        bd->release = NULL;
+    }
     if (st == QN_OK) st = build_grid(m, bd->err);
     if (st == QN_OK && !bd->cands) st = qn__mesh_pairs(bd); /* else given (paired) */
     if (st == QN_OK && bd->desc->has_links) st = apply_links(bd);
@@ -680,23 +684,34 @@ static qn_status build_all(qn__builder *bd) {
 }
 
 static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
-                        const qn_allocator *alloc, qn_mesh **out, qn_error *err);
+                        qn__builder *hook, const qn_allocator *alloc, qn_mesh **out,
+                        qn_error *err);
 
 qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *alloc, qn_mesh **out,
                          qn_error *err) {
-    return create(desc, NULL, 0, alloc, out, err);
+    return create(desc, NULL, 0, NULL, alloc, out, err);
 }
 
 qn_status qn__mesh_create_paired(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
                                  const qn_allocator *alloc, qn_mesh **out, qn_error *err) {
     if (!cands && ncand) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL candidates");
     static qn__cand none;
-    return create(desc, cands ? cands : &none, ncand, alloc, out, err);
+    return create(desc, cands ? cands : &none, ncand, NULL, alloc, out, err);
 }
 
-/* cands NULL: pair edges; else the given portal candidates (not freed). */
+qn_status qn__mesh_create_releasing(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
+                                    void (*release)(void *ud), void *ud,
+                                    const qn_allocator *alloc, qn_mesh **out, qn_error *err) {
+    if (!cands && ncand) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL candidates");
+    qn__builder hook = {.release = release, .release_ud = ud};
+    return create(desc, cands, ncand, &hook, alloc, out, err);
+}
+
+/* cands NULL: pair edges; else the given portal candidates (not freed).
+** hook: the release callback, or NULL. */
 static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
-                        const qn_allocator *alloc, qn_mesh **out, qn_error *err) {
+                        qn__builder *hook, const qn_allocator *alloc, qn_mesh **out,
+                        qn_error *err) {
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!desc || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL argument");
@@ -710,7 +725,7 @@ static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncan
     m->alloc = a;
     m->quad_count = desc->quad_count;
     qn__builder bd = {desc, m, err, qn__alloc(&a, (size_t)desc->quad_count * sizeof(float)),
-                      cands, ncand, 0};
+                      cands, ncand, 0, hook ? hook->release : NULL, hook ? hook->release_ud : NULL};
     st = bd.tol ? build_all(&bd) : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh)");
     qn__free(&a, bd.tol, (size_t)desc->quad_count * sizeof(float));
     if (!cands) qn__free(&a, bd.cands, bd.capcand * sizeof(qn__cand));

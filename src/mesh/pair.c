@@ -437,8 +437,16 @@ static qn_status match_loose(qn__builder *bd, const uint8_t *done) {
 ** which reports the same error as ever (after match_twins, as before). */
 typedef struct rside {
     float line, lo, hi; /* the line's coordinate; the span along it (corner values) */
-    uint32_t i;         /* index into the loose array */
+    uint32_t i;         /* the edge (4 * quad + side) */
 } rside;
+
+/* Edge e's record for compare_edges, made when needed: a mesh of rectangles
+** keeps no loose array (it would take 32 bytes an edge at the peak of a
+** big load). The same values match_loose_rects stored before. */
+static loose rect_loose(const qn__builder *bd, uint32_t e) {
+    loose l = {e, bd->tol[e >> 2], 0.0, dlen(corner(bd->m, e), corner_next(bd->m, e)), 0.0};
+    return l;
+}
 
 static int cmp_rside_lo(const void *x, const void *y) {
     const rside *a = x, *b = y;
@@ -479,20 +487,20 @@ static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
     if (n > 1 && g[0].line != g[n - 1].line) qsort(g, n, sizeof *g, cmp_rside_lo);
     uint32_t na = 0, ahead = QN__FETCH_AHEAD, half = QN__FETCH_AHEAD / 2;
     for (uint32_t k = 0; k < n; k++) {
-        /* Edges come by position, their loose records and corners in
-        ** another order: a cache miss each, fetched ahead (the record
-        ** twice as far ahead as the corners it names). */
-        if (k + ahead < n) QN__PREFETCH(&S->ls[g[k + ahead].i]);
-        if (k + half < n) QN__PREFETCH(&S->bd->m->corners[S->ls[g[k + half].i].e & ~3u]);
+        /* Edges come by position, their corners and tolerances in another
+        ** order: a cache miss each, fetched ahead. */
+        if (k + ahead < n) QN__PREFETCH(&S->bd->m->corners[g[k + ahead].i & ~3u]);
+        if (k + half < n) QN__PREFETCH(&S->bd->tol[g[k + half].i >> 2]);
         uint32_t keep = 0;
         for (uint32_t a = 0; a < na; a++) /* drop edges that end before this one starts */
             if (g[act[a]].hi >= g[k].lo) act[keep++] = act[a];
         na = keep;
+        loose li = na ? rect_loose(S->bd, g[k].i) : (loose){0};
         for (uint32_t a = 0; a < na; a++) {
             uint32_t i = g[k].i, j = g[act[a]].i;
-            const loose *li = &S->ls[i], *lj = &S->ls[j];
-            qn_status st = shorter(li, i, lj, j) ? compare_edges(S->bd, lj, li)
-                                                 : compare_edges(S->bd, li, lj);
+            loose lj = rect_loose(S->bd, j);
+            qn_status st = shorter(&li, i, &lj, j) ? compare_edges(S->bd, &lj, &li)
+                                                   : compare_edges(S->bd, &li, &lj);
             if (st != QN_OK) return st;
         }
         act[na++] = k;
@@ -512,7 +520,7 @@ static qn_status rect_twins(sweep *S, const rside *r, uint32_t n, uint8_t *done)
         for (uint32_t x = from; x + 1 < k; x++) /* a run: nearly always 1 or 2 */
             for (uint32_t y = x + 1; y < k; y++) {
                 if (r[x].hi != r[y].hi) continue;
-                uint32_t e = S->ls[r[x].i].e, f = S->ls[r[y].i].e;
+                uint32_t e = r[x].i, f = r[y].i;
                 if (e > f) {
                     uint32_t t = e;
                     e = f;
@@ -531,17 +539,16 @@ static qn_status rect_twins(sweep *S, const rside *r, uint32_t n, uint8_t *done)
 }
 
 /* The edges of one orientation (vertical: 1, horizontal: 0): twins paired,
-** then the loose ones swept; r and tmp: room for every edge, count: 65537. */
+** then the loose ones swept; r and tmp: room for the edges of one
+** orientation (two per rectangle), count: 65537. */
 static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, uint32_t *act,
                              uint8_t *done, bool vertical, double tmax) {
     const qn_mesh *m = S->bd->m;
     uint32_t n = 0;
-    for (uint32_t i = 0; i < S->nl; i++) {
-        uint32_t e = S->ls[i].e;
-        if (((e & 1u) != 0) != vertical) continue;
+    for (uint32_t e = vertical ? 1u : 0u; e < 4 * m->quad_count; e += 2) {
         qn_vec2 a = corner(m, e), b = corner_next(m, e);
         float la = vertical ? a.y : a.x, lb = vertical ? b.y : b.x;
-        r[n++] = (rside){vertical ? a.x : a.y, la < lb ? la : lb, la < lb ? lb : la, i};
+        r[n++] = (rside){vertical ? a.x : a.y, la < lb ? la : lb, la < lb ? lb : la, e};
     }
     /* By (line, lo, i): by lo first, then stably by line (i is the order made). */
     rside *lo_sorted = radix_rsides(r, tmp, n, true, count);
@@ -549,11 +556,10 @@ static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, ui
     qn_status st = rect_twins(S, r, n, done);
     if (st != QN_OK) return st;
     /* The loose ones, in the same order (records and flags fetched ahead). */
-    uint32_t kept = 0, ahead = QN__FETCH_AHEAD, half = QN__FETCH_AHEAD / 2;
+    uint32_t kept = 0, ahead = QN__FETCH_AHEAD;
     for (uint32_t k = 0; k < n; k++) {
-        if (k + ahead < n) QN__PREFETCH(&S->ls[r[k + ahead].i]);
-        if (k + half < n) QN__PREFETCH(&done[S->ls[r[k + half].i].e]);
-        if (!done[S->ls[r[k].i].e]) r[kept++] = r[k];
+        if (k + ahead < n) QN__PREFETCH(&done[r[k + ahead].i]);
+        if (!done[r[k].i]) r[kept++] = r[k];
     }
     n = kept;
     for (uint32_t from = 0, k = 1; st == QN_OK && from < n; k++)
@@ -569,29 +575,22 @@ static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, ui
 ** "ask the bucket sweep" (the cands pushed here are then dropped). */
 static qn_status match_loose_rects(qn__builder *bd, uint8_t *done) {
     qn_mesh *m = bd->m;
-    size_t ne = 4 * (size_t)m->quad_count;
-    uint32_t nl = (uint32_t)ne;
+    /* Two edges of each orientation per rectangle: r and tmp hold one
+    ** orientation's, act the edges open along one line. */
+    size_t half = 2 * (size_t)m->quad_count + 1;
     double tmax = 0.0;
     for (uint32_t q = 0; q < m->quad_count; q++) tmax = dmax(tmax, (double)bd->tol[q]);
-    sweep S = {bd, qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(loose)), 0, NULL, NULL, 0};
-    rside *r = qn__alloc(&m->alloc, 2 * ((size_t)nl + 1) * sizeof(rside));
-    uint32_t *act = qn__alloc(&m->alloc, ((size_t)nl + 1) * sizeof(uint32_t));
+    sweep S = {bd, NULL, 0, NULL, NULL, 0};
+    rside *r = qn__alloc(&m->alloc, 2 * half * sizeof(rside));
+    uint32_t *act = qn__alloc(&m->alloc, half * sizeof(uint32_t));
     uint32_t *count = qn__alloc(&m->alloc, 65537 * sizeof(uint32_t));
-    qn_status st = S.ls && r && act && count ? QN_OK : QN_E_NOMEM;
-    for (size_t e = 0; st == QN_OK && e < ne; e++) {
-        loose *l = &S.ls[S.nl++];
-        memset(l, 0, sizeof *l); /* theta and off: the bucket sweep's, unused here */
-        l->e = (uint32_t)e;
-        l->tol = bd->tol[e >> 2];
-        l->len = dlen(corner(m, (uint32_t)e), corner_next(m, (uint32_t)e));
-    }
-    rside *tmp = r ? r + nl + 1 : NULL;
+    qn_status st = r && act && count ? QN_OK : QN_E_NOMEM;
+    rside *tmp = r ? r + half : NULL;
     if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, done, false, tmax);
     if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, done, true, tmax);
     qn__free(&m->alloc, count, 65537 * sizeof(uint32_t));
-    qn__free(&m->alloc, act, ((size_t)nl + 1) * sizeof(uint32_t));
-    qn__free(&m->alloc, r, 2 * ((size_t)nl + 1) * sizeof(rside));
-    qn__free(&m->alloc, S.ls, ((size_t)nl + 1) * sizeof(loose));
+    qn__free(&m->alloc, act, half * sizeof(uint32_t));
+    qn__free(&m->alloc, r, 2 * half * sizeof(rside));
     return st;
 }
 

@@ -55,8 +55,9 @@ typedef struct qn_sim_opts {
     ** out_of_steps) after 4 x its reference / step + 200 steps, and after
     ** max_steps when that is smaller (0: no further limit). */
     uint32_t max_steps;
-    /* Time one sample in this many (0 or 1: every sample), for hosts whose
-    ** clock is slow to read (a browser's costs more than a sample);
+    /* Each step's samples are timed as one batch (one clock read before
+    ** and after). Time the batches of one step in this many (0 or 1:
+    ** every step), for hosts whose clock is slow to read (a browser's);
     ** sample_seconds is scaled up to all samples. No effect on the run. */
     uint32_t clock_every;
 } qn_sim_opts;

@@ -22,8 +22,9 @@ const BUNDLED = [
 const ERR_BYTES = 512;
 const DEFAULT_RADIUS = 0.25; // as `quadnav sim`
 const DEFAULT_STEP = 0.2;
-// The sim times one sample in this many: reading the browser's clock costs
-// more than a sample (measured: it tripled the step time with 5,000 units).
+// The sim times the samples of one step in this many (as one batch): reading
+// the browser's clock is slow (once per sample, it tripled the step time
+// with 5,000 units).
 const CLOCK_EVERY = 32;
 
 const $ = (id) => document.getElementById(id);

@@ -180,8 +180,8 @@ QNW_EXPORT void qnw_grid_field(const qn_session *s, int mode, float *cost, float
 /* ---- the run -------------------------------------------------------------- */
 
 /* Places units (seed as two 32-bit halves); 0 or a status. clock_every:
-** time one sample in that many (a browser's clock costs more to read than a
-** sample takes; see qn_sim_opts). */
+** time the samples of one step in that many (a browser's clock is slow to
+** read and coarse; see qn_sim_opts). */
 QNW_EXPORT int qnw_start(qn_session *s, uint32_t units, uint32_t seed_lo, uint32_t seed_hi,
                          float step, uint32_t clock_every) {
     qn_sim_opts o;

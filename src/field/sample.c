@@ -532,8 +532,9 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     const qn__boundary *b = atomic_load(&m->bnd);
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
     qn_vec2 d = dir;
-    /* Whether a sub-edge is a wall is asked only of those near enough. */
+    /* Portals first out (a bit each in the instance): only walls push. */
     for (uint32_t s = 0; s < k; s++) {
+        if (!is_wall(f, base + s)) continue;
         qn_vec2 a = b->bv[base + s], ab = qn__sub(b->bv[base + (s + 1 == k ? 0 : s + 1)], a);
         float l2 = qn__dot(ab, ab), t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
         if (t > 0.0f && t < 1.0f) {
@@ -542,7 +543,7 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
             ** outside is also steered back in. */
             qn_vec2 out = qn__scale(qn__v2(ab.y, -ab.x), 1.0f / sqrtf(l2));
             float h = -qn__dot(qn__sub(p, a), out), toward = qn__dot(d, out);
-            if (!(h < 0.9f * rad) || !is_wall(f, base + s)) continue;
+            if (!(h < 0.9f * rad)) continue;
             if (toward > 0.0f) d = qn__sub(d, qn__scale(out, toward));
             if (h < 0.0f) d = qn__sub(d, qn__scale(out, 0.5f));
             continue;
@@ -552,7 +553,7 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
         float dist = qn__len(to);
         /* A little inside the radius, so that this and the crossing kept a
         ** radius from a wall end (clamp_exit) do not pull against each other. */
-        if (!(dist < 0.9f * rad) || !(dist > 0.0f) || !is_wall(f, base + s)) continue;
+        if (!(dist < 0.9f * rad) || !(dist > 0.0f)) continue;
         qn_vec2 n = qn__scale(to, 1.0f / dist);
         float toward = qn__dot(d, n);
         if (toward > 0.0f) d = qn__sub(d, qn__scale(n, toward));

@@ -7,11 +7,14 @@
 ** the shared context built once by the import part.
 */
 #define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sim.h"
@@ -50,8 +53,44 @@ static int part_import(qn_bench_map_ctx *c, qn_bench_report *r) {
     return 0;
 }
 
+/* The peak resident memory (MiB) of `quadnav info FILE --json` run as a
+** child process of this very program (its peak_rss_mb: the load's alone,
+** as a user running it sees), or NaN when it cannot be run or fails.
+** Linux only (/proc/self/exe). */
+static double child_info_peak_mb(const char *file) {
+    extern char **environ;
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    int fds[2];
+    if (n <= 0 || pipe(fds) != 0) return (double)NAN;
+    exe[n] = '\0';
+    posix_spawn_file_actions_t fa;
+    pid_t pid = -1;
+    if (posix_spawn_file_actions_init(&fa) == 0) {
+        posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+        posix_spawn_file_actions_addclose(&fa, fds[0]);
+        char *argv[] = {exe, "info", (char *)(uintptr_t)file, "--json", NULL};
+        if (posix_spawn(&pid, exe, &fa, NULL, argv, environ) != 0) pid = -1;
+        posix_spawn_file_actions_destroy(&fa);
+    }
+    close(fds[1]);
+    char out[4096];
+    size_t got = 0;
+    for (ssize_t r; got + 1 < sizeof out && (r = read(fds[0], out + got, sizeof out - 1 - got)) > 0;)
+        got += (size_t)r;
+    out[got] = '\0';
+    close(fds[0]);
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        return (double)NAN;
+    const char *k = strstr(out, "\"peak_rss_mb\":");
+    return k ? strtod(k + strlen("\"peak_rss_mb\":"), NULL) : (double)NAN;
+}
+
 /* Writes the level JSON and the baked mesh to temporary files and loads
-** them back, each timed alone. */
+** them back, each timed alone; then the peak memory of `quadnav info` on
+** each, in a child process. */
 static int part_load(qn_bench_map_ctx *c, qn_bench_report *r) {
     char dir[] = "/tmp/quadnav-bench-XXXXXX";
     if (!mkdtemp(dir)) return qn_cli_error("bench: cannot make a temporary folder");
@@ -82,6 +121,18 @@ static int part_load(qn_bench_map_ctx *c, qn_bench_report *r) {
         if (st != QN_OK) rc = qn_cli_error("bench: baked mesh: %s", e.message);
         else qn_bench_add(r, "bake_load_ms", ms, "ms", "load: baked mesh (.qnm)");
         qn_mesh_destroy(m);
+    }
+    if (!rc) {
+        long size = 0;
+        FILE *jf = fopen(json, "rb");
+        if (jf && fseek(jf, 0, SEEK_END) == 0) size = ftell(jf);
+        if (jf) fclose(jf);
+        double jp = child_info_peak_mb(json), bp = child_info_peak_mb(qnm);
+        qn_bench_add(r, "level_json_mb", (double)size / 1048576.0, "MB", "load: size of the level JSON");
+        qn_bench_add(r, "level_load_peak_mb", jp, "MB",
+                     "load: peak memory of `quadnav info` on the level JSON (a child process)");
+        qn_bench_add(r, "bake_load_peak_mb", bp, "MB",
+                     "load: peak memory of `quadnav info` on the baked mesh (a child process)");
     }
     unlink(json);
     unlink(qnm);

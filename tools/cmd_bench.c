@@ -404,8 +404,12 @@ static const char bench_usage[] =
     "to stderr when it is a terminal.\n"
     "With --map, only the big-world figures on that MovingAI map: import_ms,\n"
     "quads, mesh_bytes_per_quad, level_load_ms, bake_load_ms,\n"
-    "full_instance_ms, full_instance_bytes, grid_field_ms, grid_field_bytes,\n"
-    "peak_rss_mb (the whole run). Make a 4096x4096 map with\n"
+    "level_json_mb, level_load_peak_mb and bake_load_peak_mb (the peak\n"
+    "memory of `quadnav info` on the level JSON and on the baked mesh, run as\n"
+    "child processes), full_instance_ms, full_instance_bytes, grid_field_ms,\n"
+    "grid_field_bytes, the grid tiles' and hierarchical instances' figures,\n"
+    "peak_rss_mb (the whole run) and peak_rss_mb_after_<part> (the run's\n"
+    "peak after each part). Make a 4096x4096 map with\n"
     "tools/tile_map.py MAP 8 OUT.map.\n";
 
 enum { B_JSON, B_QUICK, B_NO_GRID, B_NO_LIVE, B_NO_CROWD, B_MAP };

@@ -127,6 +127,7 @@ static int info_json(const char *path, const qn_terrain *t) {
     qn_json_push(b, qn_json_float(s.bounds.max.y));
     qn_json_put(o, "bounds", b);
     qn_json_put_uint(o, "mesh_bytes", qn_mesh_bytes(t->mesh));
+    qn_json_put_num(o, "peak_rss_mb", qn_tool_peak_rss_mb()); /* null where unknown */
     if (t->grid) {
         cJSON *g = cJSON_CreateArray();
         qn_json_push(g, qn_json_uint(qn_grid_width(t->grid)));

@@ -31,6 +31,9 @@ void qn_bench_add(qn_bench_report *r, const char *key, double value, const char 
                   const char *label);
 /* Monotonic clock in seconds. */
 double qn_tool_now(void);
+/* This process's peak resident memory so far, MiB (Linux's VmHWM), or NaN
+** where the system does not tell. */
+double qn_tool_peak_rss_mb(void);
 
 /* ---- command-line helpers (cliutil.c) ---- */
 

@@ -1,5 +1,7 @@
 /* toolutil.c: small helpers shared by the tool, benchmarks and tests. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -13,6 +15,25 @@ void qn_bench_add(qn_bench_report *r, const char *key, double value, const char 
     it->value = value;
     snprintf(it->unit, sizeof it->unit, "%s", unit);
     snprintf(it->label, sizeof it->label, "%s", label);
+}
+
+double qn_tool_peak_rss_mb(void) {
+    /* VmHWM belongs to the process's memory image, made anew by exec;
+    ** getrusage's peak also counts the parent's image a child was spawned
+    ** from (Linux keeps it across exec), so it is not read here. */
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return (double)NAN;
+    char line[256];
+    double mb = (double)NAN;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long kb;
+        if (sscanf(line, "VmHWM: %lu kB", &kb) == 1) {
+            mb = (double)kb / 1024.0;
+            break;
+        }
+    }
+    fclose(f);
+    return mb;
 }
 
 double qn_tool_now(void) {

@@ -1243,13 +1243,8 @@ static void relax_node(qn_hfield *f, uint32_t s, uint32_t ss, float ng, uint32_t
 static void settle_for(qn_hfield *f, uint32_t s) {
     const qn_hier *h = f->h;
     qn__nsearch *nsr = &f->ns;
-    /* Often all are settled already (a group's units stand in sectors the
-    ** search has passed): then no re-aim, which re-keys every open node. */
-    uint32_t w = h->sn_start[s], end = h->sn_start[s + 1];
-    while (w < end && qn__nsearch_settled(nsr, h->sn_list[w])) w++;
-    if (w == end) return;
     qn__nsearch_aim(nsr, s, bound_to, h);
-    for (; w < end; w++) {
+    for (uint32_t w = h->sn_start[s]; w < h->sn_start[s + 1]; w++) {
         uint32_t want = h->sn_list[w], i;
         while (!qn__nsearch_settled(nsr, want) && (i = qn__nsearch_next(nsr)) != QN__NS_NONE) {
             const hnode *nd = &h->nodes[i];

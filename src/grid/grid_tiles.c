@@ -476,13 +476,9 @@ static const float *node_row(const qn_grid_tiles *t, uint32_t j) {
 static void settle_for(qn_grid_tfield *f, uint32_t s) {
     const qn_grid_tiles *t = f->t;
     qn__nsearch *ns = &f->ns;
-    /* Often all are settled already: then no re-aim (see hier.c). */
-    uint32_t i = t->sstart[s], stop = t->sstart[s + 1];
-    while (i < stop && qn__nsearch_settled(ns, t->node[i].part)) i++;
-    if (i == stop) return;
     aim_box box = aim_at(f, s);
     qn__nsearch_aim(ns, s, bound_to, &box);
-    for (; i < stop; i++) {
+    for (uint32_t i = t->sstart[s]; i < t->sstart[s + 1]; i++) {
         uint32_t want = t->node[i].part, j;
         while (!qn__nsearch_settled(ns, want) && (j = qn__nsearch_next(ns)) != QN__NS_NONE) {
             /* Into node j from the node across (a step into j's cell) and

@@ -260,10 +260,10 @@ typedef struct work {
     double clock_cost; /* clock_cost() */
 } work;
 
-/* What reading the clock twice costs (seconds): the median of many back
-** to back reads, measured once per run. Taken off each timed batch, so a
-** run of one unit (compare's: a unit per goal) times its samples and not
-** the clock, which costs about as much as a grid lookup. */
+/* The clock's own share of a timed interval (seconds): what two back to
+** back reads measure, the median of many, once per run. Taken off each
+** timed batch, so a run of one unit (compare's: a unit per goal) times its
+** samples and not the clock, which costs about as much as a grid lookup. */
 static double clock_cost(void) {
     double d[201];
     for (int i = 0; i < 201; i++) {

@@ -684,34 +684,33 @@ static qn_status build_all(qn__builder *bd) {
 }
 
 static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
-                        qn__builder *hook, const qn_allocator *alloc, qn_mesh **out,
-                        qn_error *err);
+                        void (*release)(void *ud), void *ud, const qn_allocator *alloc,
+                        qn_mesh **out, qn_error *err);
 
 qn_status qn_mesh_create(const qn_mesh_desc *desc, const qn_allocator *alloc, qn_mesh **out,
                          qn_error *err) {
-    return create(desc, NULL, 0, NULL, alloc, out, err);
+    return create(desc, NULL, 0, NULL, NULL, alloc, out, err);
 }
 
 qn_status qn__mesh_create_paired(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
                                  const qn_allocator *alloc, qn_mesh **out, qn_error *err) {
     if (!cands && ncand) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL candidates");
     static qn__cand none;
-    return create(desc, cands ? cands : &none, ncand, NULL, alloc, out, err);
+    return create(desc, cands ? cands : &none, ncand, NULL, NULL, alloc, out, err);
 }
 
 qn_status qn__mesh_create_releasing(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
                                     void (*release)(void *ud), void *ud,
                                     const qn_allocator *alloc, qn_mesh **out, qn_error *err) {
     if (!cands && ncand) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL candidates");
-    qn__builder hook = {.release = release, .release_ud = ud};
-    return create(desc, cands, ncand, &hook, alloc, out, err);
+    return create(desc, cands, ncand, release, ud, alloc, out, err);
 }
 
 /* cands NULL: pair edges; else the given portal candidates (not freed).
-** hook: the release callback, or NULL. */
+** release(ud), when not NULL: once the quads are copied (build_all). */
 static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
-                        qn__builder *hook, const qn_allocator *alloc, qn_mesh **out,
-                        qn_error *err) {
+                        void (*release)(void *ud), void *ud, const qn_allocator *alloc,
+                        qn_mesh **out, qn_error *err) {
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!desc || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL argument");
@@ -725,7 +724,7 @@ static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncan
     m->alloc = a;
     m->quad_count = desc->quad_count;
     qn__builder bd = {desc, m, err, qn__alloc(&a, (size_t)desc->quad_count * sizeof(float)),
-                      cands, ncand, 0, hook ? hook->release : NULL, hook ? hook->release_ud : NULL};
+                      cands, ncand, 0, release, ud};
     st = bd.tol ? build_all(&bd) : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh)");
     qn__free(&a, bd.tol, (size_t)desc->quad_count * sizeof(float));
     if (!cands) qn__free(&a, bd.cands, bd.capcand * sizeof(qn__cand));

@@ -894,8 +894,8 @@ qn_status qn__mesh_create_paired(const qn_mesh_desc *desc, qn__cand *cands, uint
 ** scratch are not resident together at the peak of a big build. release
 ** is called at most once, and not at all when the build fails before. */
 qn_status qn__mesh_create_releasing(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
-                                    void (*release)(void *ud), void *ud,
-                                    const qn_allocator *alloc, qn_mesh **out, qn_error *err);
+                                    void (*release)(void *ud), void *ud, const qn_allocator *alloc,
+                                    qn_mesh **out, qn_error *err);
 
 /* Decompositions of qn__mesh_from_grid_with. */
 typedef enum qn__decomp {

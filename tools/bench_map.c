@@ -76,7 +76,8 @@ static double child_info_peak_mb(const char *file) {
     close(fds[1]);
     char out[4096];
     size_t got = 0;
-    for (ssize_t r; got + 1 < sizeof out && (r = read(fds[0], out + got, sizeof out - 1 - got)) > 0;)
+    for (ssize_t r;
+         got + 1 < sizeof out && (r = read(fds[0], out + got, sizeof out - 1 - got)) > 0;)
         got += (size_t)r;
     out[got] = '\0';
     close(fds[0]);
@@ -128,7 +129,8 @@ static int part_load(qn_bench_map_ctx *c, qn_bench_report *r) {
         if (jf && fseek(jf, 0, SEEK_END) == 0) size = ftell(jf);
         if (jf) fclose(jf);
         double jp = child_info_peak_mb(json), bp = child_info_peak_mb(qnm);
-        qn_bench_add(r, "level_json_mb", (double)size / 1048576.0, "MB", "load: size of the level JSON");
+        qn_bench_add(r, "level_json_mb", (double)size / 1048576.0, "MB",
+                     "load: size of the level JSON");
         qn_bench_add(r, "level_load_peak_mb", jp, "MB",
                      "load: peak memory of `quadnav info` on the level JSON (a child process)");
         qn_bench_add(r, "bake_load_peak_mb", bp, "MB",

@@ -384,9 +384,14 @@ qn_status qn_sim_run(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_resu
     if (st == QN_OK && !place_units(w, &o, u, n, step)) st = QN_E_INVALID_ARG;
     double clock = clock_cost();
     for (uint32_t i = 0; st == QN_OK && i < threads; i++) {
-        work k = {w,      u,     n * i / threads, n * (i + 1) / threads, 0,
-                  step,   arrive, {0, 0, 0, 0, 0}, o.clock_every, clock};
-        parts[i] = k;
+        parts[i] = (work){.w = w,
+                          .units = u,
+                          .begin = n * i / threads,
+                          .end = n * (i + 1) / threads,
+                          .step_len = step,
+                          .arrive = arrive,
+                          .clock_every = o.clock_every,
+                          .clock_cost = clock};
     }
     out->units = n;
     for (uint32_t s = 0; st == QN_OK && any_active(u, n); s++) {
@@ -434,10 +439,14 @@ qn_status qn_sim_begin(const qn_sim_world *w, const qn_sim_opts *opts, qn_sim_st
     if (!place_units(&s->w, &s->o, s->u, s->n, step)) return qn_sim_end(s), QN_E_INVALID_ARG;
     double clock = clock_cost();
     for (uint32_t i = 0; i < s->threads; i++) {
-        work k = {&s->w,  s->u,   s->n * i / s->threads, s->n * (i + 1) / s->threads,
-                  0,      step,   arrive,                {0, 0, 0, 0, 0},
-                  opts->clock_every, clock};
-        s->parts[i] = k;
+        s->parts[i] = (work){.w = &s->w,
+                             .units = s->u,
+                             .begin = s->n * i / s->threads,
+                             .end = s->n * (i + 1) / s->threads,
+                             .step_len = step,
+                             .arrive = arrive,
+                             .clock_every = opts->clock_every,
+                             .clock_cost = clock};
     }
     s->r.units = s->n;
     *out = s;

@@ -822,8 +822,8 @@ static qn_status build_mesh(loader *c) {
     d.links = c->links;
     d.link_count = c->link_count;
     d.has_links = c->has_links;
-    qn_status st = qn__mesh_create_releasing(&d, NULL, 0, release_quads, c, &c->a,
-                                             &c->level->mesh, c->err);
+    qn_status st =
+        qn__mesh_create_releasing(&d, NULL, 0, release_quads, c, &c->a, &c->level->mesh, c->err);
     return st == QN_OK ? QN_OK : annotate_mesh_error(c, st);
 }
 

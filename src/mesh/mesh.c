@@ -700,8 +700,8 @@ qn_status qn__mesh_create_paired(const qn_mesh_desc *desc, qn__cand *cands, uint
 }
 
 qn_status qn__mesh_create_releasing(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
-                                    void (*release)(void *ud), void *ud,
-                                    const qn_allocator *alloc, qn_mesh **out, qn_error *err) {
+                                    void (*release)(void *ud), void *ud, const qn_allocator *alloc,
+                                    qn_mesh **out, qn_error *err) {
     if (!cands && ncand) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL candidates");
     return create(desc, cands, ncand, release, ud, alloc, out, err);
 }
@@ -723,8 +723,9 @@ static qn_status create(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncan
     if (!m) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh)");
     m->alloc = a;
     m->quad_count = desc->quad_count;
-    qn__builder bd = {desc, m, err, qn__alloc(&a, (size_t)desc->quad_count * sizeof(float)),
-                      cands, ncand, 0, release, ud};
+    qn__builder bd = {desc,  m,     err, qn__alloc(&a, (size_t)desc->quad_count * sizeof(float)),
+                      cands, ncand, 0,   release,
+                      ud};
     st = bd.tol ? build_all(&bd) : qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (mesh)");
     qn__free(&a, bd.tol, (size_t)desc->quad_count * sizeof(float));
     if (!cands) qn__free(&a, bd.cands, bd.capcand * sizeof(qn__cand));

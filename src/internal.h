@@ -897,6 +897,12 @@ qn_status qn__mesh_create_releasing(const qn_mesh_desc *desc, qn__cand *cands, u
                                     void (*release)(void *ud), void *ud, const qn_allocator *alloc,
                                     qn_mesh **out, qn_error *err);
 
+/* Frees a mesh's point-location index and islands, for a mesh only ever
+** read by quad (a hierarchical instance's cut mesh, hier.c): no lookup of a
+** point (qn__locate, qn_mesh_locate) or of islands may touch it after, nor
+** may qn_mesh_set_quad_blocked. (mesh.c) */
+void qn__mesh_drop_lookup(qn_mesh *m);
+
 /* Decompositions of qn__mesh_from_grid_with. */
 typedef enum qn__decomp {
     QN__DECOMP_FEWEST, /* along qn__grid_cuts: the fewest rectangles (the default) */

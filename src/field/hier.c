@@ -370,6 +370,9 @@ static bool refine(qn_hier *h) {
                           .costs = cost,
                           .blocked = blocked};
         ok = qn__mesh_create_paired(&d, c, nc, &h->alloc, &h->own, NULL) == QN_OK;
+        /* Points are located in the parent, then by the cuts (piece_of),
+        ** and no one asks own for islands: its index and islands go. */
+        if (ok) qn__mesh_drop_lookup(h->own);
         qn__free(&h->alloc, c, ((size_t)nc + 1) * sizeof *c);
     } else
         ok = false;
@@ -1055,13 +1058,10 @@ static bool changed_sectors(const qn_hier *h, uint8_t *dirty) {
     return true;
 }
 
-/* Gives own's pieces parent quad q's blocked flag; true when one changed. */
-static bool sync_quad(qn_hier *h, uint32_t q) {
-    bool changed = false;
+/* Gives own's pieces parent quad q's blocked flag. */
+static void sync_quad(qn_hier *h, uint32_t q) {
     for (uint32_t k = h->pstart[q]; k < h->pstart[q + 1]; k++)
-        if (h->own->blocked[k] != h->parent->blocked[q])
-            h->own->blocked[k] = h->parent->blocked[q], changed = true;
-    return changed;
+        h->own->blocked[k] = h->parent->blocked[q];
 }
 
 /* Gives own's pieces their parent quads' blocked flags: those the parent's
@@ -1069,16 +1069,15 @@ static bool sync_quad(qn_hier *h, uint32_t q) {
 static void sync_blocked(qn_hier *h, bool all) {
     if (!h->own) return;
     const qn_mesh *m = h->parent;
-    bool changed = false;
     if (all)
         for (uint32_t q = 0; q < m->quad_count; q++)
-            changed |= sync_quad(h, q);
+            sync_quad(h, q);
     else
         for (uint64_t v = h->version + 1; v <= m->version; v++) {
             uint32_t q = m->journal[v % QN__JOURNAL];
-            if (q < m->quad_count) changed |= sync_quad(h, q);
+            if (q < m->quad_count) sync_quad(h, q);
         }
-    if (changed) qn__mesh_islands(h->own);
+    /* (own keeps no islands: qn__mesh_drop_lookup) */
 }
 
 qn_status qn_hier_update(qn_hier *h, qn_error *err) {

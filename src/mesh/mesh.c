@@ -27,10 +27,24 @@ size_t qn__mesh_array_bytes(const qn_mesh *m) {
                                : ncl * sizeof(uint32_t);
     return (m->planes ? q * sizeof(qn__planes) : 0) + (m->corners ? q * 4 * sizeof(qn_vec2) : 0) +
            (m->rects ? q * sizeof(qn_rect) : 0) + (m->cost ? q * sizeof(float) : 0) +
-           q * (1 + sizeof(uint32_t)) +
+           q * (1 + (m->island ? sizeof(uint32_t) : 0)) +
            p * (sizeof(qn__pq) + (m->pgeo ? 2 + sizeof(qn__pgeo) : 0)) +
-           (q + 1) * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) + (cells + 1) * sizeof(uint32_t) +
-           index;
+           (q + 1) * sizeof(uint32_t) + 2 * p * sizeof(uint32_t) +
+           (m->cell_start ? (cells + 1) * sizeof(uint32_t) : 0) + index;
+}
+
+void qn__mesh_drop_lookup(qn_mesh *m) {
+    const qn_allocator *a = &m->alloc;
+    size_t cells = (size_t)m->grid_w * m->grid_h;
+    if (m->cell_start) qn__free(a, m->cell_list, m->cell_start[cells] * sizeof(uint32_t));
+    if (m->cell_start) qn__free(a, m->cell_off, m->cell_start[cells] * sizeof(uint16_t));
+    qn__free(a, m->cell_base, cells * sizeof(uint32_t));
+    qn__free(a, m->cell_start, (cells + 1) * sizeof(uint32_t));
+    qn__free(a, m->island, (size_t)m->quad_count * sizeof(uint32_t));
+    m->cell_list = m->cell_base = m->cell_start = m->island = NULL;
+    m->cell_off = NULL;
+    m->island_count = 0;
+    m->bytes = sizeof *m + qn__mesh_array_bytes(m);
 }
 
 static void mesh_free_arrays(qn_mesh *m) {

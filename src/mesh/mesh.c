@@ -33,16 +33,22 @@ size_t qn__mesh_array_bytes(const qn_mesh *m) {
            (m->cell_start ? (cells + 1) * sizeof(uint32_t) : 0) + index;
 }
 
-void qn__mesh_drop_lookup(qn_mesh *m) {
+/* Frees the point-location index (the buckets), which may be absent. */
+static void free_index(qn_mesh *m) {
     const qn_allocator *a = &m->alloc;
     size_t cells = (size_t)m->grid_w * m->grid_h;
     if (m->cell_start) qn__free(a, m->cell_list, m->cell_start[cells] * sizeof(uint32_t));
     if (m->cell_start) qn__free(a, m->cell_off, m->cell_start[cells] * sizeof(uint16_t));
     qn__free(a, m->cell_base, cells * sizeof(uint32_t));
     qn__free(a, m->cell_start, (cells + 1) * sizeof(uint32_t));
-    qn__free(a, m->island, (size_t)m->quad_count * sizeof(uint32_t));
-    m->cell_list = m->cell_base = m->cell_start = m->island = NULL;
+    m->cell_list = m->cell_base = m->cell_start = NULL;
     m->cell_off = NULL;
+}
+
+void qn__mesh_drop_lookup(qn_mesh *m) {
+    free_index(m);
+    qn__free(&m->alloc, m->island, (size_t)m->quad_count * sizeof(uint32_t));
+    m->island = NULL;
     m->island_count = 0;
     m->bytes = sizeof *m + qn__mesh_array_bytes(m);
 }
@@ -50,7 +56,6 @@ void qn__mesh_drop_lookup(qn_mesh *m) {
 static void mesh_free_arrays(qn_mesh *m) {
     const qn_allocator *a = &m->alloc;
     size_t q = m->quad_count, p = m->portal_count;
-    size_t cells = (size_t)m->grid_w * m->grid_h;
     qn__free(a, m->corners, q * 4 * sizeof(qn_vec2));
     qn__free(a, m->planes, q * sizeof(qn__planes));
     qn__free(a, m->rects, q * sizeof(qn_rect));
@@ -62,10 +67,7 @@ static void mesh_free_arrays(qn_mesh *m) {
     qn__free(a, m->pgeo, p * sizeof(qn__pgeo));
     qn__free(a, m->qp_list, 2 * p * sizeof(uint32_t));
     qn__free(a, m->qp_start, (q + 1) * sizeof(uint32_t));
-    if (m->cell_start) qn__free(a, m->cell_list, m->cell_start[cells] * sizeof(uint32_t));
-    if (m->cell_start) qn__free(a, m->cell_off, m->cell_start[cells] * sizeof(uint16_t));
-    qn__free(a, m->cell_base, cells * sizeof(uint32_t));
-    qn__free(a, m->cell_start, (cells + 1) * sizeof(uint32_t));
+    free_index(m);
 }
 
 void qn_mesh_destroy(qn_mesh *mesh) {

@@ -333,6 +333,14 @@ QN_API qn_status qn_mesh_nearest(const qn_mesh *mesh, qn_vec2 p, bool skip_block
 ** unchanged) when that fails. */
 QN_API qn_status qn_mesh_set_quad_cost(qn_mesh *mesh, uint32_t quad, float cost);
 QN_API qn_status qn_mesh_set_quad_blocked(qn_mesh *mesh, uint32_t quad, bool blocked);
+/* Blocks (or unblocks) count quads at once: flags, version and journal as
+** count calls of qn_mesh_set_quad_blocked leave them (a quad listed twice
+** changes once), with the islands recomputed once, not once a quad (that
+** pass reads the whole mesh: about 20 ms on 1.5M quads). Returns QN_OK, or
+** QN_E_INVALID_ARG (NULL mesh, NULL quads with count > 0, an index out of
+** range), and then nothing changes. */
+QN_API qn_status qn_mesh_set_quads_blocked(qn_mesh *mesh, const uint32_t *quads, size_t count,
+                                           bool blocked);
 /* Number of effective changes made so far (a change to the same value does
 ** not count). */
 QN_API uint64_t qn_mesh_version(const qn_mesh *mesh);

@@ -1,10 +1,11 @@
 /* test_mesh.c: mesh validation, adjacency (T-junctions), point location,
 ** nearest quad, segment checks, and out-of-memory behaviour. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -562,6 +563,90 @@ static void test_oom(void **state) {
     assert_true(n > 5);
 }
 
+static uint32_t uf_find(uint32_t *up, uint32_t x) {
+    while (up[x] != x)
+        x = up[x] = up[up[x]];
+    return x;
+}
+
+/* The islands of m match components worked out here (union-find over the
+** portals between open quads): the same partition, blocked quads none. */
+static void islands_match(const qn_mesh *m) {
+    uint32_t n = qn_mesh_quad_count(m), np = qn_mesh_portal_count(m);
+    uint32_t *up = malloc(n * sizeof *up), *id = malloc(n * sizeof *id), count = 0;
+    assert_non_null(up);
+    assert_non_null(id);
+    for (uint32_t q = 0; q < n; q++)
+        up[q] = q, id[q] = QN_NONE;
+    for (uint32_t e = 0; e < np; e++) {
+        qn_portal p;
+        assert_int_equal(qn_mesh_portal(m, e, &p), QN_OK);
+        if (!qn_mesh_quad_blocked(m, p.a) && !qn_mesh_quad_blocked(m, p.b))
+            up[uf_find(up, p.a)] = uf_find(up, p.b);
+    }
+    for (uint32_t q = 0; q < n; q++) {
+        uint32_t isl = qn_mesh_island(m, q);
+        if (qn_mesh_quad_blocked(m, q)) {
+            assert_int_equal(isl, QN_NONE);
+            continue;
+        }
+        assert_true(isl < qn_mesh_island_count(m));
+        uint32_t r = uf_find(up, q);
+        if (id[r] == QN_NONE) id[r] = isl, count++;
+        assert_int_equal(id[r], isl); /* one island per component */
+    }
+    assert_int_equal(count, qn_mesh_island_count(m)); /* and one component per island */
+    free(up);
+    free(id);
+}
+
+/* Blocking a list of quads at once leaves the mesh as blocking them one at
+** a time does (flags, islands, island count, version), for lists with
+** repeats, then unblocking part of them, and the islands are the mesh's
+** components; a bad index changes nothing. */
+static void test_block_many(void **state) {
+    (void)state;
+    uint64_t s = 11;
+    int meshes = 0;
+    for (int i = 0; i < 30; i++) {
+        uint32_t w, h;
+        qn_grid *g;
+        qn_mesh *a, *b;
+        if (!tm_random_grid(&s, 40, &g, &a, &w, &h)) continue;
+        assert_int_equal(qn_mesh_from_grid(g, NULL, &b, NULL), QN_OK);
+        uint32_t n = qn_mesh_quad_count(a), list[64];
+        for (int round = 0; round < 4; round++) {
+            bool block = round % 2 == 0;
+            size_t k = 1 + tm_rand(&s) % 64;
+            for (size_t j = 0; j < k; j++)
+                list[j] = j > 0 && tm_rand(&s) % 8 == 0 ? list[j - 1] : tm_rand(&s) % n;
+            assert_int_equal(qn_mesh_set_quads_blocked(a, list, k, block), QN_OK);
+            for (size_t j = 0; j < k; j++)
+                assert_int_equal(qn_mesh_set_quad_blocked(b, list[j], block), QN_OK);
+            assert_true(qn_mesh_version(a) == qn_mesh_version(b));
+            islands_match(a);
+            assert_int_equal(qn_mesh_island_count(a), qn_mesh_island_count(b));
+            for (uint32_t q = 0; q < n; q++) {
+                assert_int_equal(qn_mesh_quad_blocked(a, q), qn_mesh_quad_blocked(b, q));
+                assert_int_equal(qn_mesh_island(a, q), qn_mesh_island(b, q));
+            }
+        }
+        uint64_t v = qn_mesh_version(a);
+        uint32_t bad[2] = {n / 2, n};
+        assert_int_equal(qn_mesh_set_quads_blocked(a, bad, 2, !qn_mesh_quad_blocked(a, n / 2)),
+                         QN_E_INVALID_ARG);
+        assert_true(qn_mesh_version(a) == v);
+        assert_int_equal(qn_mesh_set_quads_blocked(a, NULL, 1, true), QN_E_INVALID_ARG);
+        assert_int_equal(qn_mesh_set_quads_blocked(a, NULL, 0, true), QN_OK);
+        assert_int_equal(qn_mesh_set_quads_blocked(NULL, bad, 1, true), QN_E_INVALID_ARG);
+        qn_mesh_destroy(a);
+        qn_mesh_destroy(b);
+        qn_grid_destroy(g);
+        meshes++;
+    }
+    assert_true(meshes > 20);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_two_squares),
@@ -579,6 +664,7 @@ int main(void) {
         cmocka_unit_test(test_segment_inside),
         cmocka_unit_test(test_segment_grazes_t_junction),
         cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_block_many),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -359,10 +359,22 @@ qn_status qn_mesh_set_quad_cost(qn_mesh *mesh, uint32_t quad, float cost) {
 }
 
 qn_status qn_mesh_set_quad_blocked(qn_mesh *mesh, uint32_t quad, bool blocked) {
-    if (!mesh || quad >= mesh->quad_count) return QN_E_INVALID_ARG;
-    if ((mesh->blocked[quad] != 0) == blocked) return QN_OK;
-    mesh->blocked[quad] = blocked ? 1 : 0;
-    qn__mesh_islands(mesh);
-    record_change(mesh, quad);
+    return qn_mesh_set_quads_blocked(mesh, &quad, 1, blocked);
+}
+
+qn_status qn_mesh_set_quads_blocked(qn_mesh *mesh, const uint32_t *quads, size_t count,
+                                    bool blocked) {
+    if (!mesh || (count && !quads)) return QN_E_INVALID_ARG;
+    for (size_t i = 0; i < count; i++) /* all checked before any changes */
+        if (quads[i] >= mesh->quad_count) return QN_E_INVALID_ARG;
+    bool changed = false;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t q = quads[i];
+        if ((mesh->blocked[q] != 0) == blocked) continue;
+        mesh->blocked[q] = blocked ? 1 : 0;
+        record_change(mesh, q);
+        changed = true;
+    }
+    if (changed) qn__mesh_islands(mesh);
     return QN_OK;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -74,11 +75,17 @@ static double child_info_peak_mb(const char *file) {
         posix_spawn_file_actions_destroy(&fa);
     }
     close(fds[1]);
-    char out[4096];
+    /* Read to the end (the child never blocks on a full pipe), keeping
+    ** the first 4 KiB: the one JSON line. */
+    char out[4096], spill[512];
     size_t got = 0;
-    for (ssize_t r;
-         got + 1 < sizeof out && (r = read(fds[0], out + got, sizeof out - 1 - got)) > 0;)
-        got += (size_t)r;
+    for (ssize_t r;;) {
+        bool room = got + 1 < sizeof out;
+        r = room ? read(fds[0], out + got, sizeof out - 1 - got)
+                 : read(fds[0], spill, sizeof spill);
+        if (r <= 0) break;
+        if (room) got += (size_t)r;
+    }
     out[got] = '\0';
     close(fds[0]);
     int status;
@@ -124,13 +131,10 @@ static int part_load(qn_bench_map_ctx *c, qn_bench_report *r) {
         qn_mesh_destroy(m);
     }
     if (!rc) {
-        long size = 0;
-        FILE *jf = fopen(json, "rb");
-        if (jf && fseek(jf, 0, SEEK_END) == 0) size = ftell(jf);
-        if (jf) fclose(jf);
+        struct stat js;
+        double size = stat(json, &js) == 0 ? (double)js.st_size : (double)NAN;
         double jp = child_info_peak_mb(json), bp = child_info_peak_mb(qnm);
-        qn_bench_add(r, "level_json_mb", (double)size / 1048576.0, "MB",
-                     "load: size of the level JSON");
+        qn_bench_add(r, "level_json_mb", size / 1048576.0, "MB", "load: size of the level JSON");
         qn_bench_add(r, "level_load_peak_mb", jp, "MB",
                      "load: peak memory of `quadnav info` on the level JSON (a child process)");
         qn_bench_add(r, "bake_load_peak_mb", bp, "MB",

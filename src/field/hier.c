@@ -202,13 +202,15 @@ static uint32_t side_piece(const qn_hier *h, uint32_t q, const rcut *c, bool hor
     return h->pstart[q] + row * c->nx + col;
 }
 
-/* Parent portal e's segment cut where either of its rectangles is cut
-** (seg: its ends and the cuts between, increasing; their count, the
-** pieces of the segment less one); c[i]: the cuts of its quad q[i] (their
-** arrays the caller's). */
-static uint32_t portal_cuts(const qn_hier *h, uint32_t e, rcut c[2], float *seg) {
+/* Parent portal e (into *p) and its segment cut where either of its
+** rectangles is cut (seg: its ends and the cuts between, increasing; their
+** count, the pieces of the segment less one); c[i]: the cuts of its quad
+** q[i] (their arrays the caller's). */
+static uint32_t portal_cuts(const qn_hier *h, uint32_t e, rcut c[2], float *seg,
+                            qn__portal *p_out) {
     const qn_mesh *m = h->parent;
     const qn__portal p = qn__portal_at(m, e);
+    *p_out = p;
     bool horiz = p.p0.y == p.p1.y;
     float lo = horiz ? fminf(p.p0.x, p.p1.x) : fminf(p.p0.y, p.p1.y);
     float hi = horiz ? fmaxf(p.p0.x, p.p1.x) : fmaxf(p.p0.y, p.p1.y);
@@ -245,12 +247,12 @@ static qn__cand *piece_cands(const qn_hier *h, uint32_t *count) {
     for (int pass = 0; pass < 2; pass++) { /* count, then list */
         if (pass) c = qn__alloc(&h->alloc, (cap + 1) * sizeof *c);
         for (uint32_t e = 0; e < m->portal_count && (!pass || c); e++) {
-            uint32_t nc = portal_cuts(h, e, pc, seg);
+            qn__portal p;
+            uint32_t nc = portal_cuts(h, e, pc, seg, &p);
             if (!pass) {
                 cap += nc + 1;
                 continue;
             }
-            const qn__portal p = qn__portal_at(m, e);
             bool horiz = p.p0.y == p.p1.y;
             float at = horiz ? p.p0.y : p.p0.x;
             /* the quad below (left of) the segment, and the one above (right) */
@@ -1043,41 +1045,29 @@ void qn_hier_destroy(qn_hier *h) {
     qn__free(&a, h, sizeof *h);
 }
 
-/* Marks the sectors of the quads changed since h->version; false when the
-** journal no longer holds them all. */
-static bool changed_sectors(const qn_hier *h, uint8_t *dirty) {
+/* Gives own's pieces parent quad q's blocked flag (own, when there is
+** one, keeps no islands to recount: qn__mesh_drop_lookup). */
+static void sync_quad(qn_hier *h, uint32_t q) {
+    if (!h->own) return;
+    for (uint32_t k = h->pstart[q]; k < h->pstart[q + 1]; k++)
+        h->own->blocked[k] = h->parent->blocked[q];
+}
+
+/* Marks the sectors of the quads changed since h->version, and gives their
+** pieces the new flags; false when the journal no longer holds them all
+** (then nothing is done). */
+static bool changed_sectors(qn_hier *h, uint8_t *dirty) {
     const qn_mesh *m = h->parent;
     if (m->version - h->version > QN__JOURNAL) return false;
     for (uint64_t v = h->version + 1; v <= m->version; v++) {
         uint32_t q = m->journal[v % QN__JOURNAL], a, b;
         if (q >= m->quad_count) continue;
+        sync_quad(h, q);
         pieces(h, q, &a, &b);
         for (uint32_t k = a; k < b; k++)
             dirty[h->qsec[k]] = 1;
     }
     return true;
-}
-
-/* Gives own's pieces parent quad q's blocked flag. */
-static void sync_quad(qn_hier *h, uint32_t q) {
-    for (uint32_t k = h->pstart[q]; k < h->pstart[q + 1]; k++)
-        h->own->blocked[k] = h->parent->blocked[q];
-}
-
-/* Gives own's pieces their parent quads' blocked flags: those the parent's
-** journal names since h->version, or (all) every quad. */
-static void sync_blocked(qn_hier *h, bool all) {
-    if (!h->own) return;
-    const qn_mesh *m = h->parent;
-    if (all)
-        for (uint32_t q = 0; q < m->quad_count; q++)
-            sync_quad(h, q);
-    else
-        for (uint64_t v = h->version + 1; v <= m->version; v++) {
-            uint32_t q = m->journal[v % QN__JOURNAL];
-            if (q < m->quad_count) sync_quad(h, q);
-        }
-    /* (own keeps no islands: qn__mesh_drop_lookup) */
 }
 
 qn_status qn_hier_update(qn_hier *h, qn_error *err) {
@@ -1105,7 +1095,8 @@ qn_status qn_hier_update(qn_hier *h, qn_error *err) {
         return hier_fail(err);
     }
     bool all = h->broken || !changed_sectors(h, dirty);
-    sync_blocked(h, all);
+    for (uint32_t q = 0; all && q < h->parent->quad_count; q++)
+        sync_quad(h, q);
     for (uint32_t s = 0; s < h->nsec; s++)
         if (all || dirty[s]) sector_parts(h, s, stack, &next);
     qn__free(&h->alloc, stack, ((size_t)most + 1) * sizeof(uint32_t));

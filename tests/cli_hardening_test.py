@@ -15,13 +15,13 @@ import sys
 import tempfile
 import threading
 
+from tally import check, failures, finish
+
 QN = sys.argv[1]
 DATA = os.environ.get("QN_DATA_DIR", "data")
 TOWN = os.path.join(DATA, "levels", "town.json")
 MAZE = os.path.join(DATA, "levels", "maze.json")
 ARENA = os.path.join(DATA, "maps", "arena.map")
-failures = []
-passed = 0
 
 
 def run(args, stdin=None, timeout=120, preexec=None, stderr_tty=False):
@@ -56,13 +56,6 @@ def run_tty(args, timeout):
     os.close(master)
     return p.returncode, out, b"".join(chunks).decode(errors="replace")
 
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {str(detail)[:300]}")
 
 
 def one_json(name, out):
@@ -406,7 +399,4 @@ check("progress when stderr is a terminal", rc == 0 and "compare:" in err, (rc, 
 check("... and nothing of it on stdout", "compare:" not in out.split("\n")[0][:9] and
       "unit runs" not in out, out[:200])
 
-for f in failures:
-    print("FAIL", f)
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

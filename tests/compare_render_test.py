@@ -14,6 +14,8 @@ import sys
 import tempfile
 import xml.etree.ElementTree as ET
 
+from tally import check, failures, finish
+
 QN = sys.argv[1]
 DATA = os.environ.get("QN_DATA_DIR", "data")
 TOWN = os.path.join(DATA, "levels", "town.json")
@@ -23,21 +25,12 @@ MODES = ("quad", "grid8", "gridvec")
 KEYS = ("build_us", "bytes", "sample_ns", "arrived", "units", "wall_contacts", "stuck",
         "stretch_mean", "stretch_p95", "exact_stretch_mean", "exact_stretch_p95")
 SVG_NS = "{http://www.w3.org/2000/svg}"
-failures = []
-passed = 0
 
 
 def run(args):
     p = subprocess.run([QN] + args, capture_output=True, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
 
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {str(detail)[:300]}")
 
 
 def compare_json(name, args, units):
@@ -341,7 +334,4 @@ try:
 finally:
     shutil.rmtree(tmp)
 
-print(f"{passed} passed, {len(failures)} failed")
-for f in failures:
-    print("FAIL", f)
-sys.exit(1 if failures else 0)
+finish()

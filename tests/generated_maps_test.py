@@ -19,6 +19,8 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 import gen_map  # noqa: E402
 
+from tally import check, failures, finish  # noqa: E402
+
 QN = sys.argv[1]
 MAPS = (  # name, family, width, height, seed, density, corridor or room width
     ("random30", "random", 80, 80, 2, 0.3, 0),
@@ -28,16 +30,7 @@ MAPS = (  # name, family, width, height, seed, density, corridor or room width
     ("rooms", "rooms", 81, 81, 7, 0, 9),
     ("blobs", "blobs", 120, 100, 8, 0, 0),
 )
-failures = []
-passed = 0
 
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {str(detail)[:300]}")
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -65,7 +58,4 @@ with tempfile.TemporaryDirectory() as tmp:
             check(f"{label} quad no longer than the vector flow",
                   q is not None and vec is not None and q <= vec, (q, vec))
 
-print(f"{passed} passed, {len(failures)} failed")
-for f in failures:
-    print("FAIL", f)
-sys.exit(1 if failures else 0)
+finish()

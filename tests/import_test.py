@@ -10,26 +10,19 @@ import subprocess
 import sys
 import tempfile
 
+from tally import check, failures, finish
+
 QN = sys.argv[1]
 DATA = os.environ.get("QN_DATA_DIR", "data")
 TDATA = os.environ.get("QN_TEST_DATA_DIR", "tests/data")
 MAPS = ["arena", "lak303d", "Berlin_0_256"]
 GROUND = set(".GS")
-failures = []
-passed = 0
 
 
 def run(args):
     p = subprocess.run([QN] + args, capture_output=True, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
 
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {str(detail)[:300]}")
 
 
 def read_map(path):
@@ -134,7 +127,4 @@ with tempfile.TemporaryDirectory() as tmp:
     for m in MAPS:
         import_one(m, tmp)
 
-for f in failures:
-    print("FAIL", f)
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

@@ -621,16 +621,17 @@ typedef struct qn__tree {
 /* An exact instance (interval.c): per quad (qstart, like a CSR) the entries of
 ** the roots through which shortest paths leave its points. An entry's
 ** root index has QN__SPM_ON set when the root sees all of the quad;
-** otherwise it serves the wedge between the unit directions dl and dr from
-** the root (dr on the right, as the root looks into the quad). A root
-** keeps its position, exact cost to the goal and the unit direction to the
-** root after it (zero at a goal point). An entry whose root sees all of
-** the quad (a goal point, or a corner on the quad's boundary) keeps in
-** dl[0] the side of the obstacle the corner's path bends round there, seen
-** along the root's out: +1 left, -1 right, 0 not known (the root's own
-** side when it has one, else what the entry's view tells). A quad's
-** wedge entries come first, then those whose root sees all of it; each
-** group least bound (lb) first. */
+** otherwise it serves the wedge between the directions l and r from the
+** root (r on the right, as the root looks into the quad), each kept as a
+** 16-bit diamond angle (qn__spm_dir). A root keeps its position, exact cost
+** to the goal and the unit direction to the root after it (zero at a goal
+** point). An entry whose root sees all of the quad (a goal point, or a
+** corner on the quad's boundary) keeps in l the side of the obstacle the
+** corner's path bends round there, seen along the root's out
+** (qn__spm_side: +1 left, -1 right, 0 not known: the root's own side when
+** it has one, else what the entry's view tells). A quad's wedge entries
+** come first, then those whose root sees all of it; each group least bound
+** (its root's cost plus its distance to the quad) first. */
 #define QN__SPM_ON 0x80000000u
 /* qstart[q] keeps its first entry below QN__SPM_QMASK, and
 ** QN__SPM_QCORNERS when quad q has obstacle corners on its boundary (so
@@ -648,10 +649,27 @@ typedef struct qn__sroot {
 } qn__sroot;
 typedef struct qn__sent {
     uint32_t root;
-    int16_t dl[2], dr[2]; /* unit directions in units of 1 / QN__SPM_DIR */
-    float lb; /* no point of the quad is closer to the goal through this root */
+    uint16_t l, r; /* diamond angles; l: the side code for a root seeing all */
 } qn__sent;
-#define QN__SPM_DIR 32767.0f
+/* A diamond angle: t in [0, 4) round the square |x| + |y| = 1, from +x
+** toward +y (t = y / (|x| + |y|) in the first quadrant, and so on), in
+** units of 1 / QN__SPM_ANGLE, modulo 4. The direction it stands for has
+** |x| + |y| = 1 (its length is 0.71 to 1); a step turns it by at most
+** 2 / QN__SPM_ANGLE radians. */
+#define QN__SPM_ANGLE 16384.0f
+static inline qn_vec2 qn__spm_dir(uint16_t a) {
+    static const float base[4][2] = {{1, 0}, {0, 1}, {-1, 0}, {0, -1}};
+    static const float step[4][2] = {{-1, 1}, {-1, -1}, {1, -1}, {1, 1}};
+    unsigned k = (unsigned)a >> 14;
+    float f = (float)(a & 0x3FFFu) * (1.0f / QN__SPM_ANGLE);
+    return (qn_vec2){base[k][0] + f * step[k][0], base[k][1] + f * step[k][1]};
+}
+/* The side code of an entry whose root sees all of its quad. */
+#define QN__SPM_LEFT 1u
+#define QN__SPM_RIGHT 2u
+static inline float qn__spm_side(const qn__sent *e) {
+    return e->l == QN__SPM_LEFT ? 1.0f : (e->l == QN__SPM_RIGHT ? -1.0f : 0.0f);
+}
 typedef struct qn__xcorner {
     qn_vec2 at, wall;
 } qn__xcorner;

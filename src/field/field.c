@@ -295,12 +295,27 @@ static qn_status hops_for(qn_field *f, bool discrete, qn_error *err) {
     return QN_OK;
 }
 
+/* An exact field that is not repairable keeps no portal costs once built:
+** the map answers every point (the fallback to the quad's exit, for a
+** point no entry holds, needs only the slots). A rebuild makes them again. */
+static void drop_portal_costs(qn_field *f) {
+    if (f->tree || !f->pg) return;
+    qn__free(&f->alloc, f->pg, (size_t)f->mesh->portal_count * sizeof(float));
+    f->pg = NULL;
+}
+
 static qn_status build(qn_field *f, qn_error *err) {
     bool exact = f->exact_ok && uniform_costs(f);
     qn_status st = hops_for(f, !exact, err);
     if (st != QN_OK) return st;
+    if (!f->pg && !(f->pg = qn__alloc(&f->alloc, (size_t)f->mesh->portal_count * sizeof(float))))
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     st = build_discrete(f, err);
-    if (st == QN_OK && exact) return qn__spm_build(f, err);
+    if (st == QN_OK && exact) {
+        st = qn__spm_build(f, err);
+        if (st == QN_OK) drop_portal_costs(f);
+        return st;
+    }
     qn__spm_free(&f->alloc, f->spm, f->mesh->quad_count);
     f->spm = NULL;
     return st;
@@ -548,6 +563,7 @@ void qn_field_destroy(qn_field *field) {
     if (!field) return;
     qn_allocator a = field->alloc;
     if (!field->tree) qn__free(&a, field->pg, (size_t)field->mesh->portal_count * sizeof(float));
+    field->pg = NULL;
     tree_free(field);
     qn__spm_free(&a, field->spm, field->mesh->quad_count);
     qn__free(&a, field->slots, (size_t)field->mesh->quad_count * sizeof(qn__slot));
@@ -625,8 +641,7 @@ qn_status qn__field_create_seeded(const qn_mesh *mesh, const qn_vec2 *goals, con
     }
     f->bytes = sizeof *f + (size_t)mesh->quad_count * sizeof(qn__slot) +
                (size_t)goal_count * (sizeof(qn__goal) + (g0 ? sizeof(float) : 0)) +
-               (f->tree ? sizeof *f->tree + tree_bytes(mesh->portal_count)
-                        : (size_t)mesh->portal_count * sizeof(float));
+               (f->tree ? sizeof *f->tree + tree_bytes(mesh->portal_count) : 0);
     *out = f;
     return QN_OK;
 }
@@ -636,7 +651,8 @@ qn_status qn__field_create_seeded(const qn_mesh *mesh, const qn_vec2 *goals, con
 const qn_mesh *qn_field_mesh(const qn_field *field) { return field ? field->mesh : NULL; }
 size_t qn_field_bytes(const qn_field *field) {
     if (!field) return 0;
-    return field->bytes + (field->spm ? field->spm->bytes : 0) +
+    size_t pg = field->pg && !field->tree ? (size_t)field->mesh->portal_count * sizeof(float) : 0;
+    return field->bytes + pg + (field->spm ? field->spm->bytes : 0) +
            (field->hops ? (size_t)field->mesh->quad_count * sizeof(qn__hop) : 0);
 }
 
@@ -687,13 +703,15 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
     float best = INFINITY;
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
         uint32_t e = m->qp_list[k];
-        if (!(field->pg[e] < best)) continue;
+        /* An exact field without portal costs: its exit's, the quad's. */
+        float ge = field->pg ? field->pg[e] : (e == s.exit ? s.cost : INFINITY);
+        if (!(ge < best)) continue;
         const qn__portal pt_at = qn__portal_at(m, e), *pt = &pt_at;
         float r = field->radius < 0.5f * pt->width ? field->radius : 0.5f * pt->width;
         qn_vec2 u = qn__portal_dir(pt);
         float t = qn__dot(qn__sub(p, pt->p0), u);
         t = t < r ? r : (t > pt->width - r ? pt->width - r : t);
-        float c = field->pg[e] + qn__quad_cost(m, q) * qn__len(qn__sub(qn__add(pt->p0, qn__scale(u, t)), p));
+        float c = ge + qn__quad_cost(m, q) * qn__len(qn__sub(qn__add(pt->p0, qn__scale(u, t)), p));
         best = c < best ? c : best;
     }
     return best;

@@ -65,14 +65,14 @@ typedef struct piece {
     uint32_t next, rid, node;
 } piece;
 
-/* An entry as the search finds it: a wedge keeps its sides' unit directions
-** from the root, left and right, in 16-bit fixed point (dir16), as the
+/* An entry as the search finds it: a wedge keeps its sides' directions
+** from the root, left and right, as diamond angles (qn__spm_dir), as the
 ** sampler's entry does; a root seeing all of the quad (rid with ON_BIT)
-** keeps in dl[0] the side of the obstacle it bends round, as seen going
-** from it toward its own next root: +1 left, -1 right, 0 unknown. */
+** keeps in l the side code (QN__SPM_LEFT, QN__SPM_RIGHT, 0) of the obstacle
+** it bends round, as seen going from it toward its own next root. */
 typedef struct xentry {
     uint32_t quad, rid;
-    int16_t dl[2], dr[2];
+    uint16_t l, r;
 } xentry;
 
 typedef struct span {
@@ -220,11 +220,17 @@ static qn_vec2 unit(qn_vec2 d) {
     return l > 0.0f ? qn__scale(d, 1.0f / l) : qn__v2(0.0f, 0.0f);
 }
 
-/* A unit direction in 16-bit fixed point (the sampler's wedge test takes
-** the rounding, under 1 / QN__SPM_DIR per component, in its slack). */
-static void dir16(qn_vec2 d, int16_t out[2]) {
-    out[0] = (int16_t)lrintf(d.x * QN__SPM_DIR);
-    out[1] = (int16_t)lrintf(d.y * QN__SPM_DIR);
+/* Direction d (not zero) as a diamond angle (qn__spm_dir; the sampler's
+** wedge test takes the rounding, under a half step, in its slack). */
+static uint16_t diamond(qn_vec2 d) {
+    float ax = fabsf(d.x), ay = fabsf(d.y), s = ax + ay;
+    if (!(s > 0.0f)) return 0;
+    float t;
+    if (d.y >= 0.0f)
+        t = d.x >= 0.0f ? ay / s : 1.0f + ax / s;
+    else
+        t = d.x < 0.0f ? 2.0f + ay / s : 3.0f + ax / s;
+    return (uint16_t)((uint32_t)lrintf(t * QN__SPM_ANGLE) & 0xFFFFu);
 }
 
 /* Records an entry: root rid (at `at`) in quad `quad`, a wedge from the root
@@ -249,11 +255,11 @@ static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 at, qn_ve
     xentry *x = &S->eblk[b][i];
     x->quad = quad, x->rid = rid;
     if (rid & ON_BIT) {
-        x->dl[0] = (int16_t)(L.x > 0.0f ? 1 : (L.x < 0.0f ? -1 : 0));
-        x->dl[1] = x->dr[0] = x->dr[1] = 0;
+        x->l = (uint16_t)(L.x > 0.0f ? QN__SPM_LEFT : (L.x < 0.0f ? QN__SPM_RIGHT : 0u));
+        x->r = 0;
     } else {
-        dir16(unit(qn__sub(L, at)), x->dl);
-        dir16(unit(qn__sub(R, at)), x->dr);
+        x->l = diamond(qn__sub(L, at));
+        x->r = diamond(qn__sub(R, at));
     }
     S->ne++;
 }
@@ -1070,8 +1076,7 @@ static int cmp_entry(const void *x, const void *y) {
 static bool redundant(const xentry *e, uint32_t i, uint32_t first) {
     uint32_t rid = e[i].rid & ~ON_BIT;
     for (uint32_t j = i; j-- > first && (e[j].rid & ~ON_BIT) == rid;) {
-        bool same = e[j].dl[0] == e[i].dl[0] && e[j].dl[1] == e[i].dl[1] &&
-                    e[j].dr[0] == e[i].dr[0] && e[j].dr[1] == e[i].dr[1];
+        bool same = e[j].l == e[i].l && e[j].r == e[i].r;
         /* A root that sees all of the quad makes its wedges repeats; two
         ** such entries differ only by the obstacle's side. */
         if (same || ((e[j].rid & ON_BIT) && !(e[i].rid & ON_BIT))) return true;
@@ -1169,8 +1174,9 @@ static bool sort_entries(xsearch *S) {
 }
 
 /* Two of an entry's directions within a step of each other. */
-static bool near_dir(const int16_t a[2], const int16_t b[2]) {
-    return abs(a[0] - b[0]) <= 1 && abs(a[1] - b[1]) <= 1;
+static bool near_dir(uint16_t a, uint16_t b) {
+    uint16_t d = (uint16_t)(a - b);
+    return d <= 1u || d == 0xFFFFu;
 }
 
 /* Joins the wedges of one root that touch (a root seeing a quad through
@@ -1181,13 +1187,15 @@ static uint32_t join_wedges(xentry *e, uint32_t first, uint32_t n) {
     for (uint32_t i = first; i < n; i++) {
         if (e[i].rid & ON_BIT) continue;
         for (uint32_t j = i + 1; j < n && e[j].rid == e[i].rid;) {
-            bool li = near_dir(e[i].dl, e[j].dr), ri = near_dir(e[i].dr, e[j].dl);
+            bool li = near_dir(e[i].l, e[j].r), ri = near_dir(e[i].r, e[j].l);
             if (!li && !ri) {
                 j++;
                 continue;
             }
-            if (li) memcpy(e[i].dl, e[j].dl, sizeof e[i].dl);
-            else memcpy(e[i].dr, e[j].dr, sizeof e[i].dr);
+            if (li)
+                e[i].l = e[j].l;
+            else
+                e[i].r = e[j].r;
             e[j] = e[--n];
             j = i + 1; /* the joined wedge may touch one seen before */
         }
@@ -1206,13 +1214,12 @@ static void shrink_roots(const xsearch *S, qn__spm *s) {
     s->rcap = s->nroots;
 }
 
-
 /* The sampler's order of a quad's entries: the wedges, then those whose
 ** root sees all of the quad (the sampler's look for corners to round
-** reads only them, from the end); least bound first in each group. */
-static bool spm_before(const qn__sent *a, const qn__sent *b) {
+** reads only them, from the end); least bound (la, lb) first in each group. */
+static bool spm_before(const qn__sent *a, float la, const qn__sent *b, float lb) {
     bool ona = (a->root & ON_BIT) != 0, onb = (b->root & ON_BIT) != 0;
-    return ona != onb ? onb : a->lb < b->lb;
+    return ona != onb ? onb : la < lb;
 }
 
 bool qn__spm_add_corners(const qn_allocator *a, qn__spm *s, const uint32_t *q,
@@ -1307,13 +1314,13 @@ static qn_status finish(xsearch *S, qn__spm **out) {
             memcpy(&e, &S->ents[i], sizeof e);
             while (q <= e.quad) s->qstart[q++] = i;
             uint32_t r = keep_root(S, s, rmap, e.rid & ~ON_BIT);
-            qn__sent x = {r, {e.dl[0], e.dl[1]}, {e.dr[0], e.dr[1]}, 0.0f};
+            qn__sent x = {r, e.l, e.r};
             if (e.rid & ON_BIT) {
                 x.root |= ON_BIT;
                 /* The obstacle's side at the root: the root's own (from
                 ** the walls there) when known, else the entry's. */
                 float side = s->roots[r].side;
-                if (side != 0.0f) x.dl[0] = (int16_t)(side > 0.0f ? 1 : -1);
+                if (side != 0.0f) x.l = (uint16_t)(side > 0.0f ? QN__SPM_LEFT : QN__SPM_RIGHT);
             }
             o[i] = x;
         }
@@ -1323,28 +1330,30 @@ static qn_status finish(xsearch *S, qn__spm **out) {
         if (ents) s->ents = ents, S->ents = NULL, S->ecap = 0;
         else st = QN_E_NOMEM;
     }
+    float *lb = st == QN_OK ? qn__alloc(&S->alloc, ((size_t)kept + 1) * sizeof(float)) : NULL;
+    if (st == QN_OK && !lb) st = QN_E_NOMEM;
     if (st == QN_OK) {
         /* Each entry's least cost over the quad (its root's cost plus its
-        ** distance to the quad, less a hair for points the containment test
-        ** keeps just outside); each quad's entries in the sampler's order
-        ** (spm_before), so it stops at the first of a group that cannot
-        ** beat the best so far. */
+        ** distance to the quad); each quad's entries in the sampler's order
+        ** (spm_before), so that the best so far is low early and most of
+        ** the others are set aside without a square root. */
         for (uint32_t qq = 0; qq < m->quad_count; qq++) {
             for (uint32_t i = s->qstart[qq]; i < s->qstart[qq + 1]; i++) {
                 const qn__sroot *r = &s->roots[s->ents[i].root & ~ON_BIT];
                 float d = (s->ents[i].root & ON_BIT) ? 0.0f : quad_distance(m, qq, r->at);
-                d -= 64.0f * m->eps;
-                s->ents[i].lb = r->g + (d > 0.0f ? d : 0.0f);
+                lb[i] = r->g + d;
             }
             for (uint32_t i = s->qstart[qq] + 1; i < s->qstart[qq + 1]; i++) {
                 qn__sent x = s->ents[i];
+                float xl = lb[i];
                 uint32_t j = i;
-                for (; j > s->qstart[qq] && spm_before(&x, &s->ents[j - 1]); j--)
-                    s->ents[j] = s->ents[j - 1];
-                s->ents[j] = x;
+                for (; j > s->qstart[qq] && spm_before(&x, xl, &s->ents[j - 1], lb[j - 1]); j--)
+                    s->ents[j] = s->ents[j - 1], lb[j] = lb[j - 1];
+                s->ents[j] = x, lb[j] = xl;
             }
         }
     }
+    qn__free(&S->alloc, lb, ((size_t)kept + 1) * sizeof(float));
     qn__free(&S->alloc, rmap, (size_t)S->nr * sizeof(uint32_t));
     if (st == QN_OK) /* quads with obstacle corners on their boundary */
         for (uint32_t qq = 0; qq < m->quad_count; qq++)

@@ -184,7 +184,8 @@ static float portal_offer(const qn_field *f, uint32_t e, qn_vec2 p, float w) {
 
 static uint32_t unit_exit(const qn_field *f, uint32_t q, qn_vec2 p) {
     uint32_t ex = f->slots[q].exit;
-    if ((ex & QN__GOAL_BIT) || f->lookahead <= 2) return ex; /* also QN_NONE */
+    /* An exact field keeps no portal costs: its rare fallback takes the exit. */
+    if ((ex & QN__GOAL_BIT) || f->lookahead <= 2 || !f->pg) return ex; /* also QN_NONE */
     const qn_mesh *m = f->mesh;
     float cq = f->slots[q].cost, w = qn__quad_cost(m, q);
     /* Start from the stored exit: a portal whose own cost is already above
@@ -272,7 +273,8 @@ static uint32_t open_neighbour(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 /* The root through which the shortest path from p (in quad q) leaves, and
 ** the path's length in *cost: the least |p - r| + g(r) over q's entries
 ** whose wedge holds p (a hair of slack on the wedge's sides, where two
-** roots give the same length anyway). NULL when q has no entry for p. */
+** roots give the same length anyway). NULL when q has no entry for p. The
+** entries come least bound first, so the best so far is low early. */
 const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
                               const qn__sent **entry, float *dist) {
     const qn__spm *s = f->spm;
@@ -282,41 +284,46 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
     qn__spm_range(s, q, &first, &end);
     for (uint32_t i = first; i < end; i++) {
         const qn__sent *e = &s->ents[i];
-        /* Entries come least bound first in each group (the wedges, then
-        ** the roots that see all of the quad): none of the group can win
-        ** now, so on to the next group, or done. */
-        if (!(e->lb < bv)) {
-            if (e->root & QN__SPM_ON) break;
-            while (i + 1 < end && !(s->ents[i + 1].root & QN__SPM_ON)) i++;
-            continue;
-        }
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
         qn_vec2 v = qn__sub(p, r->at);
+        /* |v| >= the larger of |vx|, |vy|: most losers need no wedge test
+        ** and no root. */
+        float ax = fabsf(v.x), ay = fabsf(v.y);
+        if (!((ax > ay ? ax : ay) + r->g < bv)) continue;
         if (!(e->root & QN__SPM_ON)) {
-            /* Directions are kept in 16-bit fixed point: each component
-            ** is off by at most half a step, so a cross product with v by
-            ** at most (|vx| + |vy|) / (2 QN__SPM_DIR) times the scale; the
-            ** slack takes that and float rounding (|vx| + |vy| >= |v|). */
-            float slack = (2.6e-5f * (fabsf(v.x) + fabsf(v.y)) + tol) * QN__SPM_DIR;
+            /* A diamond angle is off by at most half a step, which turns
+            ** its direction (of length 1 or less) by at most 1 /
+            ** QN__SPM_ANGLE radians and so moves a cross product with v
+            ** by at most |v| / QN__SPM_ANGLE; the slack takes that and
+            ** float rounding (|vx| + |vy| >= |v|). */
+            float slack = 6.5e-5f * (ax + ay) + tol;
 #if QN__HAVE_SSE2
-            /* The four directions widened at once: dl[0], dl[1], dr[0], dr[1]
-            ** times -vy, vx, vy, -vx; each pair's sum is cl, then cr (the
-            ** same products and sums as the plain form, bit for bit). */
-            __m128i w = _mm_loadl_epi64((const __m128i *)(const void *)e->dl);
-            __m128 d = _mm_cvtepi32_ps(_mm_srai_epi32(_mm_unpacklo_epi16(w, w), 16));
-            __m128 t = _mm_mul_ps(d, _mm_set_ps(-v.x, v.y, v.x, -v.y));
-            __m128 sum = _mm_add_ps(t, _mm_shuffle_ps(t, t, _MM_SHUFFLE(2, 3, 0, 1)));
-            int out = _mm_movemask_ps(_mm_cmplt_ps(sum, _mm_set1_ps(-slack)));
-            if (out & 5) continue;
+            /* qn__spm_dir of both angles at once, lanes 0 and 1: (1 - f, f)
+            ** turned k quarter turns, as a swap for an odd k and sign
+            ** bits; then v x l and r x v (the plain form's sums). */
+            uint32_t lr = (uint32_t)e->l | ((uint32_t)e->r << 16);
+            __m128i a = _mm_unpacklo_epi16(_mm_cvtsi32_si128((int)lr), _mm_setzero_si128());
+            __m128i k = _mm_srli_epi32(a, 14);
+            __m128 fv = _mm_mul_ps(_mm_cvtepi32_ps(_mm_and_si128(a, _mm_set1_epi32(0x3FFF))),
+                                   _mm_set1_ps(1.0f / QN__SPM_ANGLE));
+            __m128 gv = _mm_sub_ps(_mm_set1_ps(1.0f), fv);
+            __m128i oddi = _mm_slli_epi32(k, 31);
+            __m128 odd = _mm_castsi128_ps(_mm_srai_epi32(oddi, 31));
+            __m128 half = _mm_castsi128_ps(_mm_slli_epi32(_mm_srli_epi32(k, 1), 31));
+            __m128 x = _mm_or_ps(_mm_and_ps(odd, fv), _mm_andnot_ps(odd, gv));
+            __m128 y = _mm_or_ps(_mm_and_ps(odd, gv), _mm_andnot_ps(odd, fv));
+            x = _mm_xor_ps(x, _mm_xor_ps(half, _mm_castsi128_ps(oddi)));
+            y = _mm_xor_ps(y, half);
+            __m128 c = _mm_sub_ps(_mm_mul_ps(_mm_set1_ps(v.x), y), _mm_mul_ps(_mm_set1_ps(v.y), x));
+            c = _mm_mul_ps(c, _mm_set_ps(0.0f, 0.0f, -1.0f, 1.0f));
+            if (_mm_movemask_ps(_mm_cmplt_ps(c, _mm_set1_ps(-slack))) & 3) continue;
 #else
-            float cr = (float)e->dr[0] * v.y - (float)e->dr[1] * v.x;
-            float cl = v.x * (float)e->dl[1] - v.y * (float)e->dl[0];
+            qn_vec2 dl = qn__spm_dir(e->l), dr = qn__spm_dir(e->r);
+            float cr = dr.x * v.y - dr.y * v.x;
+            float cl = v.x * dl.y - v.y * dl.x;
             if (cr < -slack || cl < -slack) continue;
 #endif
         }
-        /* |v| >= the larger of |vx|, |vy|: most losers need no root. */
-        float ax = fabsf(v.x), ay = fabsf(v.y);
-        if (!((ax > ay ? ax : ay) + r->g < bv)) continue;
         float len = qn__len(v), val = len + r->g;
         if (!(val < bv)) continue;
         bv = val;
@@ -427,9 +434,9 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         if (!(e->root & QN__SPM_ON)) break; /* those seeing all of the quad come last */
         /* Only a corner whose side is known (kept in the entry, so the
         ** others cost no look at their root). */
-        if (e->dl[0] == 0) continue;
+        float cs = qn__spm_side(e);
+        if (cs == 0.0f) continue;
         const qn__sroot *c = &s->roots[e->root & ~QN__SPM_ON];
-        float cs = (float)e->dl[0];
         if (qn__dot(c->out, dir) < 0.5f) continue;
         qn_vec2 v = qn__sub(c->at, p);
         float ahead = qn__dot(v, dir);
@@ -672,7 +679,7 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
         d = qn__scale(qn__sub(r->at, p), 1.0f / len);
         go = len;
     } else {
-        d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? (float)e->dl[0] : 0.0f, len,
+        d = round_corner(f, r, p, (e->root & QN__SPM_ON) ? qn__spm_side(e) : 0.0f, len,
                          ahead ? &go : NULL);
     }
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);

@@ -887,7 +887,17 @@ static inline bool qn__grid_exit_cell(double px, double py, float gx, float gy, 
 ** cost along which the grid's passable cells split into the fewest
 ** rectangles of one cost each: every region of equal-cost cells bounded by
 ** walls, other costs and cuts is then a rectangle. QN_OK or QN_E_NOMEM. */
+/* Pairing sorts more portal candidates than this in rounds (pair.c,
+** best_per_pair); the tests lower it to run the rounds on small meshes. */
+extern uint32_t qn__pair_rounds_above;
 qn_status qn__grid_cuts(const qn_grid *g, const qn_allocator *a, uint8_t *cut, qn_error *err);
+/* qn_grid_create in two steps: the checks and the costs, then the padded
+** cell info the queries read (the level loader makes that once the mesh is
+** built, so a big level's peak holds only the costs). Until finished, a
+** grid may only be destroyed. */
+qn_status qn__grid_create_costs(const qn_grid_desc *desc, const qn_allocator *alloc, qn_grid **out,
+                                qn_error *err);
+qn_status qn__grid_finish(qn_grid *g, qn_error *err);
 
 /* A portal candidate: quads a < b, their edges (0..3, edge i from corner i
 ** to i + 1), and the shared segment p0 -> p1 along a's edge. */

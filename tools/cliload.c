@@ -7,8 +7,11 @@
 ** map as its grid and its rectangle decomposition as its mesh; a level
 ** without a "grid" is rasterised at cell size 1 when a grid is asked for.
 */
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "sim.h"
 #include "tool.h"
@@ -43,11 +46,45 @@ qn_level *qn_cli_load_level(const char *path) {
     return level;
 }
 
+static bool finish_terrain(qn_terrain *t, bool need_grid);
+
+/* A regular file of a size the tool reads is loaded by its path
+** (qn_level_load_any_file): the library frees the text as soon as it has
+** read it, before it builds the mesh, so a big level's peak is not the
+** text and the mesh together. The file's identity comes from stat, its
+** kind from its first bytes. False, with nothing done, for anything else
+** (stdin, a FIFO, a directory, a file too large, one that cannot be
+** opened): qn_cli_read then reads it, or says why not. */
+static bool load_by_path(const char *path, qn_terrain *t, bool *loaded) {
+    struct stat st;
+    *loaded = false;
+    if (!strcmp(path, "-") || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (unsigned long long)st.st_size > QN_MAX_FILE_BYTES)
+        return false;
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return false;
+    char head[64];
+    ssize_t n = read(fd, head, sizeof head);
+    close(fd);
+    if (n < 0) return false;
+    t->in.path = path;
+    t->in.has_id = true;
+    t->in.dev = (uint64_t)st.st_dev;
+    t->in.ino = (uint64_t)st.st_ino;
+    t->is_map = qn_level_sniff(head, (size_t)n) == QN_LEVEL_MAP;
+    t->load_status = qn_level_load_any_file(path, NULL, &t->level, &t->load_error);
+    if (t->load_status != QN_OK) report(path, NULL, t->load_status, &t->load_error);
+    *loaded = t->load_status == QN_OK;
+    return true;
+}
+
 bool qn_terrain_load(const char *path, bool need_mesh, bool need_grid, qn_terrain *t) {
     (void)need_mesh; /* every form of a level comes with its mesh */
     qn_cli_input in;
     memset(t, 0, sizeof *t);
     t->path = path;
+    bool loaded;
+    if (load_by_path(path, t, &loaded)) return loaded && finish_terrain(t, need_grid);
     if (qn_cli_read(path, &in)) return false;
     return qn_terrain_from_input(&in, need_grid, t);
 }
@@ -62,6 +99,11 @@ bool qn_terrain_from_input(qn_cli_input *in, bool need_grid, qn_terrain *t) {
     free(t->in.data); /* parsed: only the file's identity is kept */
     t->in.data = NULL;
     if (t->load_status != QN_OK) return false;
+    return finish_terrain(t, need_grid);
+}
+
+/* The mesh and grid of a parsed level (a grid rasterised when asked for). */
+static bool finish_terrain(qn_terrain *t, bool need_grid) {
     t->mesh = qn_level_mesh(t->level);
     t->grid = qn_level_grid(t->level);
     t->from_grid = t->grid != NULL;

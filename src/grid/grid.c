@@ -134,8 +134,19 @@ static void fill_padded(qn_grid *g) {
             g->info[i] = (uint16_t)(g->info[i] | corner_bits(g->info, i, ps) << 8);
 }
 
-qn_status qn_grid_create(const qn_grid_desc *desc, const qn_allocator *alloc, qn_grid **out,
-                         qn_error *err) {
+/* The padded cell info of a grid made by qn__grid_create_costs. */
+qn_status qn__grid_finish(qn_grid *g, qn_error *err) {
+    if (g->info) return QN_OK;
+    g->info = qn__alloc(&g->alloc, g->padded_n * sizeof(uint16_t));
+    if (!g->info)
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory for a %ux%u grid", g->width,
+                        g->height);
+    fill_padded(g);
+    return QN_OK;
+}
+
+qn_status qn__grid_create_costs(const qn_grid_desc *desc, const qn_allocator *alloc, qn_grid **out,
+                                qn_error *err) {
     qn__error_clear(err);
     if (out) *out = NULL;
     if (!desc || !out) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "desc or out is NULL");
@@ -152,16 +163,24 @@ qn_status qn_grid_create(const qn_grid_desc *desc, const qn_allocator *alloc, qn
     size_t n = (size_t)g->width * g->height;
     g->padded_n = (size_t)(g->width + 2) * (g->height + 2);
     g->costs = qn__alloc(&a, n);
-    g->info = g->costs ? qn__alloc(&a, g->padded_n * sizeof(uint16_t)) : NULL;
-    if (!g->info) {
+    if (!g->costs) {
         qn_grid_destroy(g);
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory for a %ux%u grid",
                         desc->width, desc->height);
     }
     memcpy(g->costs, desc->costs, n);
-    fill_padded(g);
     *out = g;
     return QN_OK;
+}
+
+qn_status qn_grid_create(const qn_grid_desc *desc, const qn_allocator *alloc, qn_grid **out,
+                         qn_error *err) {
+    qn_status st = qn__grid_create_costs(desc, alloc, out, err);
+    if (st == QN_OK && (st = qn__grid_finish(*out, err)) != QN_OK) {
+        qn_grid_destroy(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 void qn_grid_destroy(qn_grid *grid) {

@@ -750,7 +750,7 @@ static qn_status grid_costs(loader *c, qn__jv g, const jpath *gp, const qn_grid_
 
 /* qn_grid_create's own message gets the "grid" path in front. */
 static qn_status grid_create(loader *c, const qn_grid_desc *d, const jpath *gp) {
-    qn_status st = qn_grid_create(d, &c->a, &c->level->grid, c->err);
+    qn_status st = qn__grid_create_costs(d, &c->a, &c->level->grid, c->err);
     if (st == QN_OK || !c->err || st == QN_E_NOMEM) return st;
     char msg[sizeof c->err->message];
     memcpy(msg, c->err->message, sizeof msg);
@@ -1091,6 +1091,8 @@ static qn_status load_text(const char *text, size_t len, const qn_allocator *all
     qn__free(&oa, owned, owned_size);
     if (st == QN_OK) st = build_mesh(&c);
     free_scratch(&c);
+    /* The grid's cell info once the mesh's scratch is gone (load_grid). */
+    if (st == QN_OK && c.level->grid) st = qn__grid_finish(c.level->grid, err);
     if (st != QN_OK) {
         qn_level_destroy(c.level);
         return st;

@@ -255,11 +255,14 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
     ** float ulps of the largest coordinate. Building uses local ones. */
     m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
     m->bounds = b;
-    if (rects) { /* boxes now; the corners go when the build is done */
+    if (rects) { /* boxes now, and no corners */
         m->rects = qn__alloc(&m->alloc, (size_t)m->quad_count * sizeof(qn_rect));
         if (!m->rects) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");
         for (uint32_t q = 0; q < m->quad_count; q++)
             m->rects[q] = (qn_rect){m->corners[4 * (size_t)q], m->corners[4 * (size_t)q + 2]};
+        /* qn__corners gives them back from the boxes, the same bits. */
+        qn__free(&m->alloc, m->corners, (size_t)m->quad_count * 4 * sizeof(qn_vec2));
+        m->corners = NULL;
         return QN_OK;
     }
     m->planes = qn__alloc(&m->alloc, (size_t)m->quad_count * sizeof(qn__planes));
@@ -274,7 +277,8 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
 ** quad with each edge pushed out by eps. At a sharp corner that reaches
 ** eps / sin(angle / 2) past the vertex, further than eps. */
 static qn_rect quad_box(const qn_mesh *m, uint32_t q) {
-    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    qn_vec2 c_at[4];
+    const qn_vec2 *c = qn__corners(m, q, c_at);
     double eps = (double)m->eps;
     if (!m->planes) {
         /* A rectangle: the general construction below pushes each corner
@@ -372,7 +376,8 @@ static bool strip_range(const qn_vec2 *c, double ya, double yb, double *lo, doub
 /* How far the tolerant region of q reaches past its corners' box (see
 ** quad_box, given as r): at least eps, more at sharp corners. */
 static double quad_reach(const qn_mesh *m, uint32_t q, qn_rect r) {
-    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    qn_vec2 c_at[4];
+    const qn_vec2 *c = qn__corners(m, q, c_at);
     double reach = (double)m->eps;
     double minx = (double)c[0].x, maxx = minx, miny = (double)c[0].y, maxy = miny;
     for (int k = 1; k < 4; k++) {
@@ -386,7 +391,8 @@ static double quad_reach(const qn_mesh *m, uint32_t q, qn_rect r) {
 /* Adds quad q to the buckets its tolerant region meets, row by row (count
 ** only when fill is NULL); returns how many. Conservative by the reach. */
 static uint32_t grid_add(qn_mesh *m, uint32_t q, uint32_t *fill) {
-    const qn_vec2 *c = &m->corners[4 * (size_t)q];
+    qn_vec2 c_at[4];
+    const qn_vec2 *c = qn__corners(m, q, c_at);
     uint32_t b[4], n = 0;
     qn_rect r = quad_box(m, q);
     box_cells(m, r, b);
@@ -537,17 +543,51 @@ qn_status qn__mesh_portal_alloc(qn_mesh *m, uint32_t count, qn_error *err) {
     return QN_OK;
 }
 
+/* Is candidate c the portal its two rectangles give (qn__portal_derive),
+** bit for bit, with the width qn__mesh_portal_lists would compute? */
+static bool cand_derived(const qn_mesh *m, const qn__cand *c) {
+    qn__portal p = {{c->a, c->b}, {0, 0}, {0, 0}, 0.0f, {0, 0}};
+    qn__portal_derive(m, &p);
+    float w = qn__len(qn__sub(c->p1, c->p0));
+    return qn__same_bits(p.p0.x, c->p0.x) && qn__same_bits(p.p0.y, c->p0.y) &&
+           qn__same_bits(p.p1.x, c->p1.x) && qn__same_bits(p.p1.y, c->p1.y) &&
+           qn__same_bits(p.width, w) && p.edge[0] == c->ea && p.edge[1] == c->eb;
+}
+
 qn_status qn__mesh_portals(qn__builder *bd) {
     qn_mesh *m = bd->m;
-    qn_status st = qn__mesh_portal_alloc(m, bd->ncand, bd->err);
+    uint32_t n = bd->ncand;
+    /* A mesh of rectangles whose portals are all what their boxes give
+    ** keeps no edges or segments (qn__portal_at derives them), so none are
+    ** made; else they are, and qn__mesh_lean may still drop them. */
+    bool derived = m->rects != NULL;
+    for (uint32_t i = 0; derived && i < n; i++)
+        derived = cand_derived(m, &bd->cands[i]);
+    qn_status st;
+    if (derived) {
+        m->portal_count = n;
+        m->pq = qn__alloc(&m->alloc, (size_t)n * sizeof(qn__pq));
+        st =
+            n && !m->pq ? qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)") : QN_OK;
+    } else {
+        st = qn__mesh_portal_alloc(m, n, bd->err);
+    }
     if (st != QN_OK) return st;
-    for (uint32_t i = 0; i < bd->ncand; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         const qn__cand *c = &bd->cands[i];
         m->pq[i] = (qn__pq){{c->a, c->b}};
+        if (derived) continue;
         m->pedge[2 * (size_t)i] = c->ea;
         m->pedge[2 * (size_t)i + 1] = c->eb;
         m->pgeo[i].p0 = c->p0;
         m->pgeo[i].p1 = c->p1;
+    }
+    /* The candidates made by pairing go now, before the lists are made
+    ** (given ones, capcand 0, are the caller's). */
+    if (bd->capcand) {
+        qn__free(&m->alloc, bd->cands, bd->capcand * sizeof(qn__cand));
+        bd->cands = NULL;
+        bd->ncand = bd->capcand = 0;
     }
     return qn__mesh_portal_lists(m, bd->err);
 }
@@ -556,8 +596,10 @@ qn_status qn__mesh_portal_lists(qn_mesh *m, qn_error *err) {
     m->qp_start = qn__calloc(&m->alloc, (size_t)m->quad_count + 1, sizeof(uint32_t));
     if (!m->qp_start) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     for (uint32_t i = 0; i < m->portal_count; i++) {
-        qn__pgeo *g = &m->pgeo[i];
-        g->width = qn__len(qn__sub(g->p1, g->p0));
+        if (m->pgeo) {
+            qn__pgeo *g = &m->pgeo[i];
+            g->width = qn__len(qn__sub(g->p1, g->p0));
+        }
         qn__portal_tally(m, i);
     }
     return qn__mesh_portal_fill(m, err);
@@ -615,14 +657,19 @@ static bool lean_buckets(qn_mesh *m) {
     return true;
 }
 
-qn_status qn__mesh_lean(qn_mesh *m, qn_error *err) {
-    if (!lean_buckets(m)) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (buckets)");
-    bool ones = true; /* costs of 1 need no array (the bits of 1.0f) */
+/* Costs of 1 need no array (the bits of 1.0f; qn__quad_cost). */
+static void drop_unit_costs(qn_mesh *m) {
+    bool ones = m->cost != NULL;
     for (uint32_t q = 0; ones && q < m->quad_count; q++) ones = qn__same_bits(m->cost[q], 1.0f);
     if (ones) {
         qn__free(&m->alloc, m->cost, (size_t)m->quad_count * sizeof(float));
         m->cost = NULL;
     }
+}
+
+qn_status qn__mesh_lean(qn_mesh *m, qn_error *err) {
+    if (!lean_buckets(m)) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (buckets)");
+    drop_unit_costs(m);
     if (!m->rects) return QN_OK;
     /* Portals given by their quads' rectangles need no segment. */
     bool derived = m->pgeo != NULL;
@@ -687,6 +734,11 @@ static qn_status build_all(qn__builder *bd) {
     qn_status st = qn__mesh_alloc_quads(m, bd->err);
     if (st == QN_OK) st = check_vertices(bd->desc, bd->err);
     if (st == QN_OK) st = build_quads(bd);
+    if (st == QN_OK) drop_unit_costs(m);      /* now: not held while the edges pair */
+    if (st == QN_OK && m->rects && bd->tol) { /* a box gives its tolerance (pair.c) */
+        qn__free(&m->alloc, bd->tol, (size_t)m->quad_count * sizeof(float));
+        bd->tol = NULL;
+    }
     if (st == QN_OK && bd->release) {
         bd->release(bd->release_ud);
         bd->release = NULL;

@@ -58,9 +58,35 @@ static uint32_t hash_edge(qn_vec2 a, qn_vec2 b) {
 
 static bool same_point(qn_vec2 a, qn_vec2 b) { return a.x == b.x && a.y == b.y; }
 
-static qn_vec2 corner(const qn_mesh *m, uint32_t e) { return m->corners[e]; }
+/* Corner e (4 * quad + k) of the mesh being built: a mesh of rectangles
+** keeps only their boxes by now (qn__corners). */
+static qn_vec2 corner(const qn_mesh *m, size_t e) {
+    if (m->corners) return m->corners[e];
+    qn_rect r = m->rects[e >> 2];
+    switch (e & 3u) {
+    case 0:
+        return r.min;
+    case 1:
+        return qn__v2(r.max.x, r.min.y);
+    case 2:
+        return r.max;
+    default:
+        return qn__v2(r.min.x, r.max.y);
+    }
+}
 static qn_vec2 corner_next(const qn_mesh *m, uint32_t e) {
-    return m->corners[(e & ~3u) | ((e + 1) & 3u)];
+    return corner(m, (e & ~3u) | ((e + 1) & 3u));
+}
+
+/* Quad q's local tolerance: kept per quad, or, for a mesh of rectangles,
+** worked out from its box as qn__mesh_shapes works it out (the largest
+** |coordinate| of its corners). */
+static float quad_tol(const qn__builder *bd, uint32_t q) {
+    if (bd->tol) return bd->tol[q];
+    qn_rect r = bd->m->rects[q];
+    double a = dmax(dmax(fabs((double)r.min.x), fabs((double)r.min.y)),
+                    dmax(fabs((double)r.max.x), fabs((double)r.max.y)));
+    return (float)qn__tol_at(a);
 }
 
 static double dlen(qn_vec2 a, qn_vec2 b) {
@@ -250,7 +276,7 @@ static qn_status collect_loose(sweep *S, const uint8_t *done) {
         if (th >= PI) th -= PI;
         loose *l = &S->ls[S->nl++];
         l->e = (uint32_t)e;
-        l->tol = S->bd->tol[e >> 2];
+        l->tol = quad_tol(S->bd, (uint32_t)(e >> 2));
         l->theta = th;
         l->len = dlen(a, b);
         l->off = cos(th) * (double)a.y - sin(th) * (double)a.x;
@@ -436,15 +462,23 @@ static qn_status match_loose(qn__builder *bd, const uint8_t *done) {
 ** no conflict is found. On a conflict the caller reruns the bucket sweep,
 ** which reports the same error as ever (after match_twins, as before). */
 typedef struct rside {
-    float line, lo, hi; /* the line's coordinate; the span along it (corner values) */
-    uint32_t i;         /* the edge (4 * quad + side) */
+    float line, lo; /* the line's coordinate; where the span along it starts */
+    uint32_t i;     /* the edge (4 * quad + side): odd ones are vertical */
 } rside;
+
+/* Where edge r's span along its line ends (kept in no record: 12 bytes an
+** edge, not 16, at the peak of a big load). */
+static float rside_hi(const qn_mesh *m, const rside *r) {
+    qn_vec2 a = corner(m, r->i), b = corner_next(m, r->i);
+    float la = (r->i & 1u) ? a.y : a.x, lb = (r->i & 1u) ? b.y : b.x;
+    return la < lb ? lb : la;
+}
 
 /* Edge e's record for compare_edges, made when needed: a mesh of rectangles
 ** keeps no loose array (it would take 32 bytes an edge at the peak of a
 ** big load). The same values match_loose_rects stored before. */
 static loose rect_loose(const qn__builder *bd, uint32_t e) {
-    loose l = {e, bd->tol[e >> 2], 0.0, dlen(corner(bd->m, e), corner_next(bd->m, e)), 0.0};
+    loose l = {e, quad_tol(bd, e >> 2), 0.0, dlen(corner(bd->m, e), corner_next(bd->m, e)), 0.0};
     return l;
 }
 
@@ -485,15 +519,14 @@ static rside *radix_rsides(rside *r, rside *tmp, uint32_t n, bool by_lo, uint32_
 ** n. A group on one exact line comes sorted so from sweep_lines. */
 static qn_status sweep_group(sweep *S, rside *g, uint32_t n, uint32_t *act) {
     if (n > 1 && g[0].line != g[n - 1].line) qsort(g, n, sizeof *g, cmp_rside_lo);
-    uint32_t na = 0, ahead = QN__FETCH_AHEAD, half = QN__FETCH_AHEAD / 2;
+    uint32_t na = 0, ahead = QN__FETCH_AHEAD;
     for (uint32_t k = 0; k < n; k++) {
-        /* Edges come by position, their corners and tolerances in another
-        ** order: a cache miss each, fetched ahead. */
-        if (k + ahead < n) QN__PREFETCH(&S->bd->m->corners[g[k + ahead].i & ~3u]);
-        if (k + half < n) QN__PREFETCH(&S->bd->tol[g[k + half].i >> 2]);
+        /* Edges come by position, their boxes in another order: a cache
+        ** miss each, fetched ahead. */
+        if (k + ahead < n) QN__PREFETCH(&S->bd->m->rects[g[k + ahead].i >> 2]);
         uint32_t keep = 0;
         for (uint32_t a = 0; a < na; a++) /* drop edges that end before this one starts */
-            if (g[act[a]].hi >= g[k].lo) act[keep++] = act[a];
+            if (rside_hi(S->bd->m, &g[act[a]]) >= g[k].lo) act[keep++] = act[a];
         na = keep;
         loose li = na ? rect_loose(S->bd, g[k].i) : (loose){0};
         for (uint32_t a = 0; a < na; a++) {
@@ -519,7 +552,7 @@ static qn_status rect_twins(sweep *S, const rside *r, uint32_t n, uint8_t *done)
         if (k < n && r[k].line == r[from].line && r[k].lo == r[from].lo) continue;
         for (uint32_t x = from; x + 1 < k; x++) /* a run: nearly always 1 or 2 */
             for (uint32_t y = x + 1; y < k; y++) {
-                if (r[x].hi != r[y].hi) continue;
+                if (rside_hi(m, &r[x]) != rside_hi(m, &r[y])) continue;
                 uint32_t e = r[x].i, f = r[y].i;
                 if (e > f) {
                     uint32_t t = e;
@@ -541,18 +574,20 @@ static qn_status rect_twins(sweep *S, const rside *r, uint32_t n, uint8_t *done)
 /* The edges of one orientation (vertical: 1, horizontal: 0): twins paired,
 ** then the loose ones swept; r and tmp: room for the edges of one
 ** orientation (two per rectangle), count: 65537. */
-static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, uint32_t *act,
-                             uint8_t *done, bool vertical, double tmax) {
+static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, uint8_t *done,
+                             bool vertical, double tmax) {
     const qn_mesh *m = S->bd->m;
     uint32_t n = 0;
     for (uint32_t e = vertical ? 1u : 0u; e < 4 * m->quad_count; e += 2) {
         qn_vec2 a = corner(m, e), b = corner_next(m, e);
         float la = vertical ? a.y : a.x, lb = vertical ? b.y : b.x;
-        r[n++] = (rside){vertical ? a.x : a.y, la < lb ? la : lb, la < lb ? lb : la, e};
+        r[n++] = (rside){vertical ? a.x : a.y, la < lb ? la : lb, e};
     }
     /* By (line, lo, i): by lo first, then stably by line (i is the order made). */
-    rside *lo_sorted = radix_rsides(r, tmp, n, true, count);
+    rside *given = r, *lo_sorted = radix_rsides(r, tmp, n, true, count);
     r = radix_rsides(lo_sorted, lo_sorted == r ? tmp : r, n, false, count);
+    /* The edges open along one line, in the buffer the sort left free. */
+    uint32_t *act = (uint32_t *)(void *)(r == given ? tmp : given);
     qn_status st = rect_twins(S, r, n, done);
     if (st != QN_OK) return st;
     /* The loose ones, in the same order (records and flags fetched ahead). */
@@ -576,25 +611,25 @@ static qn_status sweep_lines(sweep *S, rside *r, rside *tmp, uint32_t *count, ui
 static qn_status match_loose_rects(qn__builder *bd, uint8_t *done) {
     qn_mesh *m = bd->m;
     /* Two edges of each orientation per rectangle: r and tmp hold one
-    ** orientation's, act the edges open along one line. */
+    ** orientation's. */
     size_t half = 2 * (size_t)m->quad_count + 1;
     double tmax = 0.0;
-    for (uint32_t q = 0; q < m->quad_count; q++) tmax = dmax(tmax, (double)bd->tol[q]);
+    for (uint32_t q = 0; q < m->quad_count; q++)
+        tmax = dmax(tmax, (double)quad_tol(bd, q));
     sweep S = {bd, NULL, 0, NULL, NULL, 0};
     rside *r = qn__alloc(&m->alloc, 2 * half * sizeof(rside));
-    uint32_t *act = qn__alloc(&m->alloc, half * sizeof(uint32_t));
     uint32_t *count = qn__alloc(&m->alloc, 65537 * sizeof(uint32_t));
-    qn_status st = r && act && count ? QN_OK : QN_E_NOMEM;
+    qn_status st = r && count ? QN_OK : QN_E_NOMEM;
     rside *tmp = r ? r + half : NULL;
-    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, done, false, tmax);
-    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, act, done, true, tmax);
+    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, done, false, tmax);
+    if (st == QN_OK) st = sweep_lines(&S, r, tmp, count, done, true, tmax);
     qn__free(&m->alloc, count, 65537 * sizeof(uint32_t));
-    qn__free(&m->alloc, act, half * sizeof(uint32_t));
     qn__free(&m->alloc, r, 2 * half * sizeof(rside));
     return st;
 }
 
 static bool all_rects(const qn_mesh *m) {
+    if (m->rects) return true;
     for (uint32_t q = 0; q < m->quad_count; q++)
         if (!qn__axis_rect(&m->corners[4 * (size_t)q])) return false;
     return true;
@@ -633,48 +668,116 @@ static int cmp_cand_best(const void *x, const void *y) {
     double la = cand_len(a), lb = cand_len(b);
     if (la != lb) return la > lb ? -1 : 1;
     if (a->ea != b->ea) return a->ea < b->ea ? -1 : 1;
-    return a->eb < b->eb ? -1 : (a->eb > b->eb);
+    if (a->eb != b->eb) return a->eb < b->eb ? -1 : 1;
+    /* Last the points, so that the order the runs come in never decides. */
+    const float ka[4] = {a->p0.x, a->p0.y, a->p1.x, a->p1.y},
+                kb[4] = {b->p0.x, b->p0.y, b->p1.x, b->p1.y};
+    for (int i = 0; i < 4; i++)
+        if (ka[i] != kb[i]) return ka[i] < kb[i] ? -1 : 1;
+    return 0;
 }
 
 /* Sorts by (a, b) and keeps the longest segment of each pair: quads with a
-** split edge may touch a neighbour along two collinear pieces. A counting
-** sort by a, then each quad's few candidates by (b, length, edges). */
+** split edge may touch a neighbour along two collinear pieces. Candidates
+** are sorted by a (counting sort) into a block, each quad's few then by
+** (b, length, edges, points) and the first of each pair kept. A big list
+** goes in rounds, each taking the quads of one range (about a quarter of
+** the candidates): the rest move up to the front and the list shrinks, so
+** the peak is the list and a quarter, not twice the list (tens of
+** megabytes on a million-quad mesh). */
+uint32_t qn__pair_rounds_above = 1u << 20;
+
 static qn_status best_per_pair(qn__builder *bd) {
     qn_mesh *m = bd->m;
-    uint32_t n = bd->ncand, nq = m->quad_count;
+    uint32_t n = bd->ncand, nq = m->quad_count, rounds = n > qn__pair_rounds_above ? 4u : 1u;
     uint32_t *start = qn__calloc(&m->alloc, (size_t)nq + 1, sizeof(uint32_t));
-    qn__cand *out = qn__alloc(&m->alloc, ((size_t)n + 1) * sizeof(qn__cand));
-    if (!start || !out) {
-        qn__free(&m->alloc, start, ((size_t)nq + 1) * sizeof(uint32_t));
-        qn__free(&m->alloc, out, ((size_t)n + 1) * sizeof(qn__cand));
-        return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
-    }
+    if (!start) return qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
     for (uint32_t i = 0; i < n; i++) start[bd->cands[i].a + 1]++;
     for (uint32_t q = 0; q < nq; q++) start[q + 1] += start[q];
-    for (uint32_t i = 0; i < n; i++) out[start[bd->cands[i].a]++] = bd->cands[i];
-    uint32_t from = 0, keep = 0;
-    qn__cand tmp;
-    for (uint32_t q = 0; q < nq; q++) { /* start[q] is now the end of quad q's run */
-        sort_any(out + from, start[q] - from, sizeof(qn__cand), cmp_cand_best, &tmp);
-        for (uint32_t i = from; i < start[q]; i++)
-            if (keep == 0 || bd->cands[keep - 1].a != out[i].a || bd->cands[keep - 1].b != out[i].b)
-                bd->cands[keep++] = out[i];
-        from = start[q];
+    qn__cand *out = NULL, tmp;
+    uint32_t nout = 0, outcap = 0, left = n, cap = bd->capcand;
+    qn_status st = QN_OK;
+    for (uint32_t r = 0, lo = 0; r < rounds && st == QN_OK; r++) {
+        /* Quads [lo, hi): the candidates up to the r + 1-th share. */
+        uint32_t want = (uint32_t)((uint64_t)n * (r + 1) / rounds), hi = lo;
+        while (hi < nq && (r + 1 == rounds || start[hi + 1] <= want))
+            hi++;
+        if (hi == lo && lo < nq) hi = lo + 1; /* one quad with more than a share */
+        uint32_t base = start[lo], cnt = start[hi] - base;
+        qn__cand *blk = qn__alloc(&m->alloc, ((size_t)cnt + 1) * sizeof(qn__cand));
+        if (!blk) {
+            st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+            break;
+        }
+        /* start[q] is each quad's cursor, and then the end of its run. */
+        uint32_t rest = 0;
+        for (uint32_t i = 0; i < left; i++) {
+            qn__cand c = bd->cands[i];
+            if (c.a >= lo && c.a < hi)
+                blk[start[c.a]++ - base] = c;
+            else
+                bd->cands[rest++] = c;
+        }
+        left = rest;
+        uint32_t keep = 0;
+        for (uint32_t q = lo, from = 0; q < hi; q++) {
+            uint32_t to = start[q] - base;
+            sort_any(blk + from, to - from, sizeof(qn__cand), cmp_cand_best, &tmp);
+            for (uint32_t i = from; i < to; i++) /* keep <= i: reads stay ahead */
+                if (keep == 0 || blk[keep - 1].a != blk[i].a || blk[keep - 1].b != blk[i].b)
+                    blk[keep++] = blk[i];
+            from = to;
+        }
+        if (!out) { /* the first round's block grows to take the others' */
+            out = blk;
+            nout = keep;
+            outcap = cnt + 1;
+        } else {
+            qn__cand *grown = qn__realloc(&m->alloc, out, (size_t)outcap * sizeof(qn__cand),
+                                          ((size_t)nout + keep + 1) * sizeof(qn__cand));
+            if (grown) {
+                out = grown;
+                outcap = nout + keep + 1;
+                memcpy(out + nout, blk, (size_t)keep * sizeof(qn__cand));
+                nout += keep;
+            } else {
+                st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+            }
+            qn__free(&m->alloc, blk, ((size_t)cnt + 1) * sizeof(qn__cand));
+        }
+        if (st == QN_OK && r + 1 < rounds) { /* give back what the taken ones held */
+            qn__cand *fit = qn__realloc(&m->alloc, bd->cands, (size_t)cap * sizeof(qn__cand),
+                                        ((size_t)left + 1) * sizeof(qn__cand));
+            if (fit)
+                bd->cands = fit, cap = left + 1;
+            else
+                st = qn__fail(bd->err, QN_E_NOMEM, QN_NONE, "out of memory (portals)");
+        }
+        lo = hi;
     }
-    bd->ncand = keep;
     qn__free(&m->alloc, start, ((size_t)nq + 1) * sizeof(uint32_t));
-    qn__free(&m->alloc, out, ((size_t)n + 1) * sizeof(qn__cand));
-    return QN_OK;
+    if (st == QN_OK) { /* the list is now out */
+        qn__free(&m->alloc, bd->cands, (size_t)cap * sizeof(qn__cand));
+        bd->cands = out;
+        bd->ncand = nout;
+        bd->capcand = outcap;
+    } else { /* what is left of the list, freed by the caller */
+        qn__free(&m->alloc, out, (size_t)outcap * sizeof(qn__cand));
+        bd->capcand = cap;
+        bd->ncand = left;
+    }
+    return st;
 }
 
 /* ---- overlaps ------------------------------------------------------------ */
 
 /* Separating-axis test on the 8 edge normals; touching (within the local
 ** tolerance) is not overlap. */
-static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32_t b) {
-    const uint32_t qs[2] = {a, b};
-    double t = 4.0 * dmax((double)tol[a], (double)tol[b]);
-    const qn_vec2 *ca = &m->corners[4 * (size_t)a], *cb = &m->corners[4 * (size_t)b];
+static bool quads_overlap(const qn__builder *bd, uint32_t a, uint32_t b) {
+    const qn_mesh *m = bd->m;
+    double t = 4.0 * dmax((double)quad_tol(bd, a), (double)quad_tol(bd, b));
+    qn_vec2 ka[4], kb[4];
+    const qn_vec2 *ca = qn__corners(m, a, ka), *cb = qn__corners(m, b, kb);
     if (qn__axis_rect(ca) && qn__axis_rect(cb)) {
         /* Two rectangles: how far the other's furthest corner lies inside
         ** each edge is a difference of two corner coordinates, exact in
@@ -689,8 +792,7 @@ static bool quads_overlap(const qn_mesh *m, const float *tol, uint32_t a, uint32
         return true;
     }
     for (int s = 0; s < 2; s++) {
-        const qn_vec2 *c = &m->corners[4 * (size_t)qs[s]];
-        const qn_vec2 *o = &m->corners[4 * (size_t)qs[1 - s]];
+        const qn_vec2 *c = s ? cb : ca, *o = s ? ca : cb;
         for (int i = 0; i < 4; i++) {
             dv2 p = dv(c[i]), q = dv(c[(i + 1) & 3]);
             double ex = q.x - p.x, ey = q.y - p.y, len = sqrt(ex * ex + ey * ey);
@@ -733,10 +835,10 @@ static axis_angles make_axis_angles(void) {
 }
 
 static wedge corner_wedge(const qn_mesh *m, uint32_t c, const axis_angles *ax) {
-    dv2 v = dv(m->corners[c]), n = dv(corner_next(m, c));
-    dv2 p = dv(m->corners[(c & ~3u) | ((c + 3) & 3u)]);
+    dv2 v = dv(corner(m, c)), n = dv(corner_next(m, c));
+    dv2 p = dv(corner(m, (c & ~3u) | ((c + 3) & 3u)));
     double s, e;
-    if (qn__axis_rect(&m->corners[c & ~3u])) {
+    if (m->rects || qn__axis_rect(&m->corners[c & ~3u])) {
         /* corner k leaves along axis k (+x, +y, -x, -y), comes from axis k + 1 */
         s = ax->a[c & 3u];
         e = ax->a[(c + 1) & 3u];
@@ -753,8 +855,8 @@ static wedge corner_wedge(const qn_mesh *m, uint32_t c, const axis_angles *ax) {
 
 /* Shortest edge at corner c, for the angular tolerance. */
 static double corner_edge_min(const qn_mesh *m, uint32_t c) {
-    qn_vec2 p = m->corners[(c & ~3u) | ((c + 3) & 3u)];
-    return dmin(dlen(m->corners[c], corner_next(m, c)), dlen(p, m->corners[c]));
+    qn_vec2 p = corner(m, (c & ~3u) | ((c + 3) & 3u)), v = corner(m, c);
+    return dmin(dlen(v, corner_next(m, c)), dlen(p, v));
 }
 
 /* Convex quads with a common corner point are disjoint exactly when their
@@ -768,7 +870,7 @@ static qn_status check_fan(qn__builder *bd, wedge *w, uint32_t k) {
         if (i + 1 == k) gap += 2 * PI;
         uint32_t qa = a->corner >> 2, qb = b->corner >> 2;
         double len = dmin(corner_edge_min(m, a->corner), corner_edge_min(m, b->corner));
-        double tol = 4.0 * ((double)bd->tol[qa] + (double)bd->tol[qb]) / len;
+        double tol = 4.0 * ((double)quad_tol(bd, qa) + (double)quad_tol(bd, qb)) / len;
         if (gap < a->width - tol) return overlap_error(bd, qa, qb);
     }
     return QN_OK;
@@ -791,7 +893,7 @@ static int rect_fans_clear(qn_mesh *m) {
     int clear = a && b && count ? 1 : -1;
     for (int k = 0; k < 4 && clear == 1; k++) {
         for (uint32_t q = 0; q < n; q++) {
-            qn_vec2 p = m->corners[4 * (size_t)q + (size_t)k];
+            qn_vec2 p = corner(m, 4 * (size_t)q + (size_t)k);
             a[q] = (uint64_t)fbits(p.x) << 32 | fbits(p.y);
         }
         uint64_t *r = a, *t = b;
@@ -837,12 +939,13 @@ static qn_status check_fans(qn__builder *bd) {
     if (table) memset(table, 0xFF, size * sizeof(uint32_t));
     for (size_t c = 0; st == QN_OK && c < nc; c++) {
         if (c + QN__FETCH_AHEAD < nc) {
-            qn_vec2 f = m->corners[c + QN__FETCH_AHEAD];
+            qn_vec2 f = corner(m, c + QN__FETCH_AHEAD);
             QN__PREFETCH(&table[hash_edge(f, f) & (size - 1)]);
         }
-        qn_vec2 p = m->corners[c];
+        qn_vec2 p = corner(m, c);
         size_t i = hash_edge(p, p) & (size - 1);
-        while (table[i] != EMPTY && !same_point(m->corners[table[i]], p)) i = (i + 1) & (size - 1);
+        while (table[i] != EMPTY && !same_point(corner(m, table[i]), p))
+            i = (i + 1) & (size - 1);
         next[c] = table[i]; /* the chain of this point, newest first */
         table[i] = (uint32_t)c;
     }
@@ -881,7 +984,7 @@ static bool bucket_hub(const qn_mesh *m, const uint32_t *list, uint32_t k, qn_ve
     uint32_t best = 1;
     for (uint32_t i = 0; i < 3 && i < k; i++)
         for (int c = 0; c < 4; c++) {
-            qn_vec2 p = m->corners[4 * (size_t)list[i] + (size_t)c];
+            qn_vec2 p = corner(m, 4 * (size_t)list[i] + (size_t)c);
             uint32_t n = 0;
             for (uint32_t j = 0; j < k; j++) n += has_corner_at(m, list[j], p);
             if (n > best) best = n, *hub = p;
@@ -891,7 +994,7 @@ static bool bucket_hub(const qn_mesh *m, const uint32_t *list, uint32_t k, qn_ve
 
 static bool has_corner_at(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     for (int c = 0; c < 4; c++)
-        if (same_point(m->corners[4 * (size_t)q + (size_t)c], p)) return true;
+        if (same_point(corner(m, 4 * (size_t)q + (size_t)c), p)) return true;
     return false;
 }
 
@@ -904,7 +1007,7 @@ static qn_status check_bucket(qn__builder *bd, const uint32_t *list, uint32_t k,
     for (uint32_t i = 0; i < k; i++)
         for (uint32_t j = i + 1; j < k; j++) {
             if (at_hub[i] && at_hub[j]) continue;
-            if (quads_overlap(m, bd->tol, list[i], list[j])) return overlap_error(bd, list[i], list[j]);
+            if (quads_overlap(bd, list[i], list[j])) return overlap_error(bd, list[i], list[j]);
         }
     return QN_OK;
 }

@@ -50,6 +50,24 @@ static bool same_segment(qn_portal p, float x0, float y0, float x1, float y1) {
            (p.p0.x == x1 && p.p0.y == y1 && p.p1.x == x0 && p.p1.y == y0);
 }
 
+/* Meshes a and b have the same portals in the same order (each segment
+** with its ends in the same order when in_order, else either way round). */
+static void assert_same_portals(const qn_mesh *a, const qn_mesh *b, bool in_order) {
+    assert_int_equal(qn_mesh_portal_count(a), qn_mesh_portal_count(b));
+    for (uint32_t i = 0; i < qn_mesh_portal_count(a); i++) {
+        qn_portal pa, pb;
+        qn_mesh_portal(a, i, &pa);
+        qn_mesh_portal(b, i, &pb);
+        assert_int_equal(pa.a, pb.a);
+        assert_int_equal(pa.b, pb.b);
+        if (in_order)
+            assert_true(pa.p0.x == pb.p0.x && pa.p0.y == pb.p0.y && pa.p1.x == pb.p1.x &&
+                        pa.p1.y == pb.p1.y);
+        else
+            assert_true(same_segment(pa, pb.p0.x, pb.p0.y, pb.p1.x, pb.p1.y));
+    }
+}
+
 static void test_two_squares(void **state) {
     (void)state;
     tm_mesh t = {0};
@@ -405,15 +423,7 @@ static void test_rect_pairing_matches_general(void **state) {
                      qn_status_name(sa), ea.message, qn_status_name(sb), eb.message);
         if (sa == QN_OK) {
             built++;
-            assert_int_equal(qn_mesh_portal_count(a), qn_mesh_portal_count(b));
-            for (uint32_t i = 0; i < qn_mesh_portal_count(a); i++) {
-                qn_portal pa, pb;
-                qn_mesh_portal(a, i, &pa);
-                qn_mesh_portal(b, i, &pb);
-                assert_int_equal(pa.a, pb.a);
-                assert_int_equal(pa.b, pb.b);
-                assert_true(same_segment(pa, pb.p0.x, pb.p0.y, pb.p1.x, pb.p1.y));
-            }
+            assert_same_portals(a, b, false);
         } else {
             refused++;
         }
@@ -457,16 +467,7 @@ static void test_pair_rounds_same(void **state) {
         assert_int_equal(sa, sb);
         if (sa == QN_OK) {
             compared++;
-            assert_int_equal(qn_mesh_portal_count(a), qn_mesh_portal_count(b));
-            for (uint32_t i = 0; i < qn_mesh_portal_count(a); i++) {
-                qn_portal pa, pb;
-                qn_mesh_portal(a, i, &pa);
-                qn_mesh_portal(b, i, &pb);
-                assert_int_equal(pa.a, pb.a);
-                assert_int_equal(pa.b, pb.b);
-                assert_true(pa.p0.x == pb.p0.x && pa.p0.y == pb.p0.y && pa.p1.x == pb.p1.x &&
-                            pa.p1.y == pb.p1.y);
-            }
+            assert_same_portals(a, b, true);
         }
         qn_mesh_destroy(a);
         qn_mesh_destroy(b);

@@ -258,8 +258,14 @@ static void add_entry(xsearch *S, uint32_t quad, uint32_t rid, qn_vec2 at, qn_ve
         x->l = (uint16_t)(L.x > 0.0f ? QN__SPM_LEFT : (L.x < 0.0f ? QN__SPM_RIGHT : 0u));
         x->r = 0;
     } else {
-        x->l = diamond(qn__sub(L, at));
-        x->r = diamond(qn__sub(R, at));
+        /* A side of no length (an end of the interval at the root) bounds
+        ** nothing: the wedge is then the half-plane on the other side's
+        ** left (its opposite as this side), or, with both, all of it. */
+        qn_vec2 dl = qn__sub(L, at), dr = qn__sub(R, at);
+        bool zl = dl.x == 0.0f && dl.y == 0.0f, zr = dr.x == 0.0f && dr.y == 0.0f;
+        x->l = zl ? (uint16_t)(diamond(dr) + 0x8000u) : diamond(dl);
+        x->r = zr ? (uint16_t)(diamond(dl) + 0x8000u) : diamond(dr);
+        if (zl && zr) x->rid = rid | ON_BIT, x->l = x->r = 0;
     }
     S->ne++;
 }

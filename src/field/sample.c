@@ -287,7 +287,7 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
         qn_vec2 v = qn__sub(p, r->at);
         /* |v| >= the larger of |vx|, |vy|: most losers need no wedge test
-        ** and no root. */
+        ** and no square root. */
         float ax = fabsf(v.x), ay = fabsf(v.y);
         if (!((ax > ay ? ax : ay) + r->g < bv)) continue;
         if (!(e->root & QN__SPM_ON)) {

@@ -540,8 +540,10 @@ typedef struct qn_field_opts {
 ** narrower than 2 * radius are closed. After qn_field_update (a rebuild, as
 ** is any update of an exact field) the field is exact again if the open
 ** quads still all cost the same, else discrete. An exact field also holds
-** the discrete one below (quad costs and exits, the way out); memory grows
-** with the map's complexity: about 100-400 bytes per quad on game maps.
+** the discrete one's quad costs and exits below (not its portal costs, which
+** it frees once built unless repairable); memory grows with the map's
+** complexity: 8 bytes an entry (a root and the wedge it serves), 24 a root,
+** 12 a quad besides; about 40-200 bytes per quad on game maps.
 **
 ** Discrete fields (weighted meshes, or when asked): Dijkstra over the
 ** portals from the goals. Inside a quad,

@@ -238,8 +238,9 @@ check("info - reads stdin", p.returncode == 0, p.stderr)
 write("arena-no-ext.txt", arena_bytes.decode())
 write("level.map", town_bytes.decode())  # a level with a misleading name
 write("bom.map", "\ufeff" + arena_bytes.decode())
+write("blank.map", " \n" * 100 + arena_bytes.decode())  # a kind read past the first bytes
 for f, kind in ((ARENA, "map"), ("arena-no-ext.txt", "map"), ("level.map", "level"),
-                ("bom.map", "map")):
+                ("bom.map", "map"), ("blank.map", "map")):
     rc, out, err = run(["info", f, "--json"])
     j = one_json("info " + f, out)
     check(f"info {f} is a {kind}", rc == 0 and j.get("kind") == kind and j.get("quads", 0) > 0,

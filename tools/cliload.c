@@ -63,7 +63,7 @@ static bool load_by_path(const char *path, qn_terrain *t, bool *loaded) {
         return false;
     int fd = open(path, O_RDONLY);
     if (fd < 0) return false;
-    char head[64];
+    char head[4096]; /* qn_level_sniff skips a BOM and blank space first */
     ssize_t n = read(fd, head, sizeof head);
     close(fd);
     if (n < 0) return false;

@@ -286,10 +286,7 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
         const qn__sent *e = &s->ents[i];
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
         qn_vec2 v = qn__sub(p, r->at);
-        /* |v| >= the larger of |vx|, |vy|: most losers need no wedge test
-        ** and no square root. */
         float ax = fabsf(v.x), ay = fabsf(v.y);
-        if (!((ax > ay ? ax : ay) + r->g < bv)) continue;
         if (!(e->root & QN__SPM_ON)) {
             /* A diamond angle is off by at most half a step, which turns
             ** its direction (of length 1 or less) by at most 1 /
@@ -324,6 +321,10 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
             if (cr < -slack || cl < -slack) continue;
 #endif
         }
+        /* |v| >= the larger of |vx|, |vy|: most losers need no square root
+        ** (tested after the wedge: on 100,000 units 0.84-0.95 of the time
+        ** of the other order, whole-process A/B). */
+        if (!((ax > ay ? ax : ay) + r->g < bv)) continue;
         float len = qn__len(v), val = len + r->g;
         if (!(val < bv)) continue;
         bv = val;

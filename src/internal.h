@@ -426,15 +426,17 @@ static inline void qn__rect_planes(const qn_vec2 *c, qn__planes *pl) {
     }
 }
 
+/* Corner k (0..3) of box r: from its lower left corner, counter-clockwise. */
+static inline qn_vec2 qn__rect_corner(qn_rect r, unsigned k) {
+    return qn__v2((k == 1 || k == 2) ? r.max.x : r.min.x, k >= 2 ? r.max.y : r.min.y);
+}
+
 /* Quad q's 4 corners: the stored ones, or those of its rectangle written
-** into tmp (from its lower left corner, counter-clockwise). */
+** into tmp (qn__rect_corner). */
 static inline const qn_vec2 *qn__corners(const qn_mesh *m, uint32_t q, qn_vec2 tmp[4]) {
     if (!m->rects) return &m->corners[4 * (size_t)q];
-    qn_rect r = m->rects[q];
-    tmp[0] = r.min;
-    tmp[1] = qn__v2(r.max.x, r.min.y);
-    tmp[2] = r.max;
-    tmp[3] = qn__v2(r.min.x, r.max.y);
+    for (unsigned k = 0; k < 4; k++)
+        tmp[k] = qn__rect_corner(m->rects[q], k);
     return tmp;
 }
 
@@ -887,9 +889,6 @@ static inline bool qn__grid_exit_cell(double px, double py, float gx, float gy, 
 ** cost along which the grid's passable cells split into the fewest
 ** rectangles of one cost each: every region of equal-cost cells bounded by
 ** walls, other costs and cuts is then a rectangle. QN_OK or QN_E_NOMEM. */
-/* Pairing sorts more portal candidates than this in rounds (pair.c,
-** best_per_pair); the tests lower it to run the rounds on small meshes. */
-extern uint32_t qn__pair_rounds_above;
 qn_status qn__grid_cuts(const qn_grid *g, const qn_allocator *a, uint8_t *cut, qn_error *err);
 /* qn_grid_create in two steps: the checks and the costs, then the padded
 ** cell info the queries read (the level loader makes that once the mesh is
@@ -924,6 +923,10 @@ qn_status qn__mesh_create_paired(const qn_mesh_desc *desc, qn__cand *cands, uint
 qn_status qn__mesh_create_releasing(const qn_mesh_desc *desc, qn__cand *cands, uint32_t ncand,
                                     void (*release)(void *ud), void *ud, const qn_allocator *alloc,
                                     qn_mesh **out, qn_error *err);
+
+/* Pairing sorts more portal candidates than this in rounds (pair.c,
+** best_per_pair); the tests lower it to run the rounds on small meshes. */
+extern uint32_t qn__pair_rounds_above;
 
 /* Frees a mesh's point-location index and islands, for a mesh only ever
 ** read by quad (a hierarchical instance's cut mesh, hier.c): no lookup of a

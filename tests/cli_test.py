@@ -6,27 +6,16 @@ import os
 import subprocess
 import tempfile
 import sys
-import tempfile
+
+from tally import check, failures, finish
 
 QN = sys.argv[1]
 DATA = os.environ.get("QN_DATA_DIR", "data")
 TDATA = os.environ.get("QN_TEST_DATA_DIR", "tests/data")
 LEVELS = [os.path.join(DATA, "levels", n + ".json") for n in ("town", "maze", "field")]
-failures = []
-passed = 0
-
-
 def run(args, stdin=None):
     p = subprocess.run([QN] + args, input=stdin, capture_output=True, text=True, timeout=300)
     return p.returncode, p.stdout, p.stderr
-
-
-def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {detail}")
 
 
 def one_json(name, out):
@@ -215,7 +204,4 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run(["info", qnm])
     check("damaged baked level", rc == 1 and "QN_E_CORRUPT" in err, err)
 
-for f in failures:
-    print("FAIL", f)
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+finish()

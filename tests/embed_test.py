@@ -28,11 +28,11 @@ import subprocess
 import sys
 import tempfile
 
+import tally
+
 SRC = os.path.abspath(sys.argv[1])
 MODE = sys.argv[2]
 CC = sys.argv[3:] or [os.environ.get("CC", "cc")]
-passed = 0
-failures = []
 
 
 
@@ -47,12 +47,8 @@ def skip_dirs(*patterns):
     return ignore
 
 def check(name, cond, detail=""):
-    global passed
-    if cond:
-        passed += 1
-    else:
-        failures.append(f"{name}: {str(detail)[-1500:]}")
-    return cond
+    """A build's log matters at its end: the last 1,500 characters kept."""
+    return tally.check(name, cond, detail, keep=1500, tail=True)
 
 
 def run(args, cwd=None, env=None, timeout=900):
@@ -319,7 +315,4 @@ MODES = {"vendor": vendor, "subproject": subproject, "installed": installed_and_
          "wrap": wrap}
 with tempfile.TemporaryDirectory(prefix="qn-embed-") as tmp:
     MODES[MODE](tmp)
-for f in failures:
-    print("FAIL", f, file=sys.stderr)
-print(f"{passed} passed, {len(failures)} failed")
-sys.exit(1 if failures else 0)
+tally.finish(sys.stderr)

@@ -1,7 +1,8 @@
 """tally.py: the checks the Python test scripts share. check() counts a
 check that holds and keeps the message of one that fails (its detail cut to
-300 characters); finish() prints the failures, then the closing
-`N passed, N failed` line, and exits 1 when any failed. Scripts may also
+`keep` characters, its end rather than its start with tail); finish()
+prints the failures (to `stream`, standard output by default), then the
+closing `N passed, N failed` line, and exits 1 when any failed. Scripts may also
 append a message to `failures` themselves."""
 import sys
 
@@ -9,17 +10,18 @@ failures = []
 _passed = 0
 
 
-def check(name, cond, detail=""):
+def check(name, cond, detail="", keep=300, tail=False):
     global _passed
     if cond:
         _passed += 1
     else:
-        failures.append(f"{name}: {str(detail)[:300]}")
+        d = str(detail)
+        failures.append(f"{name}: {d[-keep:] if tail else d[:keep]}")
     return cond
 
 
-def finish():
+def finish(stream=None):
     for f in failures:
-        print("FAIL", f)
+        print("FAIL", f, file=stream or sys.stdout)
     print(f"{_passed} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)

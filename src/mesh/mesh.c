@@ -543,15 +543,21 @@ qn_status qn__mesh_portal_alloc(qn_mesh *m, uint32_t count, qn_error *err) {
     return QN_OK;
 }
 
-/* Is candidate c the portal its two rectangles give (qn__portal_derive),
-** bit for bit, with the width qn__mesh_portal_lists would compute? */
-static bool cand_derived(const qn_mesh *m, const qn__cand *c) {
-    qn__portal p = {{c->a, c->b}, {0, 0}, {0, 0}, 0.0f, {0, 0}};
+/* Is the portal between rectangles a and b, with edges ea, eb, segment
+** p0 -> p1 and width w, the one their boxes give (qn__portal_derive), bit
+** for bit? Then the mesh need not keep it (qn__portal_at derives it). */
+static bool derives(const qn_mesh *m, uint32_t a, uint32_t b, uint8_t ea, uint8_t eb, qn_vec2 p0,
+                    qn_vec2 p1, float w) {
+    qn__portal p = {{a, b}, {0, 0}, {0, 0}, 0.0f, {0, 0}};
     qn__portal_derive(m, &p);
-    float w = qn__len(qn__sub(c->p1, c->p0));
-    return qn__same_bits(p.p0.x, c->p0.x) && qn__same_bits(p.p0.y, c->p0.y) &&
-           qn__same_bits(p.p1.x, c->p1.x) && qn__same_bits(p.p1.y, c->p1.y) &&
-           qn__same_bits(p.width, w) && p.edge[0] == c->ea && p.edge[1] == c->eb;
+    return qn__same_bits(p.p0.x, p0.x) && qn__same_bits(p.p0.y, p0.y) &&
+           qn__same_bits(p.p1.x, p1.x) && qn__same_bits(p.p1.y, p1.y) &&
+           qn__same_bits(p.width, w) && p.edge[0] == ea && p.edge[1] == eb;
+}
+
+/* derives for candidate c, with the width qn__mesh_portal_lists would give. */
+static bool cand_derived(const qn_mesh *m, const qn__cand *c) {
+    return derives(m, c->a, c->b, c->ea, c->eb, c->p0, c->p1, qn__len(qn__sub(c->p1, c->p0)));
 }
 
 qn_status qn__mesh_portals(qn__builder *bd) {
@@ -674,13 +680,9 @@ qn_status qn__mesh_lean(qn_mesh *m, qn_error *err) {
     /* Portals given by their quads' rectangles need no segment. */
     bool derived = m->pgeo != NULL;
     for (uint32_t e = 0; derived && e < m->portal_count; e++) {
-        qn__portal p = {{m->pq[e].q[0], m->pq[e].q[1]}, {0, 0}, {0, 0}, 0.0f, {0, 0}};
-        qn__portal_derive(m, &p);
         const qn__pgeo *g = &m->pgeo[e];
-        derived = qn__same_bits(p.p0.x, g->p0.x) && qn__same_bits(p.p0.y, g->p0.y) &&
-                  qn__same_bits(p.p1.x, g->p1.x) && qn__same_bits(p.p1.y, g->p1.y) &&
-                  qn__same_bits(p.width, g->width) && p.edge[0] == m->pedge[2 * (size_t)e] &&
-                  p.edge[1] == m->pedge[2 * (size_t)e + 1];
+        derived = derives(m, m->pq[e].q[0], m->pq[e].q[1], m->pedge[2 * (size_t)e],
+                          m->pedge[2 * (size_t)e + 1], g->p0, g->p1, g->width);
     }
     if (derived) {
         qn__free(&m->alloc, m->pgeo, (size_t)m->portal_count * sizeof(qn__pgeo));

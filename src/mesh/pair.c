@@ -61,18 +61,7 @@ static bool same_point(qn_vec2 a, qn_vec2 b) { return a.x == b.x && a.y == b.y; 
 /* Corner e (4 * quad + k) of the mesh being built: a mesh of rectangles
 ** keeps only their boxes by now (qn__corners). */
 static qn_vec2 corner(const qn_mesh *m, size_t e) {
-    if (m->corners) return m->corners[e];
-    qn_rect r = m->rects[e >> 2];
-    switch (e & 3u) {
-    case 0:
-        return r.min;
-    case 1:
-        return qn__v2(r.max.x, r.min.y);
-    case 2:
-        return r.max;
-    default:
-        return qn__v2(r.min.x, r.max.y);
-    }
+    return m->corners ? m->corners[e] : qn__rect_corner(m->rects[e >> 2], (unsigned)(e & 3u));
 }
 static qn_vec2 corner_next(const qn_mesh *m, uint32_t e) {
     return corner(m, (e & ~3u) | ((e + 1) & 3u));

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,18 +22,11 @@
 
 int qn_tool_write_grid_level(FILE *f, const char *name, const qn_grid *g, const qn_mesh *m);
 
-/* Resident-set peak of this process so far, in MiB (Linux reports KiB). */
-static double peak_rss_mb(void) {
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) != 0) return (double)NAN;
-    return (double)ru.ru_maxrss / 1024.0;
-}
-
 /* The peak so far, as peak_rss_mb_after_<part>: which part sets the run's. */
 static void peak_after(qn_bench_report *r, int rc, const char *part) {
     char key[64];
     snprintf(key, sizeof key, "peak_rss_mb_after_%s", part);
-    if (!rc) qn_bench_add(r, key, peak_rss_mb(), "MB", "  peak resident memory so far");
+    if (!rc) qn_bench_add(r, key, qn_tool_peak_rss_mb(), "MB", "  peak resident memory so far");
 }
 
 /* The import part: map text to grid to mesh, timed as a whole. */
@@ -324,7 +316,9 @@ int qn_tool_bench_map(qn_bench_report *r, const char *path) {
     c.grid_field = NULL;
     if (!rc) rc = qn_tool_bench_map_hier(&c, r);
     peak_after(r, rc, "hier");
-    if (!rc) qn_bench_add(r, "peak_rss_mb", peak_rss_mb(), "MB", "peak resident memory of the run");
+    if (!rc)
+        qn_bench_add(r, "peak_rss_mb", qn_tool_peak_rss_mb(), "MB",
+                     "peak resident memory of the run");
     qn_grid_field_destroy(c.grid_field);
     qn_mesh_destroy(c.mesh);
     qn_grid_destroy(c.grid);

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "tool.h"
@@ -20,9 +21,13 @@ void qn_bench_add(qn_bench_report *r, const char *key, double value, const char 
 double qn_tool_peak_rss_mb(void) {
     /* VmHWM belongs to the process's memory image, made anew by exec;
     ** getrusage's peak also counts the parent's image a child was spawned
-    ** from (Linux keeps it across exec), so it is not read here. */
+    ** from (Linux keeps it across exec), so it is read only where there is
+    ** no /proc (in KiB on Linux and the BSDs). */
     FILE *f = fopen("/proc/self/status", "r");
-    if (!f) return (double)NAN;
+    if (!f) {
+        struct rusage ru;
+        return getrusage(RUSAGE_SELF, &ru) == 0 ? (double)ru.ru_maxrss / 1024.0 : (double)NAN;
+    }
     char line[256];
     double mb = (double)NAN;
     while (fgets(line, sizeof line, f)) {

@@ -32,7 +32,6 @@ MAPS = (  # name, family, width, height, seed, density, corridor or room width
 )
 
 
-
 with tempfile.TemporaryDirectory() as tmp:
     for name, family, w, h, seed, density, cells in MAPS:
         path = os.path.join(tmp, name + ".map")

@@ -463,6 +463,26 @@ static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
         if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i] - m->eps) return false;
     return true;
 }
+/* Distance from p to convex quad q (0 inside). */
+static inline float qn__quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    qn_vec2 c_at[4];
+    const qn_vec2 *c = qn__corners(m, q, c_at);
+    if (!m->planes) { /* a rectangle (qn__axis_rect): c[0] and c[2] span it */
+        float dx = c[0].x - p.x > 0.0f ? c[0].x - p.x : (p.x - c[2].x > 0.0f ? p.x - c[2].x : 0.0f);
+        float dy = c[0].y - p.y > 0.0f ? c[0].y - p.y : (p.y - c[2].y > 0.0f ? p.y - c[2].y : 0.0f);
+        return sqrtf(dx * dx + dy * dy);
+    }
+    bool inside = true;
+    float best = INFINITY;
+    for (int i = 0; i < 4; i++) {
+        qn_vec2 a = c[i], b = c[(i + 1) & 3];
+        if (qn__cross(qn__sub(b, a), qn__sub(p, a)) < 0.0f) inside = false;
+        float d = qn__point_segment_dist(p, a, b);
+        best = d < best ? d : best;
+    }
+    return inside ? 0.0f : best;
+}
+
 /* Entry i (cell_start[cell] <= i < cell_start[cell + 1]) of a bucket list. */
 static inline uint32_t qn__bucket_quad(const qn_mesh *m, size_t cell, uint32_t i) {
     return m->cell_off ? m->cell_base[cell] + m->cell_off[i] : m->cell_list[i];
@@ -626,8 +646,8 @@ typedef struct qn__tree {
 ** otherwise it serves the wedge between the directions l and r from the
 ** root (r on the right, as the root looks into the quad), each kept as a
 ** 16-bit diamond angle (qn__spm_dir). A root keeps its position, exact cost
-** to the goal and the unit direction to the root after it (zero at a goal
-** point). An entry whose root sees all of the quad (a goal point, or a
+** to the goal and the direction to the root after it (a diamond angle; a
+** goal point has none), in 16 bytes. An entry whose root sees all of the quad (a goal point, or a
 ** corner on the quad's boundary) keeps in l the side of the obstacle the
 ** corner's path bends round there, seen along the root's out
 ** (qn__spm_side: +1 left, -1 right, 0 not known: the root's own side when
@@ -646,8 +666,9 @@ typedef struct qn__tree {
 typedef struct qn__sroot {
     qn_vec2 at;
     float g;
-    qn_vec2 out;
-    float side; /* the obstacle, seen along out: +1 left, -1 right, 0 unknown */
+    uint16_t out; /* the direction to the root after it, a diamond angle */
+    int8_t side;  /* the obstacle, seen along out: +1 left, -1 right, 0 unknown */
+    uint8_t goal; /* 1 at a goal point (no root after it) */
 } qn__sroot;
 typedef struct qn__sent {
     uint32_t root;
@@ -694,8 +715,16 @@ typedef struct qn__spm {
     uint32_t nxc;
     uint32_t *xq;
     qn__xcorner *xc;
+    /* Per quad, the portal it leaves by (qn_field_quad_exit): its place in
+    ** the quad's portal list, QN__SPM_XOVER for a place past 253 (then
+    ** xo, nxo pairs of quad and portal, by quad), QN__SPM_XNONE for a goal
+    ** quad or one the instance does not reach. */
+    uint8_t *qexit;
+    uint32_t *xo, nxo, xcap;
     size_t bytes;
 } qn__spm;
+#define QN__SPM_XOVER 254u
+#define QN__SPM_XNONE 255u
 static inline bool qn__spm_wall(const qn__spm *s, uint32_t sub) {
     return !((s->open[sub >> 3] >> (sub & 7u)) & 1u);
 }
@@ -714,7 +743,7 @@ struct qn_field {
     bool exact_ok;      /* exact unless asked otherwise (on uniform-cost meshes) */
     bool uniform;       /* all open quads cost the same, as of mesh version ... */
     uint32_t goal_count;
-    qn__slot *slots;
+    qn__slot *slots; /* a discrete instance's; NULL for an exact one */
     float *pg;      /* cost of each portal (the tree's g when repairable) */
     qn__goal *goals;
     qn__tree *tree; /* NULL unless built repairable */
@@ -838,6 +867,27 @@ bool qn__spm_add_corners(const qn_allocator *a, qn__spm *s, const uint32_t *q,
 ** root in *dist (either may be NULL); NULL when none serves p (sample.c). */
 const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
                               const qn__sent **entry, float *dist);
+
+/* An exact instance's least cost over quad q: over its entries, the root's
+** cost plus its distance to the part of q in the entry's wedge; INFINITY
+** for a quad the instance does not reach (no entry), finite for every
+** other (sample.c). The same float every
+** time it is asked (the exits are ordered by it). */
+float qn__spm_quad_cost(const qn_field *f, uint32_t q);
+/* The portal an exact instance's quad q leaves by, QN_NONE for a goal quad
+** or one not reached (sample.c). */
+uint32_t qn__spm_quad_exit(const qn_field *f, uint32_t q);
+/* qn__spm_root without the wedges: the least |p - r| + g(r) over all of q's
+** entries (for a point float noise leaves outside every wedge). */
+const qn__sroot *qn__spm_root_loose(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
+                                    const qn__sent **entry, float *dist);
+/* Does field f reach quad q (as of its build)? */
+static inline bool qn__field_reaches(const qn_field *f, uint32_t q) {
+    if (!f->spm) return f->slots[q].exit != QN_NONE;
+    uint32_t first, end;
+    qn__spm_range(f->spm, q, &first, &end);
+    return end > first;
+}
 
 /* Sets quad q's record in f->hops from its slot (sample.c). */
 void qn__field_hop(qn_field *f, uint32_t q);

@@ -260,6 +260,108 @@ static void test_against_visibility_graph(void **state) {
     print_message("visibility graph: %d points agree, %d unreachable\n", checked, unreachable);
 }
 
+/* An exact field's exits: none for goal quads and those it does not reach
+** (cost 0 and infinite), else an open portal of the quad into one that
+** costs no more; every chain ends at a goal quad. */
+static void check_exits(const qn_field *f, const qn_mesh *m, qn_vec2 goal, float radius) {
+    uint32_t nq = qn_mesh_quad_count(m), gq;
+    assert_int_equal(qn_mesh_locate(m, goal, QN_NONE, &gq), QN_OK);
+    for (uint32_t q = 0; q < nq; q++) {
+        float c = qn_field_quad_cost(f, q);
+        uint32_t e = qn_field_quad_exit(f, q);
+        if (q == gq || !isfinite(c)) {
+            assert_int_equal(e, QN_NONE);
+            if (q == gq) assert_float_equal(c, 0.0, 0.0);
+            continue;
+        }
+        if (e == QN_NONE) fail_msg("quad %u (cost %g) has no exit", q, (double)c);
+        qn_portal pt;
+        assert_int_equal(qn_mesh_portal(m, e, &pt), QN_OK);
+        assert_true(pt.a == q || pt.b == q);
+        assert_true(hypotf(pt.p1.x - pt.p0.x, pt.p1.y - pt.p0.y) + 1e-4f >= 2.0f * radius);
+        uint32_t next = qn_field_quad_next(f, q);
+        assert_int_equal(next, pt.a == q ? pt.b : pt.a);
+        if (!(qn_field_quad_cost(f, next) <= c))
+            fail_msg("quad %u (cost %.9g) leads uphill to %u (%.9g)", q, (double)c, next,
+                     (double)qn_field_quad_cost(f, next));
+        uint32_t cur = q, steps = 0;
+        while (qn_field_quad_exit(f, cur) != QN_NONE) {
+            cur = qn_field_quad_next(f, cur);
+            if (++steps > nq) fail_msg("the exit chain from quad %u does not end", q);
+        }
+        assert_int_equal(cur, gq);
+    }
+}
+
+/* An exact field's quad cost is the least cost over the quad: no more than
+** the visibility graph's at any point of it, and no less than the least of
+** those at a grid of its points, less the grid's half diagonal (a cost
+** changes no faster than the distance). Its exits lead down to the goal. */
+static void test_quad_costs(void **state) {
+    (void)state;
+    static tm_mesh t;
+    static oracle o;
+    int checked = 0;
+    for (uint64_t seed = 1; seed <= 80; seed++) {
+        uint64_t s = seed * 104729;
+        scene sc = scene_make(&t, &s, 12, 9, 4, 24, 5);
+        oracle_build(&o, &t, sc.goal, sc.gq);
+        for (uint32_t q = 0; q < t.n; q++) {
+            if (t.blocked[q]) continue;
+            qn_vec2 a = t.verts[4 * q], b = t.verts[4 * q + 2];
+            double least = (double)INFINITY, c = (double)qn_field_quad_cost(sc.f, q);
+            const int n = 12;
+            for (int i = 0; i <= n; i++)
+                for (int j = 0; j <= n; j++) {
+                    qn_vec2 p = {a.x + (b.x - a.x) * (float)i / (float)n,
+                                 a.y + (b.y - a.y) * (float)j / (float)n};
+                    least = fmin(least, oracle_cost(&o, p, q));
+                }
+            if (!isfinite(least)) {
+                assert_false(isfinite(c));
+                continue;
+            }
+            double half = 0.5 * hypot((double)(b.x - a.x), (double)(b.y - a.y)) / n;
+            if (!(c <= least + 1e-3 * fmax(1.0, least) && c >= least - half - 1e-3 * fmax(1.0, least)))
+                fail_msg("seed %u quad %u: cost %g, least of the grid %g (spacing %g)",
+                         (unsigned)seed, q, c, least, 2 * half);
+            checked++;
+        }
+        check_exits(sc.f, sc.m, sc.goal, 0.0f);
+        scene_free(&sc);
+    }
+    print_message("quad costs: %d quads agree\n", checked);
+    assert_true(checked > 400);
+}
+
+/* Exits on bigger meshes rich in T-junctions, turned ones (quads that are
+** not rectangles) and for a radius that closes portals. */
+static void test_exits(void **state) {
+    (void)state;
+    static tm_mesh t, u;
+    uint64_t s = 77;
+    for (int i = 0; i < 40; i++) {
+        uint32_t gq = random_rects_goal(&t, &s, 30, 30, 8, 300, 9);
+        float th = (float)(tm_rand(&s) % 6283) / 1000.0f, c = cosf(th), sn = sinf(th);
+        u = t;
+        for (uint32_t v = 0; v < 4 * t.n; v++) {
+            qn_vec2 p = t.verts[v];
+            u.verts[v] = (qn_vec2){c * p.x - sn * p.y + 100.0f, sn * p.x + c * p.y + 50.0f};
+        }
+        qn_vec2 ga = random_point_in(&t, gq, &s);
+        qn_vec2 gb = {c * ga.x - sn * ga.y + 100.0f, sn * ga.x + c * ga.y + 50.0f};
+        for (int k = 0; k < 2; k++) {
+            qn_mesh *m = make_mesh(k ? &u : &t);
+            qn_field_opts o = {.radius = i % 3 == 0 ? 0.6f : 0.0f};
+            qn_field *f = NULL;
+            assert_int_equal(qn_field_create(m, k ? &gb : &ga, 1, &o, NULL, &f, NULL), QN_OK);
+            check_exits(f, m, k ? gb : ga, o.radius);
+            qn_field_destroy(f);
+            qn_mesh_destroy(m);
+        }
+    }
+}
+
 /* Bigger meshes rich in T-junctions: the field's cost at random points is
 ** the length of qn_path_find's path, and the sampled direction is the
 ** path's first leg. */
@@ -268,7 +370,7 @@ static void test_against_paths(void **state) {
     static tm_mesh t;
     static qn_vec2 pts[MAXPTS];
     int checked = 0, legs = 0, legs_ok = 0;
-    for (uint64_t seed = 1; seed <= 40; seed++) {
+    for (uint64_t seed = 1; seed <= 80; seed++) {
         uint64_t s = seed * 104729;
         scene sc = scene_make(&t, &s, 40, 30, 8, 300, 9);
         qn_field *f = sc.f;
@@ -915,6 +1017,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_visibility_graph),
         cmocka_unit_test(test_against_paths),
+        cmocka_unit_test(test_quad_costs),
+        cmocka_unit_test(test_exits),
         cmocka_unit_test(test_turned_meshes),
         cmocka_unit_test(test_walk_levels),
         cmocka_unit_test(test_walk_map),

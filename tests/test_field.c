@@ -148,7 +148,7 @@ static void test_nearest_point_model(void **state) {
         qn_mesh *m = NULL;
         assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
         qn_vec2 goal = rect_centre(&t, tm_rand(&s) % t.n);
-        qn_field_opts near = {0}, mid = {.midpoint_costs = true};
+        qn_field_opts near = {.discrete = true}, mid = {.midpoint_costs = true};
         qn_field *fn = NULL, *fm = NULL;
         assert_int_equal(qn_field_create(m, &goal, 1, &near, NULL, &fn, NULL), QN_OK);
         assert_int_equal(qn_field_create(m, &goal, 1, &mid, NULL, &fm, NULL), QN_OK);

@@ -87,8 +87,10 @@ static void run_sequences(qn_mesh *m, const qn_vec2 *goals, uint32_t ng, uint64_
             for (int c = 0; c < changes; c++) random_change(m, &s, protect);
             assert_int_equal(qn_field_update(rep, &e), QN_OK);
             assert_true(qn_field_is_current(rep));
-            /* Repairable fields use mid-point costs: rebuild in that model. */
-            qn_field_opts ro = {.radius = o.radius, .midpoint_costs = true};
+            /* A fresh field of the same options: the mid-point model where
+            ** costs differ (repaired in place), the exact map where all
+            ** open quads cost the same (rebuilt). */
+            qn_field_opts ro = o;
             qn_field *ref = NULL;
             qn_status st = qn_field_create(m, goals, ng, &ro, NULL, &ref, &e);
             if (st == QN_E_BLOCKED) { /* goal quad blocked: everything unreachable */

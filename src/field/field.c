@@ -304,18 +304,121 @@ static void drop_portal_costs(qn_field *f) {
     f->pg = NULL;
 }
 
+static int cmp_pair(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : (a > b);
+}
+
+/* An exact instance's exits (qn_field_quad_exit): quads taken in order of
+** their least cost (qn__spm_quad_cost), from the goal quads out, each as
+** soon as a quad taken before it is its neighbour through a portal open
+** for the radius; it leaves toward the cheapest of those (the lowest
+** portal on a tie). A quad is taken no earlier than any cheaper one, so
+** every exit leads to a quad that costs no more, taken before: the chains
+** end at goal quads. Quads a wedge's corner touches share its cost (the
+** path bends there); they leave one by one round it this way. */
+static qn_status spm_exits(qn_field *f, qn_error *err) {
+    const qn_mesh *m = f->mesh;
+    qn__spm *s = f->spm;
+    uint32_t nq = m->quad_count;
+    size_t bytes = (size_t)nq * (sizeof(float) + sizeof(qn__hent) + 1);
+    float *cost = qn__alloc(&f->alloc, bytes);
+    uint8_t *qexit = qn__alloc(&f->alloc, (size_t)nq + 1);
+    if (!cost || !qexit) {
+        qn__free(&f->alloc, cost, bytes);
+        qn__free(&f->alloc, qexit, (size_t)nq + 1);
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (exact instance)");
+    }
+    qn__heap h = {(qn__hent *)(void *)(cost + nq), 0, NULL};
+    uint8_t *state = (uint8_t *)(h.a + nq); /* 0 not seen, 1 queued, 2 taken */
+    uint32_t *xo = NULL, nxo = 0, xcap = 0;
+    bool ok = true;
+    for (uint32_t q = 0; q < nq; q++) {
+        cost[q] = qn__spm_quad_cost(f, q);
+        state[q] = 0;
+        qexit[q] = QN__SPM_XNONE;
+    }
+    for (uint32_t i = 0; i < f->goal_count; i++) {
+        uint32_t q = f->goals[i].quad;
+        if (state[q] || !isfinite(cost[q])) continue;
+        state[q] = 1;
+        qn__heap_push(&h, q, cost[q]);
+    }
+    while (h.n > 0 && ok) {
+        uint32_t q = qn__heap_pop(&h), best = QN_NONE, k0 = m->qp_start[q];
+        bool goal = goal_in_quad(f, q) != QN_NONE;
+        float bc = INFINITY;
+        for (uint32_t k = k0; k < m->qp_start[q + 1]; k++) {
+            uint32_t e = m->qp_list[k], r = qn__portal_other(m, e, q);
+            if (!qn__portal_open(m, e, f->radius) || !isfinite(cost[r])) continue;
+            if (state[r] == 2) {
+                if (!goal && cost[r] < bc) best = k, bc = cost[r];
+            } else if (state[r] == 0) {
+                state[r] = 1;
+                qn__heap_push(&h, r, cost[r]);
+            }
+        }
+        state[q] = 2;
+        if (best == QN_NONE) continue;
+        if (best - k0 < QN__SPM_XOVER) {
+            qexit[q] = (uint8_t)(best - k0);
+            continue;
+        }
+        /* A quad with more portals than a byte numbers: a pair, by quad. */
+        if (nxo == xcap) {
+            uint32_t ncap = xcap ? 2 * xcap : 16;
+            uint32_t *nx = qn__realloc(&f->alloc, xo, (size_t)xcap * 2 * sizeof(uint32_t),
+                                       (size_t)ncap * 2 * sizeof(uint32_t));
+            if (!nx) {
+                ok = false;
+                break;
+            }
+            xo = nx, xcap = ncap;
+        }
+        xo[2 * nxo] = q, xo[2 * nxo + 1] = m->qp_list[best];
+        nxo++;
+        qexit[q] = QN__SPM_XOVER;
+    }
+    qn__free(&f->alloc, cost, bytes);
+    if (ok && nxo) { /* taken in cost order: sort the pairs by quad */
+        qsort(xo, nxo, 2 * sizeof(uint32_t), cmp_pair);
+        uint32_t *nx = qn__realloc(&f->alloc, xo, (size_t)xcap * 2 * sizeof(uint32_t),
+                                   (size_t)nxo * 2 * sizeof(uint32_t));
+        if (nx) xo = nx, xcap = nxo;
+    }
+    if (!ok) {
+        qn__free(&f->alloc, xo, (size_t)xcap * 2 * sizeof(uint32_t));
+        qn__free(&f->alloc, qexit, (size_t)nq + 1);
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (exact instance)");
+    }
+    s->qexit = qexit;
+    s->xo = xo;
+    s->nxo = nxo;
+    s->xcap = xcap;
+    s->bytes += (size_t)nq + 1 + (size_t)xcap * 2 * sizeof(uint32_t);
+    return QN_OK;
+}
+
 static qn_status build(qn_field *f, qn_error *err) {
     bool exact = f->exact_ok && uniform_costs(f);
     qn_status st = hops_for(f, !exact, err);
     if (st != QN_OK) return st;
+    if (exact) {
+        /* The map alone: no discrete slots, no portal costs (a repairable
+        ** field keeps its tree's). */
+        st = qn__spm_build(f, err);
+        if (st == QN_OK) st = spm_exits(f, err);
+        if (st != QN_OK) return st;
+        qn__free(&f->alloc, f->slots, (size_t)f->mesh->quad_count * sizeof(qn__slot));
+        f->slots = NULL;
+        drop_portal_costs(f);
+        return QN_OK;
+    }
+    if (!f->slots && !(f->slots = qn__alloc(&f->alloc, (size_t)f->mesh->quad_count * sizeof(qn__slot))))
+        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     if (!f->pg && !(f->pg = qn__alloc(&f->alloc, (size_t)f->mesh->portal_count * sizeof(float))))
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     st = build_discrete(f, err);
-    if (st == QN_OK && exact) {
-        st = qn__spm_build(f, err);
-        if (st == QN_OK) drop_portal_costs(f);
-        return st;
-    }
     qn__spm_free(&f->alloc, f->spm, f->mesh->quad_count);
     f->spm = NULL;
     return st;
@@ -617,9 +720,8 @@ qn_status qn__field_create_seeded(const qn_mesh *mesh, const qn_vec2 *goals, con
     f->exact_ok = !(opts && (opts->discrete || opts->midpoint_costs || opts->lookahead));
     f->goal_count = goal_count;
     f->version = mesh->version;
-    f->slots = qn__alloc(&a, (size_t)mesh->quad_count * sizeof(qn__slot));
     f->goals = qn__alloc(&a, (size_t)goal_count * sizeof(qn__goal));
-    if (!f->slots || !f->goals || !f->geo)
+    if (!f->goals || !f->geo)
         st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     if (st == QN_OK && g0) {
         f->seed_g = qn__alloc(&a, (size_t)goal_count * sizeof(float));
@@ -630,17 +732,12 @@ qn_status qn__field_create_seeded(const qn_mesh *mesh, const qn_vec2 *goals, con
     if (st == QN_OK && opts && opts->repairable && !(f->exact_ok && uniform_costs(f)))
         st = tree_alloc(f, err);
     if (st == QN_OK && f->tree) f->pg = f->tree->g;
-    else if (st == QN_OK) {
-        f->pg = qn__alloc(&a, (size_t)mesh->portal_count * sizeof(float));
-        if (!f->pg) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
-    }
     if (st == QN_OK) st = build(f, err);
     if (st != QN_OK) {
         qn_field_destroy(f);
         return st;
     }
-    f->bytes = sizeof *f + (size_t)mesh->quad_count * sizeof(qn__slot) +
-               (size_t)goal_count * (sizeof(qn__goal) + (g0 ? sizeof(float) : 0)) +
+    f->bytes = sizeof *f + (size_t)goal_count * (sizeof(qn__goal) + (g0 ? sizeof(float) : 0)) +
                (f->tree ? sizeof *f->tree + tree_bytes(mesh->portal_count) : 0);
     *out = f;
     return QN_OK;
@@ -652,17 +749,20 @@ const qn_mesh *qn_field_mesh(const qn_field *field) { return field ? field->mesh
 size_t qn_field_bytes(const qn_field *field) {
     if (!field) return 0;
     size_t pg = field->pg && !field->tree ? (size_t)field->mesh->portal_count * sizeof(float) : 0;
-    return field->bytes + pg + (field->spm ? field->spm->bytes : 0) +
+    size_t slots = field->slots ? (size_t)field->mesh->quad_count * sizeof(qn__slot) : 0;
+    return field->bytes + pg + slots + (field->spm ? field->spm->bytes : 0) +
            (field->hops ? (size_t)field->mesh->quad_count * sizeof(qn__hop) : 0);
 }
 
 float qn_field_quad_cost(const qn_field *field, uint32_t quad) {
     if (!field || quad >= field->mesh->quad_count) return INFINITY;
+    if (field->spm) return qn__spm_quad_cost(field, quad);
     return field->slots[quad].cost;
 }
 
 uint32_t qn_field_quad_exit(const qn_field *field, uint32_t quad) {
     if (!field || quad >= field->mesh->quad_count) return QN_NONE;
+    if (field->spm) return qn__spm_quad_exit(field, quad);
     uint32_t e = field->slots[quad].exit;
     return (e & QN__GOAL_BIT) ? QN_NONE : e;
 }
@@ -692,10 +792,14 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
     const qn_mesh *m = field->mesh;
     uint32_t q = qn__locate(m, p, hint);
     if (q == QN_NONE || m->blocked[q]) return INFINITY;
+    float exact;
+    if (field->spm) { /* INFINITY where no entry is */
+        if (!qn__spm_root(field, q, p, &exact, NULL, NULL))
+            qn__spm_root_loose(field, q, p, &exact, NULL, NULL);
+        return exact;
+    }
     qn__slot s = field->slots[q];
     if (s.exit == QN_NONE) return INFINITY;
-    float exact;
-    if (field->spm && qn__spm_root(field, q, p, &exact, NULL, NULL)) return exact;
     if (s.exit & QN__GOAL_BIT) {
         const qn__goal *g = qn__nearest_goal(field, s.exit & ~QN__GOAL_BIT, p);
         return qn__quad_cost(m, q) * qn__len(qn__sub(g->at, p));
@@ -703,8 +807,7 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
     float best = INFINITY;
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
         uint32_t e = m->qp_list[k];
-        /* An exact field without portal costs: its exit's, the quad's. */
-        float ge = field->pg ? field->pg[e] : (e == s.exit ? s.cost : INFINITY);
+        float ge = field->pg[e];
         if (!(ge < best)) continue;
         const qn__portal pt_at = qn__portal_at(m, e), *pt = &pt_at;
         float r = field->radius < 0.5f * pt->width ? field->radius : 0.5f * pt->width;
@@ -719,7 +822,7 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
 
 static bool keep_reachable(const void *ctx, uint32_t q) {
     const qn_field *f = ctx;
-    return !f->mesh->blocked[q] && f->slots[q].exit != QN_NONE;
+    return !f->mesh->blocked[q] && qn__field_reaches(f, q);
 }
 
 /* Just inside quad q from its boundary point `at`, toward q's centre. A

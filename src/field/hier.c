@@ -1688,7 +1688,7 @@ static uint32_t heading_exit(const qn_hfield *f, const hloc *l, uint32_t lq, qn_
 ** way from a quad it reaches)? */
 static bool bad_local(const hloc *l, uint32_t lq, qn_status st) {
     if (st == QN_E_OUTSIDE) return true;
-    return st == QN_E_UNREACHABLE && lq < l->mesh->quad_count && isfinite(l->field->slots[lq].cost);
+    return st == QN_E_UNREACHABLE && lq < l->mesh->quad_count && qn__field_reaches(l->field, lq);
 }
 
 static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {

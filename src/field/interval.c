@@ -520,26 +520,6 @@ static bool root_ok(const xsearch *S, uint32_t rid, float g) {
     return !(g > S->rg[rid] * (1.0f + 1e-6f) + S->tol);
 }
 
-/* Distance from p to convex quad q (0 inside). */
-static float quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
-    qn_vec2 c_at[4];
-    const qn_vec2 *c = qn__corners(m, q, c_at);
-    if (!m->planes) { /* a rectangle (qn__axis_rect): c[0] and c[2] span it */
-        float dx = c[0].x - p.x > 0.0f ? c[0].x - p.x : (p.x - c[2].x > 0.0f ? p.x - c[2].x : 0.0f);
-        float dy = c[0].y - p.y > 0.0f ? c[0].y - p.y : (p.y - c[2].y > 0.0f ? p.y - c[2].y : 0.0f);
-        return sqrtf(dx * dx + dy * dy);
-    }
-    bool inside = true;
-    float best = INFINITY;
-    for (int i = 0; i < 4; i++) {
-        qn_vec2 a = c[i], b = c[(i + 1) & 3];
-        if (qn__cross(qn__sub(b, a), qn__sub(p, a)) < 0.0f) inside = false;
-        float d = qn__point_segment_dist(p, a, b);
-        best = d < best ? d : best;
-    }
-    return inside ? 0.0f : best;
-}
-
 /* ---- states ------------------------------------------------------------------------- */
 
 /* A sub-edge of the quad being expanded: end points, their vertex ids, the
@@ -767,7 +747,7 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
         ** their state, as close_portals needs; without it, the two give the
         ** same maps). Toward a target the key is worked out later
         ** (target_key). */
-        float near = on && S->pshut ? quad_distance(m, nq, rt) : qn__point_segment_dist(rt, pa, pb);
+        float near = on && S->pshut ? qn__quad_distance(m, nq, rt) : qn__point_segment_dist(rt, pa, pb);
         float f = S->target ? 0.0f : g + near;
         xnode nd = {rt, pb, pa, g, rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
         push_node(S, &nd, f);
@@ -1119,6 +1099,8 @@ void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads) {
     qn__free(a, s->ents, ((size_t)s->nents + 1) * sizeof(qn__sent));
     qn__free(a, s->roots, ((size_t)s->rcap + 1) * sizeof(qn__sroot));
     qn__free(a, s->open, (size_t)s->nb / 8 + 1);
+    qn__free(a, s->qexit, (size_t)quads + 1);
+    qn__free(a, s->xo, (size_t)s->xcap * 2 * sizeof(uint32_t));
     qn__free(a, s, sizeof *s);
 }
 
@@ -1129,13 +1111,15 @@ static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t 
     r->at = S->rpos[rid];
     r->g = S->rg[rid] * qn__quad_cost(S->f->mesh, S->f->goals[0].quad);
     uint32_t par = S->rpar[rid];
-    r->out = par == QN_NONE ? qn__v2(0.0f, 0.0f) : unit(qn__sub(S->rpos[par], r->at));
+    qn_vec2 out = par == QN_NONE ? qn__v2(0.0f, 0.0f) : unit(qn__sub(S->rpos[par], r->at));
+    r->goal = out.x == 0.0f && out.y == 0.0f;
+    r->out = r->goal ? 0 : diamond(out);
     /* The obstacle's side from the walls at the corner (their directions
     ** sum into the obstacle); unknown where they cancel (two obstacles
     ** touching at the corner) or point along the path. */
     qn_vec2 w = rid < S->nv ? S->wsum[rid] : qn__v2(0.0f, 0.0f);
-    float c = qn__cross(r->out, w), lw = qn__len(w);
-    r->side = lw > 1e-3f && fabsf(c) > 0.1f * lw ? (c > 0.0f ? 1.0f : -1.0f) : 0.0f;
+    float c = qn__cross(out, w), lw = qn__len(w);
+    r->side = (int8_t)(lw > 1e-3f && fabsf(c) > 0.1f * lw ? (c > 0.0f ? 1 : -1) : 0);
 
     return map[rid] = s->nroots++;
 }
@@ -1325,8 +1309,8 @@ static qn_status finish(xsearch *S, qn__spm **out) {
                 x.root |= ON_BIT;
                 /* The obstacle's side at the root: the root's own (from
                 ** the walls there) when known, else the entry's. */
-                float side = s->roots[r].side;
-                if (side != 0.0f) x.l = (uint16_t)(side > 0.0f ? QN__SPM_LEFT : QN__SPM_RIGHT);
+                int side = s->roots[r].side;
+                if (side != 0) x.l = (uint16_t)(side > 0 ? QN__SPM_LEFT : QN__SPM_RIGHT);
             }
             o[i] = x;
         }
@@ -1346,7 +1330,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
         for (uint32_t qq = 0; qq < m->quad_count; qq++) {
             for (uint32_t i = s->qstart[qq]; i < s->qstart[qq + 1]; i++) {
                 const qn__sroot *r = &s->roots[s->ents[i].root & ~ON_BIT];
-                float d = (s->ents[i].root & ON_BIT) ? 0.0f : quad_distance(m, qq, r->at);
+                float d = (s->ents[i].root & ON_BIT) ? 0.0f : qn__quad_distance(m, qq, r->at);
                 lb[i] = r->g + d;
             }
             for (uint32_t i = s->qstart[qq] + 1; i < s->qstart[qq + 1]; i++) {
@@ -1472,7 +1456,11 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
         S.f = f;
         S.radius = f->radius;
         mark_walls(&S);
-        for (uint32_t i = 0; i < f->goal_count; i++) seed_point(&S, i, f->goals[i].at, f->goals[i].quad, qn__goal_g0(f, i));
+        /* A goal in a quad blocked since the field was made reaches
+        ** nothing, its own quad included. */
+        for (uint32_t i = 0; i < f->goal_count; i++)
+            if (!f->mesh->blocked[f->goals[i].quad])
+                seed_point(&S, i, f->goals[i].at, f->goals[i].quad, qn__goal_g0(f, i));
         run(&S);
         st = S.st;
     }

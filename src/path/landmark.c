@@ -39,7 +39,7 @@ static void read_quad(const qn__landmarks *L, const qn_field *f, uint32_t q, uin
     float c = qn__quad_cost(f->mesh, q);
     for (uint32_t i = b->bstart[q]; i < b->bstart[q + 1]; i++) {
         float d = NAN;
-        if (!f->mesh->blocked[q] && f->slots[q].exit != QN_NONE &&
+        if (!f->mesh->blocked[q] && qn__field_reaches(f, q) &&
             !qn__spm_root(f, q, b->bv[i], &d, NULL, NULL))
             d = NAN;
         L->d[(size_t)i * L->k + j] = c > 0.0f && d < INFINITY ? d / c : NAN;

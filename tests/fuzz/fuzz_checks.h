@@ -151,7 +151,10 @@ static inline void fz_check_mesh_queries(const qn_mesh *m, const qn_vec2 *pts, u
 /* ---- fields ------------------------------------------------------------ */
 
 static inline bool fz_goal_quad(const qn_field *f, uint32_t q) {
-    return f->slots[q].exit != QN_NONE && (f->slots[q].exit & QN__GOAL_BIT) != 0;
+    if (!f->spm) return f->slots[q].exit != QN_NONE && (f->slots[q].exit & QN__GOAL_BIT) != 0;
+    for (uint32_t i = 0; i < f->goal_count; i++) /* an exact field's goal quads it reaches */
+        if (f->goals[i].quad == q) return qn__field_reaches(f, q);
+    return false;
 }
 
 /* One quad's slot: blocked quads and unreachable ones have no exit and an

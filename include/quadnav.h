@@ -539,11 +539,15 @@ typedef struct qn_field_opts {
 ** the radius otherwise) and qn_field_cost_at is the exact distance. Portals
 ** narrower than 2 * radius are closed. After qn_field_update (a rebuild, as
 ** is any update of an exact field) the field is exact again if the open
-** quads still all cost the same, else discrete. An exact field also holds
-** the discrete one's quad costs and exits below (not its portal costs, which
-** it frees once built unless repairable); memory grows with the map's
-** complexity: 8 bytes an entry (a root and the wedge it serves), 24 a root,
-** 12 a quad besides; about 40-200 bytes per quad on game maps.
+** quads still all cost the same, else discrete. An exact field keeps the
+** map alone (no discrete search runs beside it): a quad's cost is the least
+** exact cost over the quad, and its exit a portal into a neighbour that
+** costs no more (see qn_field_quad_cost). Should the propagation miss a
+** quad open to one it reached (float tolerances of a mesh whose extent
+** dwarfs its quads: none seen on game maps), the field is built discrete
+** instead. Memory grows with the map's
+** complexity: 8 bytes an entry (a root and the wedge it serves), 16 a root,
+** 5 a quad besides; about 30-180 bytes per quad on game maps.
 **
 ** Discrete fields (weighted meshes, or when asked): Dijkstra over the
 ** portals from the goals. Inside a quad,
@@ -586,11 +590,18 @@ QN_API bool qn_field_is_current(const qn_field *field);
 
 QN_API const qn_mesh *qn_field_mesh(const qn_field *field);
 QN_API size_t qn_field_bytes(const qn_field *field);
-/* Cost from the quad to the goal (cost units, see "Units"): the cost of its
-** exit portal (0 for a goal quad); INFINITY when unreachable or blocked or
-** out of range. */
+/* Cost from the quad to the goal (cost units, see "Units"): for a discrete
+** field, the cost of its exit portal (0 for a goal quad); for an exact one,
+** the least exact cost of its points (worked out when asked, from the
+** quad's entries). INFINITY when unreachable or blocked or out of range. */
 QN_API float qn_field_quad_cost(const qn_field *field, uint32_t quad);
-/* The portal the quad leaves by; QN_NONE for goal quads and unreachable ones. */
+/* The portal the quad leaves by; QN_NONE for goal quads and unreachable ones.
+** The quad beyond never costs more, and following exits from any quad ends
+** at a goal quad. Discrete: the cheapest portal (lowest index on a tie).
+** Exact: toward the cheapest neighbour among those the build took before
+** the quad (it takes quads in order of cost from the goal quads out); the
+** quads round a corner that shortest paths bend at share that corner's
+** cost, and leave one by one round it. */
 QN_API uint32_t qn_field_quad_exit(const qn_field *field, uint32_t quad);
 /* The quad on the other side of the exit portal; QN_NONE as above. */
 QN_API uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad);

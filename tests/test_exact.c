@@ -362,6 +362,30 @@ static void test_exits(void **state) {
     }
 }
 
+/* Two unit squares side by side and one near 1e6: the mesh's tolerance
+** (from its extent) dwarfs the squares, and the propagation misses the
+** second. The field is then the discrete one, which reaches it. */
+static void test_lost_quad_falls_back(void **state) {
+    (void)state;
+    static const char json[] = "{\"format\": 1, \"quads\": [{\"rect\": [0, 0, 1, 1]}, "
+                               "{\"rect\": [1, 0, 2.5, 1]}, {\"rect\": [999999, 999999, 1000000, 1000000]}]}";
+    qn_level *lv = NULL;
+    qn_error e;
+    if (qn_level_load_mem(json, sizeof json - 1, NULL, &lv, &e) != QN_OK) fail_msg("%s", e.message);
+    const qn_mesh *m = qn_level_mesh(lv);
+    qn_vec2 goal = {0.5f, 0.5f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
+    assert_true(isfinite(qn_field_quad_cost(f, 1)));
+    assert_int_equal(qn_field_quad_next(f, 1), 0);
+    qn_vec2 d;
+    uint32_t q = QN_NONE;
+    assert_int_equal(qn_field_sample(f, (qn_vec2){2.0f, 0.5f}, &q, &d), QN_OK);
+    assert_true(d.x < -0.9f);
+    qn_field_destroy(f);
+    qn_level_destroy(lv);
+}
+
 /* Bigger meshes rich in T-junctions: the field's cost at random points is
 ** the length of qn_path_find's path, and the sampled direction is the
 ** path's first leg. */
@@ -1019,6 +1043,7 @@ int main(void) {
         cmocka_unit_test(test_against_paths),
         cmocka_unit_test(test_quad_costs),
         cmocka_unit_test(test_exits),
+        cmocka_unit_test(test_lost_quad_falls_back),
         cmocka_unit_test(test_turned_meshes),
         cmocka_unit_test(test_walk_levels),
         cmocka_unit_test(test_walk_map),

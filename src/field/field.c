@@ -317,7 +317,7 @@ static int cmp_pair(const void *x, const void *y) {
 ** every exit leads to a quad that costs no more, taken before: the chains
 ** end at goal quads. Quads a wedge's corner touches share its cost (the
 ** path bends there); they leave one by one round it this way. */
-static qn_status spm_exits(qn_field *f, qn_error *err) {
+static qn_status spm_exits(qn_field *f, bool *complete, qn_error *err) {
     const qn_mesh *m = f->mesh;
     qn__spm *s = f->spm;
     uint32_t nq = m->quad_count;
@@ -333,6 +333,7 @@ static qn_status spm_exits(qn_field *f, qn_error *err) {
     uint8_t *state = (uint8_t *)(h.a + nq); /* 0 not seen, 1 queued, 2 taken */
     uint32_t *xo = NULL, nxo = 0, xcap = 0;
     bool ok = true;
+    *complete = true;
     for (uint32_t q = 0; q < nq; q++) {
         cost[q] = qn__spm_quad_cost(f, q);
         state[q] = 0;
@@ -350,7 +351,11 @@ static qn_status spm_exits(qn_field *f, qn_error *err) {
         float bc = INFINITY;
         for (uint32_t k = k0; k < m->qp_start[q + 1]; k++) {
             uint32_t e = m->qp_list[k], r = qn__portal_other(m, e, q);
-            if (!qn__portal_open(m, e, f->radius) || !isfinite(cost[r])) continue;
+            if (!qn__portal_open(m, e, f->radius)) continue;
+            if (!isfinite(cost[r])) { /* the map missed a quad open to this one */
+                *complete = false;
+                continue;
+            }
             if (state[r] == 2) {
                 if (!goal && cost[r] < bc) best = k, bc = cost[r];
             } else if (state[r] == 0) {
@@ -406,13 +411,20 @@ static qn_status build(qn_field *f, qn_error *err) {
     if (exact) {
         /* The map alone: no discrete slots, no portal costs (a repairable
         ** field keeps its tree's). */
+        bool complete = true;
         st = qn__spm_build(f, err);
-        if (st == QN_OK) st = spm_exits(f, err);
+        if (st == QN_OK) st = spm_exits(f, &complete, err);
         if (st != QN_OK) return st;
-        qn__free(&f->alloc, f->slots, (size_t)f->mesh->quad_count * sizeof(qn__slot));
-        f->slots = NULL;
-        drop_portal_costs(f);
-        return QN_OK;
+        if (complete) {
+            qn__free(&f->alloc, f->slots, (size_t)f->mesh->quad_count * sizeof(qn__slot));
+            f->slots = NULL;
+            drop_portal_costs(f);
+            return QN_OK;
+        }
+        /* The propagation lost its way (tolerances of a mesh whose extent
+        ** dwarfs its quads): the discrete field instead. */
+        st = hops_for(f, true, err);
+        if (st != QN_OK) return st;
     }
     if (!f->slots && !(f->slots = qn__alloc(&f->alloc, (size_t)f->mesh->quad_count * sizeof(qn__slot))))
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");

@@ -397,14 +397,19 @@ float qn__spm_quad_cost(const qn_field *f, uint32_t q) {
     uint32_t first, end;
     qn__spm_range(s, q, &first, &end);
     /* From the last: those whose root sees all of the quad (on its
-    ** boundary, or a goal in it) cost their root's, and set the bar low. */
+    ** boundary, or a goal in it, both within the mesh's tolerance) cost
+    ** their root's, and set the bar low. */
     for (uint32_t i = end; i-- > first;) {
         const qn__sent *e = &s->ents[i];
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
         if (!(r->g < best)) continue;
+        if (e->root & QN__SPM_ON) {
+            best = r->g;
+            continue;
+        }
         float d = qn__quad_distance(m, q, r->at);
         if (!(r->g + d < best)) continue;
-        if (!(e->root & QN__SPM_ON)) {
+        {
             qn_vec2 dr = qn__spm_dir(e->r), dl = qn__spm_dir(e->l);
             bool in_wedge = false;
             if (!m->planes) { /* the rectangle's nearest point, when the wedge holds it */

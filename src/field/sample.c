@@ -566,16 +566,16 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         float cs = qn__spm_side(e);
         if (cs == 0.0f) continue;
         const qn__sroot *c = &s->roots[e->root & ~QN__SPM_ON];
-        /* Its way on within 60 degrees of dir (|o| is not 1). */
-        qn_vec2 o = qn__spm_dir(c->out);
-        float od = qn__dot(o, dir);
-        if (!(od > 0.0f) || od * od < 0.25f * qn__dot(o, o)) continue;
         qn_vec2 v = qn__sub(c->at, p);
         float ahead = qn__dot(v, dir);
         if (ahead <= 0.0f || ahead >= best) continue;
         /* Passing farther than the radius, on either side, is clear. */
         float lateral = qn__cross(dir, v);
         if (fabsf(lateral) >= rad * 0.999f) continue;
+        /* Its way on within 60 degrees of dir (|o| is not 1). */
+        qn_vec2 o = qn__spm_dir(c->out);
+        float od = qn__dot(o, dir);
+        if (!(od > 0.0f) || od * od < 0.25f * qn__dot(o, o)) continue;
         if (qn__len(v) <= reach_tol) continue;
         best = ahead;
         hit = true;

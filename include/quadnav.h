@@ -547,7 +547,7 @@ typedef struct qn_field_opts {
 ** dwarfs its quads: none seen on game maps), the field is built discrete
 ** instead. Memory grows with the map's
 ** complexity: 8 bytes an entry (a root and the wedge it serves), 16 a root,
-** 5 a quad besides; about 30-180 bytes per quad on game maps.
+** 5 a quad besides; about 50-150 bytes per quad on game maps.
 **
 ** Discrete fields (weighted meshes, or when asked): Dijkstra over the
 ** portals from the goals. Inside a quad,

@@ -443,14 +443,6 @@ uint32_t qn__spm_quad_exit(const qn_field *f, uint32_t q) {
     return lo < s->nxo && s->xo[2 * lo] == q ? s->xo[2 * lo + 1] : QN_NONE;
 }
 
-/* Rotates unit vector u by the angle whose sine is s (s in [-1, 1]). */
-static qn_vec2 turn(qn_vec2 u, float s) {
-    /* A hair's turn (a point agent's) needs no root: 1 - s^2 / 2 is the
-    ** cosine to within s^4 / 8. */
-    float c = fabsf(s) < 1e-3f ? 1.0f - 0.5f * s * s : sqrtf(1.0f - s * s);
-    return qn__v2(u.x * c - u.y * s, u.x * s + u.y * c);
-}
-
 /* A corner a unit passes: where it is, the way on from it (a direction,
 ** not always of unit length; for a root, its diamond angle `a` until it is
 ** needed), and the obstacle's side seen along that way (+1 left, -1
@@ -493,28 +485,35 @@ static float agent_radius(const qn_field *f) {
 static qn_vec2 round_corner(const qn_field *f, const corner *r, qn_vec2 p, float side, float len,
                             float *go) {
     qn_vec2 d = qn__sub(r->at, p);
-    float rad = agent_radius(f);
-    if (go) *go = len > rad ? sqrtf(len * len - rad * rad) : rad;
+    float rad = agent_radius(f), dd = qn__dot(d, d);
+    /* The tangent's length (the way to where it touches the circle). */
+    float t = sqrtf(fmaxf(dd - rad * rad, 0.0f));
+    if (go) *go = len > rad ? t : rad;
     if (len <= reach_tolerance(f->mesh)) return unit_dir(corner_out(r));
-    qn_vec2 u = qn__scale(d, 1.0f / len);
     if (r->side != 0.0f) side = r->side;
-    if (side == 0.0f) side = turn_side(r, u);
-    if (side == 0.0f) return u;
-    if (len < rad) {
-        /* Inside the circle (pushed there, or started there): out to the
-        ** point a radius from the corner square to the way on, on the open
-        ** side; from there on along the way. A unit stepping past that
-        ** point, in a gap between two such circles, would be sent back and
-        ** forth between them. */
-        qn_vec2 o = unit_dir(corner_out(r));
-        qn_vec2 open = side > 0.0f ? qn__v2(o.y, -o.x) : qn__v2(-o.y, o.x);
-        qn_vec2 a = qn__sub(qn__add(r->at, qn__scale(open, rad)), p);
-        float la = qn__len(a);
-        if (!(la > 0.1f * rad)) return o;
-        if (go) *go = la;
-        return qn__scale(a, 1.0f / la);
+    if (side == 0.0f) side = turn_side(r, d);
+    if (side == 0.0f) return qn__scale(d, 1.0f / len);
+    if (len >= rad) {
+        /* The tangent: d turned by the angle whose sine is rad / |d|, away
+        ** from the obstacle, as (d t + side rad perp(d)) / |d|^2 (one root
+        ** and one division, side by side, where turning the unit vector
+        ** took two roots and a division in a row; for a hair of a radius
+        ** t is |d| to float precision). */
+        float k = side * rad, inv = 1.0f / dd;
+        return qn__v2((d.x * t + k * d.y) * inv, (d.y * t - k * d.x) * inv);
     }
-    return turn(u, -side * (rad / len));
+    /* Inside the circle (pushed there, or started there): out to the
+    ** point a radius from the corner square to the way on, on the open
+    ** side; from there on along the way. A unit stepping past that point,
+    ** in a gap between two such circles, would be sent back and forth
+    ** between them. */
+    qn_vec2 o = unit_dir(corner_out(r));
+    qn_vec2 open = side > 0.0f ? qn__v2(o.y, -o.x) : qn__v2(-o.y, o.x);
+    qn_vec2 a = qn__sub(qn__add(r->at, qn__scale(open, rad)), p);
+    float la = qn__len(a);
+    if (!(la > 0.1f * rad)) return o;
+    if (go) *go = la;
+    return qn__scale(a, 1.0f / la);
 }
 
 /* corner_in_way's test of an obstacle corner c (w: the sum of the unit

@@ -487,7 +487,7 @@ static qn_vec2 round_corner(const qn_field *f, const corner *r, qn_vec2 p, float
     qn_vec2 d = qn__sub(r->at, p);
     float rad = agent_radius(f), dd = qn__dot(d, d);
     /* The tangent's length (the way to where it touches the circle). */
-    float t = sqrtf(fmaxf(dd - rad * rad, 0.0f));
+    float t2 = dd - rad * rad, t = sqrtf(t2 > 0.0f ? t2 : 0.0f);
     if (go) *go = len > rad ? t : rad;
     if (len <= reach_tolerance(f->mesh)) return unit_dir(corner_out(r));
     if (r->side != 0.0f) side = r->side;
@@ -825,7 +825,7 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;
     /* A way bent near a wall is good for a radius or two, but not past
     ** the point it aims at. */
-    if (ahead) *ahead = dir->x == way.x && dir->y == way.y ? go : fminf(go, 2.0f * rad);
+    if (ahead) *ahead = dir->x == way.x && dir->y == way.y ? go : (go < 2.0f * rad ? go : 2.0f * rad);
     return QN_OK;
 }
 

@@ -260,6 +260,25 @@ static void test_against_visibility_graph(void **state) {
     print_message("visibility graph: %d points agree, %d unreachable\n", checked, unreachable);
 }
 
+/* A turn by a random angle about the origin, then a move by (100, 50). */
+typedef struct turn {
+    float th, c, s;
+} turn;
+
+static qn_vec2 turn_point(const turn *tn, qn_vec2 p) {
+    return (qn_vec2){tn->c * p.x - tn->s * p.y + 100.0f, tn->s * p.x + tn->c * p.y + 50.0f};
+}
+
+/* u: t with every vertex turned by a random turn (returned). */
+static turn turned_copy(const tm_mesh *t, tm_mesh *u, uint64_t *s) {
+    turn tn;
+    tn.th = (float)(tm_rand(s) % 6283) / 1000.0f;
+    tn.c = cosf(tn.th), tn.s = sinf(tn.th);
+    *u = *t;
+    for (uint32_t v = 0; v < 4 * t->n; v++) u->verts[v] = turn_point(&tn, t->verts[v]);
+    return tn;
+}
+
 /* An exact field's exits: none for goal quads and those it does not reach
 ** (cost 0 and infinite), else an open portal of the quad into one that
 ** costs no more; every chain ends at a goal quad. */
@@ -342,14 +361,9 @@ static void test_exits(void **state) {
     uint64_t s = 77;
     for (int i = 0; i < 40; i++) {
         uint32_t gq = random_rects_goal(&t, &s, 30, 30, 8, 300, 9);
-        float th = (float)(tm_rand(&s) % 6283) / 1000.0f, c = cosf(th), sn = sinf(th);
-        u = t;
-        for (uint32_t v = 0; v < 4 * t.n; v++) {
-            qn_vec2 p = t.verts[v];
-            u.verts[v] = (qn_vec2){c * p.x - sn * p.y + 100.0f, sn * p.x + c * p.y + 50.0f};
-        }
+        turn tn = turned_copy(&t, &u, &s);
         qn_vec2 ga = random_point_in(&t, gq, &s);
-        qn_vec2 gb = {c * ga.x - sn * ga.y + 100.0f, sn * ga.x + c * ga.y + 50.0f};
+        qn_vec2 gb = turn_point(&tn, ga);
         for (int k = 0; k < 2; k++) {
             qn_mesh *m = make_mesh(k ? &u : &t);
             qn_field_opts o = {.radius = i % 3 == 0 ? 0.6f : 0.0f};
@@ -450,15 +464,10 @@ static void test_turned_meshes(void **state) {
     int checked = 0;
     for (int i = 0; i < 60; i++) {
         uint32_t gq = random_rects_goal(&t, &s, 30, 30, 8, 300, 9);
-        float th = (float)(tm_rand(&s) % 6283) / 1000.0f, c = cosf(th), sn = sinf(th);
-        u = t;
-        for (uint32_t v = 0; v < 4 * t.n; v++) {
-            qn_vec2 p = t.verts[v];
-            u.verts[v] = (qn_vec2){c * p.x - sn * p.y + 100.0f, sn * p.x + c * p.y + 50.0f};
-        }
+        turn tn = turned_copy(&t, &u, &s);
         qn_mesh *ma = make_mesh(&t), *mb = make_mesh(&u);
         qn_vec2 ga = random_point_in(&t, gq, &s);
-        qn_vec2 gb = {c * ga.x - sn * ga.y + 100.0f, sn * ga.x + c * ga.y + 50.0f};
+        qn_vec2 gb = turn_point(&tn, ga);
         qn_field *fa = NULL, *fb = NULL;
         assert_int_equal(qn_field_create(ma, &ga, 1, NULL, NULL, &fa, NULL), QN_OK);
         assert_int_equal(qn_field_create(mb, &gb, 1, NULL, NULL, &fb, NULL), QN_OK);
@@ -467,12 +476,12 @@ static void test_turned_meshes(void **state) {
         for (uint32_t q = 0; q < t.n; q++) {
             if (t.blocked[q]) continue;
             qn_vec2 p = random_point_in(&t, q, &s);
-            qn_vec2 pb = {c * p.x - sn * p.y + 100.0f, sn * p.x + c * p.y + 50.0f};
+            qn_vec2 pb = turn_point(&tn, p);
             double a = (double)qn_field_cost_at(fa, p, QN_NONE);
             double b = (double)qn_field_cost_at(fb, pb, QN_NONE);
             if (!isfinite(a)) continue;
             if (!(fabs(a - b) <= 1e-3 * fmax(1.0, a)))
-                fail_msg("mesh %d turned %g: quad %u (%g,%g): cost %g, turned %g", i, (double)th, q,
+                fail_msg("mesh %d turned %g: quad %u (%g,%g): cost %g, turned %g", i, (double)tn.th, q,
                          (double)p.x, (double)p.y, a, b);
             checked++;
             if (q % 8) continue; /* and the turned mesh's path, as long */
@@ -481,7 +490,7 @@ static void test_turned_meshes(void **state) {
             assert_int_equal(qn_path_find(pf, pb, gb, 0.0f, pts, MAXPTS, &n, NULL), QN_OK);
             double len = qn_path_length(pts, n);
             if (!(fabs(len - a) <= 1e-3 * fmax(1.0, a)))
-                fail_msg("mesh %d turned %g: quad %u: path %g, cost %g", i, (double)th, q, len, a);
+                fail_msg("mesh %d turned %g: quad %u: path %g, cost %g", i, (double)tn.th, q, len, a);
         }
         qn_pathfinder_destroy(pf);
         qn_field_destroy(fa);

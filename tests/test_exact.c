@@ -275,7 +275,8 @@ static turn turned_copy(const tm_mesh *t, tm_mesh *u, uint64_t *s) {
     tn.th = (float)(tm_rand(s) % 6283) / 1000.0f;
     tn.c = cosf(tn.th), tn.s = sinf(tn.th);
     *u = *t;
-    for (uint32_t v = 0; v < 4 * t->n; v++) u->verts[v] = turn_point(&tn, t->verts[v]);
+    for (uint32_t v = 0; v < 4 * t->n; v++)
+        u->verts[v] = turn_point(&tn, t->verts[v]);
     return tn;
 }
 
@@ -341,7 +342,8 @@ static void test_quad_costs(void **state) {
                 continue;
             }
             double half = 0.5 * hypot((double)(b.x - a.x), (double)(b.y - a.y)) / n;
-            if (!(c <= least + 1e-3 * fmax(1.0, least) && c >= least - half - 1e-3 * fmax(1.0, least)))
+            if (!(c <= least + 1e-3 * fmax(1.0, least) &&
+                  c >= least - half - 1e-3 * fmax(1.0, least)))
                 fail_msg("seed %u quad %u: cost %g, least of the grid %g (spacing %g)",
                          (unsigned)seed, q, c, least, 2 * half);
             checked++;
@@ -381,8 +383,9 @@ static void test_exits(void **state) {
 ** second. The field is then the discrete one, which reaches it. */
 static void test_lost_quad_falls_back(void **state) {
     (void)state;
-    static const char json[] = "{\"format\": 1, \"quads\": [{\"rect\": [0, 0, 1, 1]}, "
-                               "{\"rect\": [1, 0, 2.5, 1]}, {\"rect\": [999999, 999999, 1000000, 1000000]}]}";
+    static const char json[] =
+        "{\"format\": 1, \"quads\": [{\"rect\": [0, 0, 1, 1]}, "
+        "{\"rect\": [1, 0, 2.5, 1]}, {\"rect\": [999999, 999999, 1000000, 1000000]}]}";
     qn_level *lv = NULL;
     qn_error e;
     if (qn_level_load_mem(json, sizeof json - 1, NULL, &lv, &e) != QN_OK) fail_msg("%s", e.message);
@@ -481,8 +484,8 @@ static void test_turned_meshes(void **state) {
             double b = (double)qn_field_cost_at(fb, pb, QN_NONE);
             if (!isfinite(a)) continue;
             if (!(fabs(a - b) <= 1e-3 * fmax(1.0, a)))
-                fail_msg("mesh %d turned %g: quad %u (%g,%g): cost %g, turned %g", i, (double)tn.th, q,
-                         (double)p.x, (double)p.y, a, b);
+                fail_msg("mesh %d turned %g: quad %u (%g,%g): cost %g, turned %g", i, (double)tn.th,
+                         q, (double)p.x, (double)p.y, a, b);
             checked++;
             if (q % 8) continue; /* and the turned mesh's path, as long */
             static qn_vec2 pts[MAXPTS];
@@ -490,7 +493,8 @@ static void test_turned_meshes(void **state) {
             assert_int_equal(qn_path_find(pf, pb, gb, 0.0f, pts, MAXPTS, &n, NULL), QN_OK);
             double len = qn_path_length(pts, n);
             if (!(fabs(len - a) <= 1e-3 * fmax(1.0, a)))
-                fail_msg("mesh %d turned %g: quad %u: path %g, cost %g", i, (double)tn.th, q, len, a);
+                fail_msg("mesh %d turned %g: quad %u: path %g, cost %g", i, (double)tn.th, q, len,
+                         a);
         }
         qn_pathfinder_destroy(pf);
         qn_field_destroy(fa);

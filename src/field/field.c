@@ -426,7 +426,8 @@ static qn_status build(qn_field *f, qn_error *err) {
         st = hops_for(f, true, err);
         if (st != QN_OK) return st;
     }
-    if (!f->slots && !(f->slots = qn__alloc(&f->alloc, (size_t)f->mesh->quad_count * sizeof(qn__slot))))
+    if (!f->slots &&
+        !(f->slots = qn__alloc(&f->alloc, (size_t)f->mesh->quad_count * sizeof(qn__slot))))
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     if (!f->pg && !(f->pg = qn__alloc(&f->alloc, (size_t)f->mesh->portal_count * sizeof(float))))
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
@@ -733,8 +734,7 @@ qn_status qn__field_create_seeded(const qn_mesh *mesh, const qn_vec2 *goals, con
     f->goal_count = goal_count;
     f->version = mesh->version;
     f->goals = qn__alloc(&a, (size_t)goal_count * sizeof(qn__goal));
-    if (!f->goals || !f->geo)
-        st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
+    if (!f->goals || !f->geo) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (field)");
     if (st == QN_OK && g0) {
         f->seed_g = qn__alloc(&a, (size_t)goal_count * sizeof(float));
         if (f->seed_g) memcpy(f->seed_g, g0, (size_t)goal_count * sizeof(float));

@@ -747,7 +747,8 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
         ** their state, as close_portals needs; without it, the two give the
         ** same maps). Toward a target the key is worked out later
         ** (target_key). */
-        float near = on && S->pshut ? qn__quad_distance(m, nq, rt) : qn__point_segment_dist(rt, pa, pb);
+        float near =
+            on && S->pshut ? qn__quad_distance(m, nq, rt) : qn__point_segment_dist(rt, pa, pb);
         float f = S->target ? 0.0f : g + near;
         xnode nd = {rt, pb, pa, g, rid, nq, sub, pc, QN_NONE, on, (int8_t)side};
         push_node(S, &nd, f);

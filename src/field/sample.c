@@ -363,7 +363,8 @@ static int clip_half(const qn_vec2 *v, int n, qn_vec2 d, qn_vec2 *o) {
     for (int i = 0; i < n; i++) {
         qn_vec2 a = v[i == 0 ? n - 1 : i - 1], b = v[i];
         float ha = qn__cross(d, a), hb = qn__cross(d, b);
-        if ((ha < 0.0f) != (hb < 0.0f)) o[k++] = qn__add(a, qn__scale(qn__sub(b, a), ha / (ha - hb)));
+        if ((ha < 0.0f) != (hb < 0.0f))
+            o[k++] = qn__add(a, qn__scale(qn__sub(b, a), ha / (ha - hb)));
         if (hb >= 0.0f) o[k++] = b;
     }
     return k;
@@ -374,7 +375,8 @@ static int clip_half(const qn_vec2 *v, int n, qn_vec2 d, qn_vec2 *o) {
 static float wedge_distance(const qn_mesh *m, uint32_t q, qn_vec2 r, qn_vec2 dr, qn_vec2 dl) {
     qn_vec2 k_at[4], a[6], b[7];
     const qn_vec2 *k = qn__corners(m, q, k_at);
-    for (int i = 0; i < 4; i++) a[i] = qn__sub(k[i], r); /* r at the origin */
+    for (int i = 0; i < 4; i++)
+        a[i] = qn__sub(k[i], r); /* r at the origin */
     int n = clip_half(a, 4, dr, b);
     n = clip_half(b, n, qn__v2(-dl.x, -dl.y), a);
     if (n == 0) return NAN;
@@ -437,8 +439,10 @@ uint32_t qn__spm_quad_exit(const qn_field *f, uint32_t q) {
     uint32_t lo = 0, hi = s->nxo;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (s->xo[2 * mid] < q) lo = mid + 1;
-        else hi = mid;
+        if (s->xo[2 * mid] < q)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < s->nxo && s->xo[2 * lo] == q ? s->xo[2 * lo + 1] : QN_NONE;
 }
@@ -825,7 +829,8 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;
     /* A way bent near a wall is good for a radius or two, but not past
     ** the point it aims at. */
-    if (ahead) *ahead = dir->x == way.x && dir->y == way.y ? go : (go < 2.0f * rad ? go : 2.0f * rad);
+    if (ahead)
+        *ahead = dir->x == way.x && dir->y == way.y ? go : (go < 2.0f * rad ? go : 2.0f * rad);
     return QN_OK;
 }
 

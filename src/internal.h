@@ -647,11 +647,13 @@ typedef struct qn__tree {
 ** root (r on the right, as the root looks into the quad), each kept as a
 ** 16-bit diamond angle (qn__spm_dir). A root keeps its position, exact cost
 ** to the goal and the direction to the root after it (a diamond angle; a
-** goal point has none), in 16 bytes. An entry whose root sees all of the quad (a goal point, or a
-** corner on the quad's boundary) keeps in l the side of the obstacle the
-** corner's path bends round there, seen along the root's out
-** (qn__spm_side: +1 left, -1 right, 0 not known: the root's own side when
-** it has one, else what the entry's view tells). A quad's wedge entries
+** goal point has none), in 16 bytes. An entry whose root sees all of the
+** quad (a goal point, or a corner on the quad's boundary) keeps in l the
+** side of the obstacle the corner's path bends round there, seen along
+** the root's out (qn__spm_side: +1 left, -1 right, 0 not known: the
+** root's own side when it has one, else what the entry's view tells). The
+** instance also keeps each quad's exit (qexit) for qn_field_quad_exit;
+** quad costs are worked out from the entries. A quad's wedge entries
 ** come first, then those whose root sees all of it; each group least bound
 ** (its root's cost plus its distance to the quad) first. */
 #define QN__SPM_ON 0x80000000u
@@ -670,6 +672,7 @@ typedef struct qn__sroot {
     int8_t side;  /* the obstacle, seen along out: +1 left, -1 right, 0 unknown */
     uint8_t goal; /* 1 at a goal point (no root after it) */
 } qn__sroot;
+_Static_assert(sizeof(qn__sroot) == 16, "a root is 16 bytes (quadnav.h says so)");
 typedef struct qn__sent {
     uint32_t root;
     uint16_t l, r; /* diamond angles; l: the side code for a root seeing all */

@@ -285,6 +285,7 @@ static turn turned_copy(const tm_mesh *t, tm_mesh *u, uint64_t *s) {
 ** costs no more; every chain ends at a goal quad. */
 static void check_exits(const qn_field *f, const qn_mesh *m, qn_vec2 goal, float radius) {
     uint32_t nq = qn_mesh_quad_count(m), gq;
+    assert_non_null(f->spm); /* exact: the map reached every quad open to the goal */
     assert_int_equal(qn_mesh_locate(m, goal, QN_NONE, &gq), QN_OK);
     for (uint32_t q = 0; q < nq; q++) {
         float c = qn_field_quad_cost(f, q);

@@ -411,21 +411,19 @@ float qn__spm_quad_cost(const qn_field *f, uint32_t q) {
         }
         float d = qn__quad_distance(m, q, r->at);
         if (!(r->g + d < best)) continue;
-        {
-            qn_vec2 dr = qn__spm_dir(e->r), dl = qn__spm_dir(e->l);
-            bool in_wedge = false;
-            if (!m->planes) { /* the rectangle's nearest point, when the wedge holds it */
-                qn_rect c = m->rects[q];
-                qn_vec2 x = {r->at.x < c.min.x ? c.min.x : (r->at.x > c.max.x ? c.max.x : r->at.x),
-                             r->at.y < c.min.y ? c.min.y : (r->at.y > c.max.y ? c.max.y : r->at.y)};
-                qn_vec2 v = qn__sub(x, r->at);
-                in_wedge = qn__cross(dr, v) >= 0.0f && qn__cross(v, dl) >= 0.0f;
-            }
-            /* Else the wedge's part of the quad; the whole quad's distance
-            ** when float noise leaves none. */
-            float w = in_wedge ? d : wedge_distance(m, q, r->at, dr, dl);
-            if (w == w) d = w > d ? w : d;
+        qn_vec2 dr = qn__spm_dir(e->r), dl = qn__spm_dir(e->l);
+        bool in_wedge = false;
+        if (!m->planes) { /* the rectangle's nearest point, when the wedge holds it */
+            qn_rect c = m->rects[q];
+            qn_vec2 x = {r->at.x < c.min.x ? c.min.x : (r->at.x > c.max.x ? c.max.x : r->at.x),
+                         r->at.y < c.min.y ? c.min.y : (r->at.y > c.max.y ? c.max.y : r->at.y)};
+            qn_vec2 v = qn__sub(x, r->at);
+            in_wedge = qn__cross(dr, v) >= 0.0f && qn__cross(v, dl) >= 0.0f;
         }
+        /* Else the wedge's part of the quad; the whole quad's distance when
+        ** float noise leaves none. */
+        float w = in_wedge ? d : wedge_distance(m, q, r->at, dr, dl);
+        if (w == w) d = w > d ? w : d;
         best = r->g + d < best ? r->g + d : best;
     }
     return best;
@@ -467,8 +465,9 @@ static qn_vec2 corner_out(const corner *c) { return c->root ? qn__spm_dir(c->a) 
 /* d (not zero) scaled to unit length. */
 static qn_vec2 unit_dir(qn_vec2 d) { return qn__scale(d, 1.0f / qn__len(d)); }
 
-/* The obstacle's side at corner r for a unit heading along u: +1 when
-** the path turns left there (the obstacle on the left), -1 right. */
+/* The obstacle's side at corner r for a unit heading along u (of any
+** length): +1 when the path turns left there (the obstacle on the left),
+** -1 right. */
 static float turn_side(const corner *r, qn_vec2 u) {
     float c = qn__cross(u, corner_out(r));
     return c > 0.0f ? 1.0f : (c < 0.0f ? -1.0f : 0.0f);

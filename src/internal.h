@@ -652,8 +652,9 @@ typedef struct qn__tree {
 ** side of the obstacle the corner's path bends round there, seen along
 ** the root's out (qn__spm_side: +1 left, -1 right, 0 not known: the
 ** root's own side when it has one, else what the entry's view tells). The
-** instance also keeps each quad's exit (qexit) for qn_field_quad_exit;
-** quad costs are worked out from the entries. A quad's wedge entries
+** instance also keeps each quad's exit (qexit) for qn_field_quad_exit
+** (NULL for a seeded field: hier.c's local fields never ask); quad costs
+** are worked out from the entries. A quad's wedge entries
 ** come first, then those whose root sees all of it; each group least bound
 ** (its root's cost plus its distance to the quad) first. */
 #define QN__SPM_ON 0x80000000u

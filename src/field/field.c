@@ -404,6 +404,21 @@ static qn_status spm_exits(qn_field *f, bool *complete, qn_error *err) {
     return QN_OK;
 }
 
+/* Did the map reach every quad open to one it reached (spm_exits checks
+** this as it goes)? */
+static bool spm_complete(const qn_field *f) {
+    const qn_mesh *m = f->mesh;
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        if (!qn__field_reaches(f, q)) continue;
+        for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+            uint32_t e = m->qp_list[k];
+            if (qn__portal_open(m, e, f->radius) && !qn__field_reaches(f, qn__portal_other(m, e, q)))
+                return false;
+        }
+    }
+    return true;
+}
+
 static qn_status build(qn_field *f, qn_error *err) {
     bool exact = f->exact_ok && uniform_costs(f);
     qn_status st = hops_for(f, !exact, err);
@@ -413,7 +428,10 @@ static qn_status build(qn_field *f, qn_error *err) {
         ** field keeps its tree's). */
         bool complete = true;
         st = qn__spm_build(f, err);
-        if (st == QN_OK) st = spm_exits(f, &complete, err);
+        /* A seeded field is a hierarchical instance's local one, which
+        ** only samples and costs points: no exits. */
+        if (st == QN_OK && f->seed_g) complete = spm_complete(f);
+        else if (st == QN_OK) st = spm_exits(f, &complete, err);
         if (st != QN_OK) return st;
         if (complete) {
             qn__free(&f->alloc, f->slots, (size_t)f->mesh->quad_count * sizeof(qn__slot));

@@ -538,7 +538,8 @@ static void test_walk_levels(void **state) {
         const char *gname;
         assert_int_equal(qn_level_goal(lv, 0, &gname, &goal), QN_OK);
         const float radii[] = {0.0f, 0.1f, 0.25f};
-        for (int r = 0; r < 3; r++) walk(qn_level_mesh(lv), goal, radii[r], 500, names[i], false);
+        for (int r = 0; r < 3; r++)
+            walk(qn_level_mesh(lv), goal, radii[r], 500, names[i], false);
         qn_level_destroy(lv);
     }
 }
@@ -555,7 +556,8 @@ static void walk_map(const char *name, qn_vec2 goal, uint32_t units) {
     uint32_t q;
     assert_int_equal(qn_mesh_locate(m, goal, QN_NONE, &q), QN_OK);
     const float radii[] = {0.0f, 0.1f, 0.25f};
-    for (int r = 0; r < 3; r++) walk(m, goal, radii[r], units, name, true);
+    for (int r = 0; r < 3; r++)
+        walk(m, goal, radii[r], units, name, true);
     qn_mesh_destroy(m);
     qn_grid_destroy(g);
 }

@@ -412,7 +412,8 @@ static bool spm_complete(const qn_field *f) {
         if (!qn__field_reaches(f, q)) continue;
         for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
             uint32_t e = m->qp_list[k];
-            if (qn__portal_open(m, e, f->radius) && !qn__field_reaches(f, qn__portal_other(m, e, q)))
+            if (qn__portal_open(m, e, f->radius) &&
+                !qn__field_reaches(f, qn__portal_other(m, e, q)))
                 return false;
         }
     }
@@ -430,8 +431,10 @@ static qn_status build(qn_field *f, qn_error *err) {
         st = qn__spm_build(f, err);
         /* A seeded field is a hierarchical instance's local one, which
         ** only samples and costs points: no exits. */
-        if (st == QN_OK && f->seed_g) complete = spm_complete(f);
-        else if (st == QN_OK) st = spm_exits(f, &complete, err);
+        if (st == QN_OK && f->seed_g)
+            complete = spm_complete(f);
+        else if (st == QN_OK)
+            st = spm_exits(f, &complete, err);
         if (st != QN_OK) return st;
         if (complete) {
             qn__free(&f->alloc, f->slots, (size_t)f->mesh->quad_count * sizeof(qn__slot));

@@ -867,13 +867,18 @@ static qn_vec2 nudge_inside(const qn_mesh *m, uint32_t q, qn_vec2 at) {
     qn_vec2 k_at[4];
     const qn_vec2 *k = qn__corners(m, q, k_at);
     qn_vec2 c = qn__scale(qn__add(qn__add(k[0], k[1]), qn__add(k[2], k[3])), 0.25f);
-    qn_vec2 to_c = qn__sub(c, at);
-    float len = qn__len(to_c), nudge = 16.0f * m->eps + 1e-3f * len;
-    if (!(len > nudge)) return c;
-    const float part[3] = {nudge / len, 0.25f, 0.5f};
-    for (int i = 0; i < 3; i++) {
-        qn_vec2 x = qn__add(at, qn__scale(to_c, part[i]));
-        if (qn__quad_contains(m, q, x)) return x;
+    /* Toward the centre, then (a quad whose dent is within a tolerance that
+    ** a far-flung level makes large, so that its edge planes hold little
+    ** of it) toward each corner, and the corners themselves. */
+    for (int t = -1; t < 4; t++) {
+        qn_vec2 aim = t < 0 ? c : k[t], to = qn__sub(aim, at);
+        float len = qn__len(to), nudge = 16.0f * m->eps + 1e-3f * len;
+        if (t < 0 && !(len > nudge) && qn__quad_contains(m, q, c)) return c;
+        const float part[4] = {len > nudge ? nudge / len : 1.0f, 0.25f, 0.5f, 1.0f};
+        for (int i = 0; i < 4; i++) {
+            qn_vec2 x = qn__add(at, qn__scale(to, part[i]));
+            if (qn__quad_contains(m, q, x)) return x;
+        }
     }
     return c;
 }

@@ -19,8 +19,9 @@
 **
 ** After every update, each field must equal a fresh build of the changed
 ** mesh: bit for bit for one rebuilt in place, and for a repairable one,
-** costs within 1e-4 relative and the same exits as a fresh build with
-** mid-point costs (repairable fields use that model); a grid field equals a
+** costs within 1e-4 relative and the same exits as a fresh build with the
+** same options (the mid-point model where quad costs differ, the exact map
+** where they do not); a grid field equals a
 ** fresh build bit for bit (values and both flows). Every current field also
 ** passes the shape checks of fuzz_checks.h. At the end nothing leaks.
 */
@@ -101,11 +102,10 @@ static qn_status expected_goals(const qn_mesh *m, const qn_vec2 *goals, uint32_t
 static void compare_fresh(const own_field *of) {
     const qn_field *f = of->f;
     const qn_mesh *m = qn_field_mesh(f);
+    /* The same options: a repairable field is in the mid-point model where
+    ** costs differ, and exact (rebuilt, not repaired) where all open quads
+    ** cost the same, as a fresh one is. */
     qn_field_opts ro = of->o;
-    if (ro.repairable) {
-        ro.repairable = false;
-        ro.midpoint_costs = true;
-    }
     qn_field *ref = NULL;
     qn_status st = qn_field_create(m, of->goals, of->ng, &ro, NULL, &ref, NULL);
     if (st == QN_E_BLOCKED) { /* a goal quad is blocked now */

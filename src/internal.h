@@ -463,24 +463,29 @@ static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
         if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i] - m->eps) return false;
     return true;
 }
-/* Distance from p to convex quad q (0 inside). */
-static inline float qn__quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
-    qn_vec2 c_at[4];
-    const qn_vec2 *c = qn__corners(m, q, c_at);
-    if (!m->planes) { /* a rectangle (qn__axis_rect): c[0] and c[2] span it */
-        float dx = c[0].x - p.x > 0.0f ? c[0].x - p.x : (p.x - c[2].x > 0.0f ? p.x - c[2].x : 0.0f);
-        float dy = c[0].y - p.y > 0.0f ? c[0].y - p.y : (p.y - c[2].y > 0.0f ? p.y - c[2].y : 0.0f);
-        return sqrtf(dx * dx + dy * dy);
-    }
+/* The point of rectangle r nearest p (p itself when r holds it). */
+static inline qn_vec2 qn__rect_nearest(qn_rect r, qn_vec2 p) {
+    return qn__v2(p.x < r.min.x ? r.min.x : (p.x > r.max.x ? r.max.x : p.x),
+                  p.y < r.min.y ? r.min.y : (p.y > r.max.y ? r.max.y : p.y));
+}
+/* Distance from p to the convex polygon v[0..n), counter-clockwise (0
+** inside). */
+static inline float qn__convex_distance(qn_vec2 p, const qn_vec2 *v, int n) {
     bool inside = true;
     float best = INFINITY;
-    for (int i = 0; i < 4; i++) {
-        qn_vec2 a = c[i], b = c[(i + 1) & 3];
+    for (int i = 0; i < n; i++) {
+        qn_vec2 a = v[i], b = v[i + 1 == n ? 0 : i + 1];
         if (qn__cross(qn__sub(b, a), qn__sub(p, a)) < 0.0f) inside = false;
         float d = qn__point_segment_dist(p, a, b);
         best = d < best ? d : best;
     }
     return inside ? 0.0f : best;
+}
+/* Distance from p to convex quad q (0 inside). */
+static inline float qn__quad_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    if (!m->planes) return qn__len(qn__sub(qn__rect_nearest(m->rects[q], p), p));
+    qn_vec2 c_at[4];
+    return qn__convex_distance(p, qn__corners(m, q, c_at), 4);
 }
 
 /* Entry i (cell_start[cell] <= i < cell_start[cell + 1]) of a bucket list. */

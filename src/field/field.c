@@ -317,7 +317,7 @@ static int cmp_pair(const void *x, const void *y) {
 ** every exit leads to a quad that costs no more, taken before: the chains
 ** end at goal quads. Quads a wedge's corner touches share its cost (the
 ** path bends there); they leave one by one round it this way. */
-static qn_status spm_exits(qn_field *f, bool *complete, qn_error *err) {
+static qn_status spm_exits(qn_field *f, qn_error *err) {
     const qn_mesh *m = f->mesh;
     qn__spm *s = f->spm;
     uint32_t nq = m->quad_count;
@@ -333,7 +333,6 @@ static qn_status spm_exits(qn_field *f, bool *complete, qn_error *err) {
     uint8_t *state = (uint8_t *)(h.a + nq); /* 0 not seen, 1 queued, 2 taken */
     uint32_t *xo = NULL, nxo = 0, xcap = 0;
     bool ok = true;
-    *complete = true;
     for (uint32_t q = 0; q < nq; q++) {
         cost[q] = qn__spm_quad_cost(f, q);
         state[q] = 0;
@@ -351,11 +350,7 @@ static qn_status spm_exits(qn_field *f, bool *complete, qn_error *err) {
         float bc = INFINITY;
         for (uint32_t k = k0; k < m->qp_start[q + 1]; k++) {
             uint32_t e = m->qp_list[k], r = qn__portal_other(m, e, q);
-            if (!qn__portal_open(m, e, f->radius)) continue;
-            if (!isfinite(cost[r])) { /* the map missed a quad open to this one */
-                *complete = false;
-                continue;
-            }
+            if (!qn__portal_open(m, e, f->radius) || !isfinite(cost[r])) continue;
             if (state[r] == 2) {
                 if (!goal && cost[r] < bc) best = k, bc = cost[r];
             } else if (state[r] == 0) {
@@ -404,8 +399,7 @@ static qn_status spm_exits(qn_field *f, bool *complete, qn_error *err) {
     return QN_OK;
 }
 
-/* Did the map reach every quad open to one it reached (spm_exits checks
-** this as it goes)? */
+/* Did the map reach every quad open to one it reached? */
 static bool spm_complete(const qn_field *f) {
     const qn_mesh *m = f->mesh;
     for (uint32_t q = 0; q < m->quad_count; q++) {
@@ -427,14 +421,11 @@ static qn_status build(qn_field *f, qn_error *err) {
     if (exact) {
         /* The map alone: no discrete slots, no portal costs (a repairable
         ** field keeps its tree's). */
-        bool complete = true;
         st = qn__spm_build(f, err);
+        bool complete = st == QN_OK && spm_complete(f);
         /* A seeded field is a hierarchical instance's local one, which
         ** only samples and costs points: no exits. */
-        if (st == QN_OK && f->seed_g)
-            complete = spm_complete(f);
-        else if (st == QN_OK)
-            st = spm_exits(f, &complete, err);
+        if (complete && !f->seed_g) st = spm_exits(f, err);
         if (st != QN_OK) return st;
         if (complete) {
             qn__free(&f->alloc, f->slots, (size_t)f->mesh->quad_count * sizeof(qn__slot));

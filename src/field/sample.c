@@ -379,17 +379,7 @@ static float wedge_distance(const qn_mesh *m, uint32_t q, qn_vec2 r, qn_vec2 dr,
         a[i] = qn__sub(k[i], r); /* r at the origin */
     int n = clip_half(a, 4, dr, b);
     n = clip_half(b, n, qn__v2(-dl.x, -dl.y), a);
-    if (n == 0) return NAN;
-    bool inside = true;
-    float best = INFINITY;
-    const qn_vec2 o = {0.0f, 0.0f};
-    for (int i = 0; i < n; i++) {
-        qn_vec2 u = a[i], w = a[i + 1 == n ? 0 : i + 1];
-        if (qn__cross(qn__sub(w, u), qn__sub(o, u)) < 0.0f) inside = false;
-        float d = qn__point_segment_dist(o, u, w);
-        best = d < best ? d : best;
-    }
-    return inside ? 0.0f : best;
+    return n == 0 ? NAN : qn__convex_distance(qn__v2(0.0f, 0.0f), a, n);
 }
 
 float qn__spm_quad_cost(const qn_field *f, uint32_t q) {
@@ -414,10 +404,7 @@ float qn__spm_quad_cost(const qn_field *f, uint32_t q) {
         qn_vec2 dr = qn__spm_dir(e->r), dl = qn__spm_dir(e->l);
         bool in_wedge = false;
         if (!m->planes) { /* the rectangle's nearest point, when the wedge holds it */
-            qn_rect c = m->rects[q];
-            qn_vec2 x = {r->at.x < c.min.x ? c.min.x : (r->at.x > c.max.x ? c.max.x : r->at.x),
-                         r->at.y < c.min.y ? c.min.y : (r->at.y > c.max.y ? c.max.y : r->at.y)};
-            qn_vec2 v = qn__sub(x, r->at);
+            qn_vec2 v = qn__sub(qn__rect_nearest(m->rects[q], r->at), r->at);
             in_wedge = qn__cross(dr, v) >= 0.0f && qn__cross(v, dl) >= 0.0f;
         }
         /* Else the wedge's part of the quad; the whole quad's distance when

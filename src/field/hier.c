@@ -774,7 +774,12 @@ static void local_run(local *L, uint32_t s, uint32_t q0, qn_vec2 x, float *out) 
 /* The quad on sector s's side of node nd. */
 static uint32_t node_quad(const hnode *nd, uint32_t s) { return nd->sec[0] == s ? nd->q[0] : nd->q[1]; }
 
-/* Sector s's matrix: row i = distances from its node i. */
+/* Sector s's matrix: row i = distances from its node i, closed under
+** going through a third node (d(i, k) <= d(i, j) + d(j, k): a way through
+** node j is a way inside the sector too, and the local runs, which cross
+** each portal at one point, do not always find the shorter). The node
+** search finds the same costs either way; closed, it need not look back
+** into the sector a node was reached through (settle_for). */
 static void sector_matrix(local *L, uint32_t s) {
     const qn_hier *h = L->h;
     uint32_t n = h->sn_start[s + 1] - h->sn_start[s];
@@ -784,6 +789,15 @@ static void sector_matrix(local *L, uint32_t s) {
         local_run(L, s, node_quad(nd, s), nd->at, d + (size_t)i * n);
         d[(size_t)i * n + i] = 0.0f;
     }
+    for (uint32_t j = 0; j < n; j++)
+        for (uint32_t i = 0; i < n; i++) {
+            float dij = d[(size_t)i * n + j];
+            if (!(dij < INFINITY)) continue;
+            float *ri = d + (size_t)i * n;
+            const float *rj = d + (size_t)j * n;
+            for (uint32_t k = 0; k < n; k++)
+                if (dij + rj[k] < ri[k]) ri[k] = dij + rj[k];
+        }
 }
 
 /* ---- building and updating ------------------------------------------------------- */
@@ -1241,6 +1255,11 @@ static void settle_for(qn_hfield *f, uint32_t s) {
             float gi = f->g[i];
             for (uint32_t side = 0; side < 2; side++) {
                 uint32_t ss = nd->sec[side], n = h->sn_start[ss + 1] - h->sn_start[ss];
+                /* The sector its cost came through: its matrix is closed
+                ** (sector_matrix), so the node that reached this one
+                ** reached every other node there as cheaply already. Not
+                ** so in the goal's sector, whose costs came from the goal. */
+                if (side == f->via[i] && ss != f->gsec) continue;
                 const float *row = node_row(h, nd, side);
                 const uint32_t *ids = h->sn_list + h->sn_start[ss];
                 uint32_t k = 0;

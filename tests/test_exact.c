@@ -780,6 +780,46 @@ static void test_walk_grids_wide_agents(void **state) {
     assert_true(walks > 600);
 }
 
+/* Point agents (radius 0) far from their roots, on open maps with few
+** obstacles (a 180 x 180 grid, one cell in 30 blocked, the goal near a
+** corner): a wedge's sides are kept to a step of angle, and the sampler
+** takes a point within a slack of a side as inside, so a unit just past an
+** obstacle corner, up to about 2e-4 of its distance to the root outside
+** that corner's shadow, could take the far root and head straight through
+** the corner (compare counted such wall contacts on generated maps). */
+static void test_walk_far_roots(void **state) {
+    (void)state;
+    uint64_t s = 7;
+    int walks = 0;
+    for (int i = 0; i < 3; i++) {
+        const uint32_t w = 180, h = 180;
+        uint8_t *c = malloc((size_t)w * h);
+        assert_non_null(c);
+        for (uint32_t k = 0; k < w * h; k++) c[k] = tm_rand(&s) % 30 == 0 ? QN_CELL_WALL : 1;
+        c[(h - 10) * w + (w - 10)] = 1;
+        qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
+        qn_grid *g = NULL;
+        qn_mesh *m = NULL;
+        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
+        free(c);
+        assert_int_equal(qn_mesh_from_grid(g, NULL, &m, NULL), QN_OK);
+        qn_vec2 goal = {(float)(w - 10) + 0.5f, (float)(h - 10) + 0.5f};
+        qn_field *f = NULL;
+        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
+        for (int u = 0; u < 120; u++) {
+            uint32_t q, hint = QN_NONE;
+            qn_vec2 p = tm_open_cell(&s, m, w, h, &q), dir;
+            if (qn_field_sample(f, p, &hint, &dir) != QN_OK) continue;
+            walk_unit(m, f, 0.0f, p, goal, 0.0f, i);
+            walks++;
+        }
+        qn_field_destroy(f);
+        qn_mesh_destroy(m);
+        qn_grid_destroy(g);
+    }
+    assert_true(walks > 300);
+}
+
 /* Units of radius 0.1, 0.25 and 0.4 on T-junction-rich meshes with a
 ** ninth of the quads blocked: every unit arrives without touching a wall
 ** and never passes one nearer than half its radius. The corners of blocked
@@ -1071,6 +1111,7 @@ int main(void) {
         cmocka_unit_test(test_closing_same_map),
         cmocka_unit_test(test_walk_grids_wide_agents),
         cmocka_unit_test(test_walk_blocked_corners),
+        cmocka_unit_test(test_walk_far_roots),
         cmocka_unit_test(test_walk_jittered_meshes),
         cmocka_unit_test(test_update_equals_rebuild),
         cmocka_unit_test(test_sample_ahead),

@@ -622,6 +622,45 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     return hit;
 }
 
+/* An obstacle corner of quad q that the straight way from p along dir
+** (toward a root `reach` away) passes closer than `fuzz` and cuts into:
+** where to go first instead, the point a radius (a hair for a point
+** agent) out from the corner, away from the obstacle, into *to; false
+** when there is none. A wedge's sides are kept to a step of angle and
+** qn__spm_root takes a point within its slack of a side as inside, so a
+** point just past a corner, up to about 2e-4 of its distance to a root
+** outside that corner's shadow, can take the root: its way then cuts the
+** corner by that much, more than a point agent's hair (corner_in_way's
+** test, by the radius, passes it). Only such a corner, whose cut the mesh
+** confirms, turns the way: one the way passes on the open side is left
+** alone. */
+static bool corner_cut(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float reach,
+                       float fuzz, qn_vec2 *to) {
+    const qn__spm *s = f->spm;
+    if (!(s->qstart[q] & QN__SPM_QCORNERS)) return false;
+    const qn__boundary *b = atomic_load(&f->mesh->bnd);
+    const qn_vec2 *bv = b->bv + b->bstart[q];
+    const uint32_t *bvid = b->bvid + b->bstart[q];
+    float best = reach, reach_tol = reach_tolerance(f->mesh);
+    uint32_t hit = UINT32_MAX;
+    for (uint32_t t = qn__next_corner(b, q, 0); t != UINT32_MAX; t = qn__next_corner(b, q, t + 1)) {
+        qn_vec2 v = qn__sub(bv[t], p);
+        float ahead = qn__dot(v, dir), lateral = qn__cross(dir, v);
+        if (ahead <= 0.0f || ahead >= best || fabsf(lateral) >= fuzz) continue;
+        if (qn__len(v) <= reach_tol) continue;
+        best = ahead;
+        hit = t;
+    }
+    if (hit == UINT32_MAX) return false;
+    float past = best + 0.25f < reach ? best + 0.25f : reach;
+    qn_vec2 end = qn__add(p, qn__scale(dir, past));
+    if (qn__segment_walk(f->mesh, p, end, f->radius, q, NULL) != QN_E_BLOCKED) return false;
+    qn_vec2 w = b->vwall[bvid[hit]];
+    float lw = qn__len(w);
+    *to = lw > 0.0f ? qn__sub(bv[hit], qn__scale(w, agent_radius(f) / lw)) : bv[hit];
+    return qn__len(qn__sub(*to, p)) > reach_tol;
+}
+
 /* Is sub-edge s (of a quad's boundary cycle) a wall for this field: not
 ** an open portal for its radius, as the mesh stood when the field was
 ** built or last updated (kept as bits in the instance, so a sample reads
@@ -808,8 +847,19 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     }
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
     corner c;
-    if (corner_in_way(f, q, p, d, len, r->at, &c))
+    qn_vec2 to;
+    if (corner_in_way(f, q, p, d, len, r->at, &c)) {
         d = round_corner(f, &c, p, c.side, qn__len(qn__sub(c.at, p)), ahead ? &go : NULL);
+    } else if (!(e->root & QN__SPM_ON)) {
+        /* how far outside a wedge qn__spm_root may take a point (above) */
+        qn_vec2 v = qn__sub(p, r->at);
+        float fuzz = 2.5e-4f * (fabsf(v.x) + fabsf(v.y)) + 8.0f * f->mesh->eps;
+        if (fuzz > rad && corner_cut(f, q, p, d, len, fuzz, &to)) {
+            qn_vec2 t = qn__sub(to, p);
+            go = qn__len(t);
+            d = qn__scale(t, 1.0f / go);
+        }
+    }
     qn_vec2 way = d;
     d = clamp_exit(f, q, p, d, r->at, edge);
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;

@@ -465,6 +465,19 @@ static float agent_radius(const qn_field *f) {
     return f->radius > hair ? f->radius : hair;
 }
 
+/* How far outside a wedge qn__spm_root can take a point, as a part of its
+** distance to the root: a wedge side's step of angle and the test's slack
+** (2.5e-4 of |dx| + |dy|), plus a few tolerances (corner_cut); and the
+** most that comes to anywhere on mesh m (a root and a point both lie in
+** its bounds): an agent of a wider radius rounds every corner the slack
+** could make it cut (corner_in_way), and skips the test. */
+#define WEDGE_FUZZ 2.5e-4f
+#define WEDGE_FUZZ_EPS 8.0f
+static float fuzz_most(const qn_mesh *m) {
+    qn_rect b = m->bounds;
+    return WEDGE_FUZZ * ((b.max.x - b.min.x) + (b.max.y - b.min.y)) + WEDGE_FUZZ_EPS * m->eps;
+}
+
 /* Toward corner root r from p, passing it on the outside: along the tangent
 ** to the circle of the agent's radius (a hair for a point agent) round the
 ** corner, on the side away from the obstacle; round the circle when inside
@@ -541,9 +554,11 @@ static bool grazed(qn_vec2 c, qn_vec2 w, qn_vec2 p, qn_vec2 dir, float rad, floa
 ** Skips the root being steered at (`root`). Fills *out with the corner to
 ** round and returns true, or returns false. */
 static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float reach,
-                          qn_vec2 root, corner *out) {
+                          qn_vec2 root, float fuzz, uint32_t *cut, corner *out) {
     const qn__spm *s = f->spm;
     float rad = agent_radius(f), best = reach, reach_tol = reach_tolerance(f->mesh);
+    float cut_best = reach;
+    *cut = UINT32_MAX;
     bool hit = false;
     uint32_t first, end;
     qn__spm_range(s, q, &first, &end);
@@ -585,7 +600,7 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
 #if QN__HAVE_SSE2
     const __m128 px = _mm_set1_ps(p.x), py = _mm_set1_ps(p.y), dx = _mm_set1_ps(dir.x),
-                 dy = _mm_set1_ps(dir.y), lim = _mm_set1_ps(rad * 0.999f);
+                 dy = _mm_set1_ps(dir.y), lim = _mm_set1_ps((fuzz > rad ? fuzz : rad) * 0.999f);
 #endif
     const qn_vec2 *bv = b->bv + b->bstart[q];
     const uint32_t *bvid = b->bvid + b->bstart[q];
@@ -616,49 +631,49 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
 #endif
         for (; bits; bits &= bits - 1u) {
             uint32_t i = c[qn__ctz32(bits)];
-            hit |= grazed(bv[i], b->vwall[bvid[i]], p, dir, rad, reach_tol, root, &best, out);
+            qn_vec2 at = bv[i];
+            if (fuzz > rad) {
+                /* Nearer than the slack (the mask let it through), not than
+                ** the radius: a corner the way may cut (not the root). */
+                qn_vec2 v = qn__sub(at, p);
+                float ahead = qn__dot(v, dir), lateral = fabsf(qn__cross(dir, v));
+                if (lateral >= rad * 0.999f) {
+                    if (ahead > 0.0f && ahead < cut_best && lateral < fuzz &&
+                        qn__dot(v, v) > reach_tol * reach_tol &&
+                        !(fabsf(at.x - root.x) <= reach_tol && fabsf(at.y - root.y) <= reach_tol))
+                        cut_best = ahead, *cut = i;
+                    continue;
+                }
+            }
+            hit |= grazed(at, b->vwall[bvid[i]], p, dir, rad, reach_tol, root, &best, out);
         }
     }
     return hit;
 }
 
-/* An obstacle corner of quad q that the straight way from p along dir
-** (toward a root `reach` away) passes closer than `fuzz` and cuts into:
-** where to go first instead, the point a radius (a hair for a point
-** agent) out from the corner, away from the obstacle, into *to; false
-** when there is none. A wedge's sides are kept to a step of angle and
-** qn__spm_root takes a point within its slack of a side as inside, so a
-** point just past a corner, up to about 2e-4 of its distance to a root
-** outside that corner's shadow, can take the root: its way then cuts the
-** corner by that much, more than a point agent's hair (corner_in_way's
-** test, by the radius, passes it). Only such a corner, whose cut the mesh
-** confirms, turns the way: one the way passes on the open side is left
-** alone. */
+/* Corner t of quad q's cycle, which the straight way from p along dir
+** (toward a root `reach` away) passes closer than the wedges' slack
+** (corner_in_way's *cut): when the way cuts into the obstacle there (the
+** mesh says so, the way a quarter unit past the corner), where to go
+** first instead, the point a radius (a hair for a point agent) out from
+** the corner, away from the obstacle, into *to, and true. A wedge's sides
+** are kept to a step of angle and qn__spm_root takes a point within its
+** slack of a side as inside, so a point just past a corner, up to about
+** 2e-4 of its distance to a root outside that corner's shadow, can take
+** the root: its way then cuts the corner by that much, more than a point
+** agent's hair. A corner the way passes on the open side is left alone. */
 static bool corner_cut(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float reach,
-                       float fuzz, qn_vec2 *to) {
-    const qn__spm *s = f->spm;
-    if (!(s->qstart[q] & QN__SPM_QCORNERS)) return false;
+                       uint32_t t, qn_vec2 *to) {
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
-    const qn_vec2 *bv = b->bv + b->bstart[q];
-    const uint32_t *bvid = b->bvid + b->bstart[q];
-    float best = reach, reach_tol = reach_tolerance(f->mesh);
-    uint32_t hit = UINT32_MAX;
-    for (uint32_t t = qn__next_corner(b, q, 0); t != UINT32_MAX; t = qn__next_corner(b, q, t + 1)) {
-        qn_vec2 v = qn__sub(bv[t], p);
-        float ahead = qn__dot(v, dir), lateral = qn__cross(dir, v);
-        if (ahead <= 0.0f || ahead >= best || fabsf(lateral) >= fuzz) continue;
-        if (qn__len(v) <= reach_tol) continue;
-        best = ahead;
-        hit = t;
-    }
-    if (hit == UINT32_MAX) return false;
-    float past = best + 0.25f < reach ? best + 0.25f : reach;
+    uint32_t i = b->bstart[q] + t;
+    qn_vec2 c = b->bv[i];
+    float ahead = qn__dot(qn__sub(c, p), dir), past = ahead + 0.25f < reach ? ahead + 0.25f : reach;
     qn_vec2 end = qn__add(p, qn__scale(dir, past));
     if (qn__segment_walk(f->mesh, p, end, f->radius, q, NULL) != QN_E_BLOCKED) return false;
-    qn_vec2 w = b->vwall[bvid[hit]];
+    qn_vec2 w = b->vwall[b->bvid[i]];
     float lw = qn__len(w);
-    *to = lw > 0.0f ? qn__sub(bv[hit], qn__scale(w, agent_radius(f) / lw)) : bv[hit];
-    return qn__len(qn__sub(*to, p)) > reach_tol;
+    *to = lw > 0.0f ? qn__sub(c, qn__scale(w, agent_radius(f) / lw)) : c;
+    return qn__len(qn__sub(*to, p)) > reach_tolerance(f->mesh);
 }
 
 /* Is sub-edge s (of a quad's boundary cycle) a wall for this field: not
@@ -846,19 +861,22 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
                          ahead ? &go : NULL);
     }
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
+    /* How far outside a wedge qn__spm_root may have taken p (corner_cut). */
+    float fuzz = 0.0f;
+    if (rad < fuzz_most(f->mesh)) { /* the same for every sample of the field */
+        qn_vec2 v = qn__sub(p, r->at);
+        fuzz = WEDGE_FUZZ * (fabsf(v.x) + fabsf(v.y)) + WEDGE_FUZZ_EPS * f->mesh->eps;
+        fuzz = (e->root & QN__SPM_ON) ? 0.0f : fuzz;
+    }
     corner c;
     qn_vec2 to;
-    if (corner_in_way(f, q, p, d, len, r->at, &c)) {
+    uint32_t cut;
+    if (corner_in_way(f, q, p, d, len, r->at, fuzz, &cut, &c)) {
         d = round_corner(f, &c, p, c.side, qn__len(qn__sub(c.at, p)), ahead ? &go : NULL);
-    } else if (!(e->root & QN__SPM_ON)) {
-        /* how far outside a wedge qn__spm_root may take a point (above) */
-        qn_vec2 v = qn__sub(p, r->at);
-        float fuzz = 2.5e-4f * (fabsf(v.x) + fabsf(v.y)) + 8.0f * f->mesh->eps;
-        if (fuzz > rad && corner_cut(f, q, p, d, len, fuzz, &to)) {
-            qn_vec2 t = qn__sub(to, p);
-            go = qn__len(t);
-            d = qn__scale(t, 1.0f / go);
-        }
+    } else if (cut != UINT32_MAX && corner_cut(f, q, p, d, len, cut, &to)) {
+        qn_vec2 t = qn__sub(to, p);
+        go = qn__len(t);
+        d = qn__scale(t, 1.0f / go);
     }
     qn_vec2 way = d;
     d = clamp_exit(f, q, p, d, r->at, edge);

@@ -795,7 +795,8 @@ static void test_walk_far_roots(void **state) {
         const uint32_t w = 180, h = 180;
         uint8_t *c = malloc((size_t)w * h);
         assert_non_null(c);
-        for (uint32_t k = 0; k < w * h; k++) c[k] = tm_rand(&s) % 30 == 0 ? QN_CELL_WALL : 1;
+        for (uint32_t k = 0; k < w * h; k++)
+            c[k] = tm_rand(&s) % 30 == 0 ? QN_CELL_WALL : 1;
         c[(h - 10) * w + (w - 10)] = 1;
         qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
         qn_grid *g = NULL;

@@ -552,7 +552,11 @@ static bool grazed(qn_vec2 c, qn_vec2 w, qn_vec2 p, qn_vec2 dir, float rad, floa
 ** own, and those the instance lists for it (blocked quads' corners; for a
 ** hierarchical local field, the parent mesh's too), tested by grazed().
 ** Skips the root being steered at (`root`). Fills *out with the corner to
-** round and returns true, or returns false. */
+** round and returns true, or returns false. With `fuzz` wider than the
+** radius (how far outside its wedge p may be: see sample_exact), also the
+** nearest of the quad's own obstacle corners that the way passes nearer
+** than fuzz but not than the radius, in *cut (its place in the cycle, or
+** UINT32_MAX), for corner_cut. */
 static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float reach,
                           qn_vec2 root, float fuzz, uint32_t *cut, corner *out) {
     const qn__spm *s = f->spm;

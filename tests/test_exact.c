@@ -821,6 +821,41 @@ static void test_walk_far_roots(void **state) {
     assert_true(walks > 300);
 }
 
+/* A goal nearer a wall than the radius (beside a wall, in a corner, by an
+** obstacle's corner), which no unit's centre can reach: units of radius
+** 0.25 and 0.4 from all round arrive (QN_AT_GOAL) without touching a wall;
+** they stepped back and forth beside it for good. A goal clear of the walls
+** by the radius is reached as before (test_walk_map and the others). */
+static void test_goal_by_wall(void **state) {
+    (void)state;
+    const uint32_t w = 12, h = 12;
+    uint8_t c[12 * 12];
+    for (uint32_t k = 0; k < w * h; k++) c[k] = 1;
+    c[6 * w + 6] = QN_CELL_WALL; /* an obstacle in the middle */
+    qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
+    qn_grid *g = NULL;
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
+    assert_int_equal(qn_mesh_from_grid(g, NULL, &m, NULL), QN_OK);
+    const qn_vec2 goals[4] = {{0.02f, 5.3f}, {0.03f, 0.02f}, {5.99f, 6.5f}, {7.01f, 5.98f}};
+    const float radii[2] = {0.25f, 0.4f};
+    uint64_t s = 3;
+    for (int gi = 0; gi < 4; gi++)
+        for (int ri = 0; ri < 2; ri++) {
+            qn_field_opts fo = {.radius = radii[ri]};
+            qn_field *f = NULL;
+            assert_int_equal(qn_field_create(m, &goals[gi], 1, &fo, NULL, &f, NULL), QN_OK);
+            for (int u = 0; u < 12; u++) {
+                uint32_t q;
+                qn_vec2 p = tm_open_cell(&s, m, w, h, &q);
+                walk_unit(m, f, radii[ri], p, goals[gi], 0.0f, 10 * gi + ri);
+            }
+            qn_field_destroy(f);
+        }
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
 /* Units of radius 0.1, 0.25 and 0.4 on T-junction-rich meshes with a
 ** ninth of the quads blocked: every unit arrives without touching a wall
 ** and never passes one nearer than half its radius. The corners of blocked
@@ -1113,6 +1148,7 @@ int main(void) {
         cmocka_unit_test(test_walk_grids_wide_agents),
         cmocka_unit_test(test_walk_blocked_corners),
         cmocka_unit_test(test_walk_far_roots),
+        cmocka_unit_test(test_goal_by_wall),
         cmocka_unit_test(test_walk_jittered_meshes),
         cmocka_unit_test(test_update_equals_rebuild),
         cmocka_unit_test(test_sample_ahead),

@@ -843,6 +843,20 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     return l > reach_tolerance(f->mesh) ? qn__scale(d, 1.0f / l) : dir;
 }
 
+/* A goal point nearer a wall than the field's radius can never be reached
+** by a unit's centre: such a unit has arrived once it stands within a few
+** radii of the goal and the walls turn its way more than 60 degrees off
+** the goal (dir, after keep_off_walls; len: its distance to the goal).
+** Without this it stepped back and forth there for good. A goal clear of
+** the walls by the radius is never taken for arrived early. */
+static bool goal_out_of_reach(const qn_field *f, qn_vec2 p, qn_vec2 dir, qn_vec2 goal, float len) {
+    if (!(f->radius > 0.0f) || len > 3.0f * f->radius) return false;
+    if (qn__dot(dir, qn__sub(goal, p)) >= 0.5f * len) return false; /* on its way there */
+    bool clear = true;
+    return qn_mesh_line_of_sight(f->mesh, goal, goal, f->radius, QN_NONE, &clear) == QN_OK &&
+           !clear;
+}
+
 static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *dir,
                               float *ahead) {
     float cost;
@@ -885,6 +899,10 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     qn_vec2 way = d;
     d = clamp_exit(f, q, p, d, r->at, edge);
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;
+    if (r->goal && goal_out_of_reach(f, p, *dir, r->at, len)) {
+        *dir = qn__v2(0.0f, 0.0f);
+        return QN_AT_GOAL;
+    }
     /* A way bent near a wall is good for a radius or two, but not past
     ** the point it aims at. */
     if (ahead)

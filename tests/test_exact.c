@@ -830,7 +830,8 @@ static void test_goal_by_wall(void **state) {
     (void)state;
     const uint32_t w = 12, h = 12;
     uint8_t c[12 * 12];
-    for (uint32_t k = 0; k < w * h; k++) c[k] = 1;
+    for (uint32_t k = 0; k < w * h; k++)
+        c[k] = 1;
     c[6 * w + 6] = QN_CELL_WALL; /* an obstacle in the middle */
     qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
     qn_grid *g = NULL;

@@ -619,8 +619,8 @@ QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
 
 /* Within this distance of a goal point a position counts as at the goal.
 ** An exact field's goal point nearer a wall than the field's radius, which
-** no unit's centre can reach, counts as reached by a unit within three
-** radii of it whose way the walls turn more than 60 degrees off it. */
+** no unit's centre can reach, counts as reached by a unit within two
+** radii of it whose way the walls turn more than 25 degrees off it. */
 #define QN_AT_GOAL_DISTANCE 1.0e-3f
 
 /* Steering direction for one unit at p. Writes a unit-length direction (or

@@ -952,6 +952,15 @@ QN_API uint32_t qn_hfield_sectors_built(const qn_hfield *field);
 ** that portal). */
 QN_API qn_status qn_hfield_sample(const qn_hfield *field, qn_vec2 p, uint32_t *quad_io,
                                   qn_vec2 *dir);
+/* As qn_hfield_sample, and *ahead (required) gets how far the unit may
+** move along *dir before it samples again: the local field's
+** (qn_field_sample_ahead), or, where the unit heads over an exit into the
+** next sector, the distance to the point it aims at beyond the exit (a
+** step across when it stands on the exit's portal); 0 unless QN_OK. A game
+** that moves units by fixed steps stops a step there, so that units do not
+** overshoot corners, exits or a goal beside a wall. */
+QN_API qn_status qn_hfield_sample_ahead(const qn_hfield *field, qn_vec2 p, uint32_t *quad_io,
+                                        qn_vec2 *dir, float *ahead);
 /* Batch form, qn_field_sample_batch's contract. */
 QN_API qn_status qn_hfield_sample_batch(const qn_hfield *field, const qn_vec2 *positions,
                                         qn_vec2 *dirs, uint8_t *status, uint32_t *quads,

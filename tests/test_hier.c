@@ -557,6 +557,76 @@ static void test_sample_jobs(void **state) {
     qn_grid_destroy(g);
 }
 
+static qn_status hw_sample_ahead(void *ctx, qn_vec2 p, uint32_t *hint, qn_vec2 *dir, float *ahead) {
+    return qn_hfield_sample_ahead(((hworld *)ctx)->hf, p, hint, dir, ahead);
+}
+
+/* qn_hfield_sample_ahead: the same directions and statuses as
+** qn_hfield_sample, and units whose steps stop where it says reach goals
+** beside a wall (0.03 from it: no centre can reach them for a radius of
+** 0.25, and a point agent's fixed step would pass them into the wall) on
+** a bundled map, at radius 0, 0.1 and 0.25, without touching a wall. */
+static void test_sample_ahead(void **state) {
+    (void)state;
+    qn_grid *g = NULL;
+    qn_mesh *m = load_map("lak303d.map", &g);
+    uint32_t w = qn_grid_width(g), hh = qn_grid_height(g);
+    const uint8_t *cost = qn_grid_costs(g);
+    qn_hier *h = NULL;
+    assert_int_equal(qn_hier_create(m, NULL, NULL, &h, NULL), QN_OK);
+    int goals = 0;
+    for (uint32_t y = 20; y < hh && goals < 3; y += 23)
+        for (uint32_t x = 1; x < w && goals < 3; x++) { /* an open cell with a wall on its left */
+            if (cost[y * w + x] == QN_CELL_WALL || cost[y * w + x - 1] != QN_CELL_WALL) continue;
+            qn_vec2 goal = {(float)x + 0.03f, (float)y + 0.5f};
+            const float radii[3] = {0.0f, 0.1f, 0.25f};
+            for (int r = 0; r < 3; r++) {
+                qn_field_opts fo = {.radius = radii[r]};
+                qn_field *full = NULL;
+                qn_hfield *hf = NULL;
+                if (qn_field_create(m, &goal, 1, &fo, NULL, &full, NULL) != QN_OK ||
+                    qn_hfield_create(h, goal, radii[r], NULL, &hf, NULL) != QN_OK)
+                    fail_msg("goal (%g, %g) r %g", (double)goal.x, (double)goal.y, (double)radii[r]);
+                hworld hw;
+                qn_sim_quad_ctx ctx;
+                qn_sim_world_quad(&hw.full, &ctx, full, goal);
+                qn_sim_world sw = hier_world(&hw, hf);
+                sw.sample_ahead = hw_sample_ahead;
+                expect_all_arrive(&sw, 60, 5, "lak303d, goal beside a wall", radii[r]);
+                uint64_t s = 9;
+                for (int k = 0; k < 200; k++) { /* the same answers as qn_hfield_sample */
+                    qn_vec2 p = {(float)(tm_rand(&s) % w) + 0.37f, (float)(tm_rand(&s) % hh) + 0.61f};
+                    qn_vec2 d1, d2;
+                    uint32_t h1 = QN_NONE, h2 = QN_NONE;
+                    float ahead = -1.0f;
+                    qn_status s1 = qn_hfield_sample(hf, p, &h1, &d1);
+                    qn_status s2 = qn_hfield_sample_ahead(hf, p, &h2, &d2, &ahead);
+                    assert_int_equal(s1, s2);
+                    assert_int_equal(h1, h2);
+                    assert_true(d1.x == d2.x && d1.y == d2.y);
+                    assert_true(s2 == QN_OK ? ahead > 0.0f : ahead == 0.0f);
+                }
+                qn_hfield_destroy(hf);
+                qn_field_destroy(full);
+            }
+            goals++;
+        }
+    assert_int_equal(goals, 3);
+    qn_vec2 d;
+    float ahead;
+    qn_hfield *hf = NULL;
+    assert_int_equal(qn_hfield_create(h, (qn_vec2){70.5f, 70.5f}, 0.0f, NULL, &hf, NULL), QN_OK);
+    assert_int_equal(qn_hfield_sample_ahead(hf, (qn_vec2){70.5f, 70.5f}, NULL, &d, NULL),
+                     QN_E_INVALID_ARG);
+    assert_int_equal(qn_hfield_sample_ahead(NULL, (qn_vec2){1.0f, 1.0f}, NULL, &d, &ahead),
+                     QN_E_INVALID_ARG);
+    assert_true(ahead == 0.0f);
+    qn_hfield_destroy(hf);
+    qn_hier_destroy(h);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
 static void test_bad_args(void **state) {
     (void)state;
     qn_grid *g = NULL;
@@ -649,6 +719,7 @@ int main(void) {
         cmocka_unit_test(test_tiles),         cmocka_unit_test(test_search_order),
         cmocka_unit_test(test_block_unblock), cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_sample_jobs),   cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_sample_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1628,8 +1628,12 @@ static float exit_reach(const qn_hfield *f, uint32_t i) {
 ** circling the point; standing on the node's portal it steps straight
 ** across. Elsewhere, and where the straight way to that aim is not clear
 ** (an obstacle corner between the unit and the node, which the local
-** field's direction rounds), it keeps the local field's direction (dir). */
-static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
+** field's direction rounds), it keeps the local field's direction (dir),
+** or, where that is none (the local field stopped the unit), heads for the
+** node. With go (not NULL), how far the unit may go the way returned
+** before it samples again, where that way is not dir: to the aim, a step
+** across the portal, to the node. */
+static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir, float *go) {
     const hnode *nd = &f->h->nodes[i];
     const qn__portal pt_at = qn__portal_at(f->h->mesh, nd->portal), *pt = &pt_at;
     qn_vec2 n = f->via[i] == 1 ? nd->n : qn__scale(nd->n, -1.0f);
@@ -1638,7 +1642,13 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
         qn_vec2 r = qn__sub(p, pt->p0), u = qn__portal_dir(pt);
         float t = qn__dot(r, u), h = qn__cross(u, r);
         bool on = fabsf(h) <= 4.0f * f->h->mesh->eps && t > f->radius && t < pt->width - f->radius;
-        return on ? n : dir;
+        if (on) {
+            if (go) *go = f->radius + 1e-2f;
+            return n;
+        }
+        if (dir.x != 0.0f || dir.y != 0.0f) return dir;
+        if (go) *go = d;
+        return qn__scale(qn__sub(nd->at, p), 1.0f / d);
     }
     qn_vec2 aim = qn__add(nd->at, qn__scale(n, f->radius + 1e-2f));
     if (d > QN_AT_GOAL_DISTANCE &&
@@ -1654,6 +1664,7 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir) {
         return dir;
     qn_vec2 to = qn__sub(aim, p);
     float len = qn__len(to);
+    if (go) *go = len > 0.0f ? len : f->radius + 1e-2f;
     return len > 0.0f ? qn__scale(to, 1.0f / len) : n;
 }
 
@@ -1710,8 +1721,17 @@ static bool bad_local(const hloc *l, uint32_t lq, qn_status st) {
     return st == QN_E_UNREACHABLE && lq < l->mesh->quad_count && qn__field_reaches(l->field, lq);
 }
 
-static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
+/* The local field's sample at p, with how far ahead when asked. */
+static qn_status local_sample(const hloc *l, qn_vec2 p, uint32_t *lq, qn_vec2 *dir, float *ahead) {
+    return ahead ? qn_field_sample_ahead(l->field, p, lq, dir, ahead)
+                 : qn_field_sample(l->field, p, lq, dir);
+}
+
+/* One unit; with ahead (not NULL), qn_field_sample_ahead's *ahead too. */
+static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir,
+                            float *ahead) {
     *dir = qn__v2(0.0f, 0.0f);
+    if (ahead) *ahead = 0.0f;
     if (!qn__finite2(p)) {
         if (quad_io) *quad_io = QN_NONE;
         return QN_E_INVALID_ARG;
@@ -1721,12 +1741,12 @@ static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn
     qn_status st = hlocate(f, p, quad_io, &q, &l);
     if (st != QN_OK) return st;
     uint32_t lq = local_quad(f, l, q);
-    st = qn_field_sample(l->field, p, &lq, dir);
+    st = local_sample(l, p, &lq, dir, ahead);
     if (!l->field->spm && (st == QN_OK || st == QN_AT_GOAL)) { /* a discrete local field */
         float d;
         uint32_t ex = nearest_exit(f, l, p, &d);
         if (ex != QN_NONE && (st == QN_AT_GOAL || d <= exit_reach(f, ex))) {
-            *dir = across(f, ex, p, *dir);
+            *dir = across(f, ex, p, *dir, ahead);
             return QN_OK;
         }
         return st;
@@ -1736,17 +1756,17 @@ static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn
     for (float k = 1e-3f; k <= 2e-2f && bad_local(l, lq, st); k *= 4.0f) {
         qn_vec2 in = qn__add(p, qn__scale(qn__sub(quad_centre(f->h->mesh, q), p), k));
         lq = local_quad(f, l, q);
-        st = qn_field_sample(l->field, in, &lq, dir);
+        st = local_sample(l, in, &lq, dir, ahead);
     }
     uint32_t ex = st == QN_OK || st == QN_AT_GOAL ? heading_exit(f, l, lq, p) : QN_NONE;
     if (ex != QN_NONE) { /* over the exit into the next sector */
-        *dir = across(f, ex, p, *dir);
+        *dir = across(f, ex, p, *dir, ahead);
         return QN_OK;
     }
     if (st == QN_AT_GOAL && qn__len(qn__sub(f->goal, p)) > QN_AT_GOAL_DISTANCE) {
         float d; /* a discrete local field: at a seed that is not the goal */
         ex = nearest_exit(f, l, p, &d);
-        if (ex != QN_NONE) *dir = across(f, ex, f->h->nodes[ex].at, *dir);
+        if (ex != QN_NONE) *dir = across(f, ex, f->h->nodes[ex].at, *dir, ahead);
         return ex != QN_NONE ? QN_OK : st;
     }
     return st;
@@ -1758,14 +1778,25 @@ qn_status qn_hfield_sample(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_
         if (quad_io) *quad_io = QN_NONE;
         return QN_E_INVALID_ARG;
     }
-    return sample_one(f, p, quad_io, dir);
+    return sample_one(f, p, quad_io, dir, NULL);
+}
+
+qn_status qn_hfield_sample_ahead(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir,
+                                 float *ahead) {
+    if (!f || !dir || !ahead) {
+        if (dir) *dir = qn__v2(0.0f, 0.0f);
+        if (ahead) *ahead = 0.0f;
+        if (quad_io) *quad_io = QN_NONE;
+        return QN_E_INVALID_ARG;
+    }
+    return sample_one(f, p, quad_io, dir, ahead);
 }
 
 qn_status qn_hfield_sample_batch(const qn_hfield *f, const qn_vec2 *positions, qn_vec2 *dirs,
                                  uint8_t *status, uint32_t *quads, size_t count) {
     if (!f || (count && (!positions || !dirs))) return QN_E_INVALID_ARG;
     for (size_t i = 0; i < count; i++) {
-        qn_status st = sample_one(f, positions[i], quads ? &quads[i] : NULL, &dirs[i]);
+        qn_status st = sample_one(f, positions[i], quads ? &quads[i] : NULL, &dirs[i], NULL);
         if (status) status[i] = (uint8_t)st;
     }
     return QN_OK;

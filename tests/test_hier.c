@@ -586,7 +586,8 @@ static void test_sample_ahead(void **state) {
                 qn_hfield *hf = NULL;
                 if (qn_field_create(m, &goal, 1, &fo, NULL, &full, NULL) != QN_OK ||
                     qn_hfield_create(h, goal, radii[r], NULL, &hf, NULL) != QN_OK)
-                    fail_msg("goal (%g, %g) r %g", (double)goal.x, (double)goal.y, (double)radii[r]);
+                    fail_msg("goal (%g, %g) r %g", (double)goal.x, (double)goal.y,
+                             (double)radii[r]);
                 hworld hw;
                 qn_sim_quad_ctx ctx;
                 qn_sim_world_quad(&hw.full, &ctx, full, goal);
@@ -595,7 +596,8 @@ static void test_sample_ahead(void **state) {
                 expect_all_arrive(&sw, 60, 5, "lak303d, goal beside a wall", radii[r]);
                 uint64_t s = 9;
                 for (int k = 0; k < 200; k++) { /* the same answers as qn_hfield_sample */
-                    qn_vec2 p = {(float)(tm_rand(&s) % w) + 0.37f, (float)(tm_rand(&s) % hh) + 0.61f};
+                    qn_vec2 p = {(float)(tm_rand(&s) % w) + 0.37f,
+                                 (float)(tm_rand(&s) % hh) + 0.61f};
                     qn_vec2 d1, d2;
                     uint32_t h1 = QN_NONE, h2 = QN_NONE;
                     float ahead = -1.0f;

@@ -676,8 +676,12 @@ typedef struct qn__sroot {
     float g;
     uint16_t out; /* the direction to the root after it, a diamond angle */
     int8_t side;  /* the obstacle, seen along out: +1 left, -1 right, 0 unknown */
-    uint8_t goal; /* 1 at a goal point (no root after it) */
+    uint8_t goal; /* QN__SROOT_GOAL at a goal point (no root after it), with
+                  ** QN__SROOT_TIGHT for a goal proper (cost 0) nearer a
+                  ** wall than the field's radius, as the field was built */
 } qn__sroot;
+#define QN__SROOT_GOAL 1u
+#define QN__SROOT_TIGHT 2u
 _Static_assert(sizeof(qn__sroot) == 16, "a root is 16 bytes (quadnav.h says so)");
 typedef struct qn__sent {
     uint32_t root;

@@ -562,10 +562,13 @@ static qn_status hw_sample_ahead(void *ctx, qn_vec2 p, uint32_t *hint, qn_vec2 *
 }
 
 /* qn_hfield_sample_ahead: the same directions and statuses as
-** qn_hfield_sample, and units whose steps stop where it says reach goals
-** beside a wall (0.03 from it: no centre can reach them for a radius of
-** 0.25, and a point agent's fixed step would pass them into the wall) on
-** a bundled map, at radius 0, 0.1 and 0.25, without touching a wall. */
+** qn_hfield_sample, a positive distance exactly when QN_OK, and units
+** whose steps stop where it says reach goals beside a wall (0.03 from it:
+** no centre can reach them for a radius of 0.25) on a bundled map, at
+** radius 0, 0.1 and 0.25, without touching a wall. (The sim's own walker
+** also gets there with fixed steps here: the arrivals check the distances
+** are usable, not that they are needed; the rotated levels of the closing
+** note showed the need.) */
 static void test_sample_ahead(void **state) {
     (void)state;
     qn_grid *g = NULL;

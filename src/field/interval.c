@@ -1113,8 +1113,15 @@ static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t 
     r->g = S->rg[rid] * qn__quad_cost(S->f->mesh, S->f->goals[0].quad);
     uint32_t par = S->rpar[rid];
     qn_vec2 out = par == QN_NONE ? qn__v2(0.0f, 0.0f) : unit(qn__sub(S->rpos[par], r->at));
-    r->goal = out.x == 0.0f && out.y == 0.0f;
+    r->goal = out.x == 0.0f && out.y == 0.0f ? QN__SROOT_GOAL : 0;
     r->out = r->goal ? 0 : diamond(out);
+    /* A goal proper no unit's centre can reach (the sampler's
+    ** goal_out_of_reach): asked once here, not at every sample near it. */
+    bool clear = true;
+    if (r->goal && r->g == 0.0f && S->f->radius > 0.0f &&
+        qn_mesh_line_of_sight(S->f->mesh, r->at, r->at, S->f->radius, QN_NONE, &clear) == QN_OK &&
+        !clear)
+        r->goal |= QN__SROOT_TIGHT;
     /* The obstacle's side from the walls at the corner (their directions
     ** sum into the obstacle); unknown where they cancel (two obstacles
     ** touching at the corner) or point along the path. */

@@ -843,22 +843,21 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     return l > reach_tolerance(f->mesh) ? qn__scale(d, 1.0f / l) : dir;
 }
 
-/* A goal point nearer a wall than the field's radius can never be reached
-** by a unit's centre: such a unit has arrived once it stands within two
-** radii of the goal (the nearest a centre can come to a goal in a square
-** corner is less) and the walls turn its way more than 25 degrees off the
-** goal (dir, after keep_off_walls; len: its distance to the goal); at 60
-** degrees a unit still stepped back and forth beside one goal.
-** Without this it stepped back and forth there for good. A goal clear of
-** the walls by the radius is never taken for arrived early. Only for a
-** goal proper (cost 0): a hierarchical instance's local field seeds its
-** exits at their costs, and a unit near one goes on across it. */
-static bool goal_out_of_reach(const qn_field *f, qn_vec2 p, qn_vec2 dir, qn_vec2 goal, float len) {
-    if (!(f->radius > 0.0f) || len > 2.0f * f->radius) return false;
-    if (qn__dot(dir, qn__sub(goal, p)) >= 0.9f * len) return false; /* on its way there */
-    bool clear = true;
-    return qn_mesh_line_of_sight(f->mesh, goal, goal, f->radius, QN_NONE, &clear) == QN_OK &&
-           !clear;
+/* A goal point nearer a wall than the field's radius (root r has
+** QN__SROOT_TIGHT, set as the field was built) can never be reached by a
+** unit's centre: such a unit has arrived once it stands within two radii
+** of the goal (the nearest a centre can come to a goal in a square corner
+** is less) and the walls turn its way more than 25 degrees off the goal
+** (dir, after keep_off_walls; len: its distance to the goal); at 60
+** degrees a unit still stepped back and forth beside one goal, and
+** without this it did so for good. A goal clear of the walls by the
+** radius is never taken for arrived early. Only for a goal proper (cost
+** 0): a hierarchical instance's local field seeds its exits at their
+** costs, and a unit near one goes on across it. */
+static bool goal_out_of_reach(const qn_field *f, const qn__sroot *r, qn_vec2 p, qn_vec2 dir,
+                              float len) {
+    if (!(r->goal & QN__SROOT_TIGHT) || len > 2.0f * f->radius) return false;
+    return qn__dot(dir, qn__sub(r->at, p)) < 0.9f * len; /* else on its way there */
 }
 
 static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *dir,
@@ -903,7 +902,7 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     qn_vec2 way = d;
     d = clamp_exit(f, q, p, d, r->at, edge);
     *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;
-    if (r->goal && r->g == 0.0f && goal_out_of_reach(f, p, *dir, r->at, len)) {
+    if (goal_out_of_reach(f, r, p, *dir, len)) {
         *dir = qn__v2(0.0f, 0.0f);
         return QN_AT_GOAL;
     }

@@ -601,7 +601,11 @@ QN_API float qn_field_quad_cost(const qn_field *field, uint32_t quad);
 ** Exact: toward the cheapest neighbour among those the build took before
 ** the quad (it takes quads in order of cost from the goal quads out); the
 ** quads round a corner that shortest paths bend at share that corner's
-** cost, and leave one by one round it. */
+** cost, and leave one by one round it. An exact field works its exits out
+** for every quad on the first call (about a fifth of the instance's build
+** on a small level; safe from any number of threads at once, and counted
+** by qn_field_bytes from then on), not with the instance: units steering
+** by the map never read them. QN_NONE also when that runs out of memory. */
 QN_API uint32_t qn_field_quad_exit(const qn_field *field, uint32_t quad);
 /* The quad on the other side of the exit portal; QN_NONE as above. */
 QN_API uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad);

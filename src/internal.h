@@ -657,9 +657,9 @@ typedef struct qn__tree {
 ** side of the obstacle the corner's path bends round there, seen along
 ** the root's out (qn__spm_side: +1 left, -1 right, 0 not known: the
 ** root's own side when it has one, else what the entry's view tells). The
-** instance also keeps each quad's exit (qexit) for qn_field_quad_exit
-** (NULL for a seeded field: hier.c's local fields never ask); quad costs
-** are worked out from the entries. A quad's wedge entries
+** instance works out each quad's exit for qn_field_quad_exit on the
+** first call (qn__spm_exits_get; never for a seeded field: hier.c's local
+** fields never ask); quad costs are worked out from the entries. A quad's wedge entries
 ** come first, then those whose root sees all of it; each group least bound
 ** (its root's cost plus its distance to the quad) first. */
 #define QN__SPM_ON 0x80000000u
@@ -728,14 +728,21 @@ typedef struct qn__spm {
     uint32_t nxc;
     uint32_t *xq;
     qn__xcorner *xc;
-    /* Per quad, the portal it leaves by (qn_field_quad_exit): its place in
-    ** the quad's portal list, QN__SPM_XOVER for a place past 253 (then
-    ** xo, nxo pairs of quad and portal, by quad), QN__SPM_XNONE for a goal
-    ** quad or one the instance does not reach. */
+    /* The quads' exits, made and published on first use (NULL until
+    ** then); never for a seeded field (no_exits). */
+    _Atomic(struct qn__spm_exits *) exits;
+    bool no_exits;
+    size_t bytes;
+} qn__spm;
+/* Per quad, the portal it leaves by (qn_field_quad_exit): its place in the
+** quad's portal list, QN__SPM_XOVER for a place past 253 (then xo, nxo
+** pairs of quad and portal, by quad), QN__SPM_XNONE for a goal quad or one
+** the instance does not reach. */
+typedef struct qn__spm_exits {
     uint8_t *qexit;
     uint32_t *xo, nxo, xcap;
     size_t bytes;
-} qn__spm;
+} qn__spm_exits;
 #define QN__SPM_XOVER 254u
 #define QN__SPM_XNONE 255u
 static inline bool qn__spm_wall(const qn__spm *s, uint32_t sub) {
@@ -890,6 +897,10 @@ float qn__spm_quad_cost(const qn_field *f, uint32_t q);
 /* The portal an exact instance's quad q leaves by, QN_NONE for a goal quad
 ** or one not reached (sample.c). */
 uint32_t qn__spm_quad_exit(const qn_field *f, uint32_t q);
+/* The exits of exact field f, made on first use and then shared (field.c);
+** NULL for a seeded field, or when out of memory. */
+const qn__spm_exits *qn__spm_exits_get(const qn_field *f);
+void qn__spm_exits_free(const qn_allocator *a, qn__spm_exits *x, uint32_t quads);
 /* qn__spm_root without the wedges: the least |p - r| + g(r) over all of q's
 ** entries (for a point float noise leaves outside every wedge). */
 const qn__sroot *qn__spm_root_loose(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,

@@ -316,18 +316,23 @@ static int cmp_pair(const void *x, const void *y) {
 ** portal on a tie). A quad is taken no earlier than any cheaper one, so
 ** every exit leads to a quad that costs no more, taken before: the chains
 ** end at goal quads. Quads a wedge's corner touches share its cost (the
-** path bends there); they leave one by one round it this way. */
-static qn_status spm_exits(qn_field *f, qn_error *err) {
+** path bends there); they leave one by one round it this way. Made on the
+** first qn_field_quad_exit, not with the instance: a fifth of a small
+** level's build, which units steering by the map never read. NULL when
+** out of memory. */
+static qn__spm_exits *spm_exits(const qn_field *f) {
     const qn_mesh *m = f->mesh;
-    qn__spm *s = f->spm;
+    qn_allocator a = f->alloc;
     uint32_t nq = m->quad_count;
     size_t bytes = (size_t)nq * (sizeof(float) + sizeof(qn__hent) + 1);
-    float *cost = qn__alloc(&f->alloc, bytes);
-    uint8_t *qexit = qn__alloc(&f->alloc, (size_t)nq + 1);
-    if (!cost || !qexit) {
-        qn__free(&f->alloc, cost, bytes);
-        qn__free(&f->alloc, qexit, (size_t)nq + 1);
-        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (exact instance)");
+    float *cost = qn__alloc(&a, bytes);
+    uint8_t *qexit = qn__alloc(&a, (size_t)nq + 1);
+    qn__spm_exits *x = qn__calloc(&a, 1, sizeof *x);
+    if (!cost || !qexit || !x) {
+        qn__free(&a, cost, bytes);
+        qn__free(&a, qexit, (size_t)nq + 1);
+        qn__free(&a, x, sizeof *x);
+        return NULL;
     }
     qn__heap h = {(qn__hent *)(void *)(cost + nq), 0, NULL};
     uint8_t *state = (uint8_t *)(h.a + nq); /* 0 not seen, 1 queued, 2 taken */
@@ -367,7 +372,7 @@ static qn_status spm_exits(qn_field *f, qn_error *err) {
         /* A quad with more portals than a byte numbers: a pair, by quad. */
         if (nxo == xcap) {
             uint32_t ncap = xcap ? 2 * xcap : 16;
-            uint32_t *nx = qn__realloc(&f->alloc, xo, (size_t)xcap * 2 * sizeof(uint32_t),
+            uint32_t *nx = qn__realloc(&a, xo, (size_t)xcap * 2 * sizeof(uint32_t),
                                        (size_t)ncap * 2 * sizeof(uint32_t));
             if (!nx) {
                 ok = false;
@@ -379,24 +384,43 @@ static qn_status spm_exits(qn_field *f, qn_error *err) {
         nxo++;
         qexit[q] = QN__SPM_XOVER;
     }
-    qn__free(&f->alloc, cost, bytes);
+    qn__free(&a, cost, bytes);
     if (ok && nxo) { /* taken in cost order: sort the pairs by quad */
         qsort(xo, nxo, 2 * sizeof(uint32_t), cmp_pair);
-        uint32_t *nx = qn__realloc(&f->alloc, xo, (size_t)xcap * 2 * sizeof(uint32_t),
+        uint32_t *nx = qn__realloc(&a, xo, (size_t)xcap * 2 * sizeof(uint32_t),
                                    (size_t)nxo * 2 * sizeof(uint32_t));
         if (nx) xo = nx, xcap = nxo;
     }
+    *x = (qn__spm_exits){qexit, xo, nxo, xcap,
+                         sizeof *x + (size_t)nq + 1 + (size_t)xcap * 2 * sizeof(uint32_t)};
     if (!ok) {
-        qn__free(&f->alloc, xo, (size_t)xcap * 2 * sizeof(uint32_t));
-        qn__free(&f->alloc, qexit, (size_t)nq + 1);
-        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (exact instance)");
+        qn__spm_exits_free(&a, x, nq);
+        return NULL;
     }
-    s->qexit = qexit;
-    s->xo = xo;
-    s->nxo = nxo;
-    s->xcap = xcap;
-    s->bytes += (size_t)nq + 1 + (size_t)xcap * 2 * sizeof(uint32_t);
-    return QN_OK;
+    return x;
+}
+
+void qn__spm_exits_free(const qn_allocator *a, qn__spm_exits *x, uint32_t quads) {
+    if (!x) return;
+    qn__free(a, x->qexit, (size_t)quads + 1);
+    qn__free(a, x->xo, (size_t)x->xcap * 2 * sizeof(uint32_t));
+    qn__free(a, x, sizeof *x);
+}
+
+/* The field is shared read-only: the exits are a cache it owns, published
+** once (a thread that loses the race frees its copy), as the mesh's
+** boundary is. */
+const qn__spm_exits *qn__spm_exits_get(const qn_field *f) {
+    qn__spm *s = f->spm;
+    qn__spm_exits *x = atomic_load_explicit(&s->exits, memory_order_acquire);
+    if (x || s->no_exits) return x;
+    qn__spm_exits *mine = spm_exits(f), *none = NULL;
+    if (!mine) return NULL;
+    if (atomic_compare_exchange_strong_explicit(&s->exits, &none, mine, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return mine;
+    qn__spm_exits_free(&f->alloc, mine, f->mesh->quad_count);
+    return none;
 }
 
 /* Did the map reach every quad open to one it reached? */
@@ -423,11 +447,11 @@ static qn_status build(qn_field *f, qn_error *err) {
         ** field keeps its tree's). */
         st = qn__spm_build(f, err);
         bool complete = st == QN_OK && spm_complete(f);
-        /* A seeded field is a hierarchical instance's local one, which
-        ** only samples and costs points: no exits. */
-        if (complete && !f->seed_g) st = spm_exits(f, err);
         if (st != QN_OK) return st;
         if (complete) {
+            /* A seeded field is a hierarchical instance's local one, which
+            ** only samples and costs points: no exits. */
+            f->spm->no_exits = f->seed_g != NULL;
             qn__free(&f->alloc, f->slots, (size_t)f->mesh->quad_count * sizeof(qn__slot));
             f->slots = NULL;
             drop_portal_costs(f);
@@ -774,7 +798,8 @@ size_t qn_field_bytes(const qn_field *field) {
     if (!field) return 0;
     size_t pg = field->pg && !field->tree ? (size_t)field->mesh->portal_count * sizeof(float) : 0;
     size_t slots = field->slots ? (size_t)field->mesh->quad_count * sizeof(qn__slot) : 0;
-    return field->bytes + pg + slots + (field->spm ? field->spm->bytes : 0) +
+    const qn__spm_exits *x = field->spm ? atomic_load(&field->spm->exits) : NULL;
+    return field->bytes + pg + slots + (field->spm ? field->spm->bytes : 0) + (x ? x->bytes : 0) +
            (field->hops ? (size_t)field->mesh->quad_count * sizeof(qn__hop) : 0);
 }
 

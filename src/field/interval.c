@@ -1100,8 +1100,7 @@ void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads) {
     qn__free(a, s->ents, ((size_t)s->nents + 1) * sizeof(qn__sent));
     qn__free(a, s->roots, ((size_t)s->rcap + 1) * sizeof(qn__sroot));
     qn__free(a, s->open, (size_t)s->nb / 8 + 1);
-    qn__free(a, s->qexit, (size_t)quads + 1);
-    qn__free(a, s->xo, (size_t)s->xcap * 2 * sizeof(uint32_t));
+    qn__spm_exits_free(a, atomic_load(&s->exits), quads);
     qn__free(a, s, sizeof *s);
 }
 

@@ -417,8 +417,8 @@ float qn__spm_quad_cost(const qn_field *f, uint32_t q) {
 }
 
 uint32_t qn__spm_quad_exit(const qn_field *f, uint32_t q) {
-    const qn__spm *s = f->spm;
-    uint8_t k = s->qexit ? s->qexit[q] : QN__SPM_XNONE; /* none after a failed build */
+    const qn__spm_exits *s = qn__spm_exits_get(f);
+    uint8_t k = s ? s->qexit[q] : QN__SPM_XNONE; /* none when out of memory */
     if (k == QN__SPM_XNONE) return QN_NONE;
     if (k != QN__SPM_XOVER) return f->mesh->qp_list[f->mesh->qp_start[q] + k];
     uint32_t lo = 0, hi = s->nxo;

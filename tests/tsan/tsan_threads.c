@@ -154,6 +154,53 @@ static void check_sampling(const qn_field *f, const qn_vec2 *pos) {
     samples_free(&par[1]);
 }
 
+/* ---- an exact field's exits, made on first use ------------------------------ */
+
+typedef struct exit_job {
+    const qn_field *field;
+    uint32_t *out; /* per quad */
+} exit_job;
+
+static void *exit_main(void *arg) {
+    exit_job *j = arg;
+    uint32_t n = qn_mesh_quad_count(qn_field_mesh(j->field));
+    for (uint32_t q = 0; q < n; q++) j->out[q] = qn_field_quad_exit(j->field, q);
+    return NULL;
+}
+
+/* Threads ask a new exact field's exits at once (the first call makes
+** them, and one copy is published); every thread sees the exits a second
+** field of the same goal gives one thread. */
+static void check_exits(const qn_mesh *m, qn_vec2 goal) {
+    qn_field *f[2] = {NULL, NULL};
+    qn_error e;
+    for (int i = 0; i < 2; i++)
+        if (qn_field_create(m, &goal, 1, NULL, NULL, &f[i], &e) != QN_OK) {
+            fail("exits: field: %s", e.message);
+            qn_field_destroy(f[0]);
+            return;
+        }
+    uint32_t n = qn_mesh_quad_count(m);
+    exit_job jobs[THREADS + 1];
+    for (uint32_t i = 0; i <= THREADS; i++)
+        jobs[i] = (exit_job){i < THREADS ? f[0] : f[1], must(calloc(n, sizeof(uint32_t)), "exits")};
+    pthread_t ids[THREADS];
+    size_t before = qn_field_bytes(f[0]);
+    spawn_all(ids, THREADS, exit_main, jobs, sizeof jobs[0]);
+    join_all(ids, THREADS);
+    exit_main(&jobs[THREADS]);
+    uint32_t leaving = 0;
+    for (uint32_t q = 0; q < n; q++) leaving += jobs[THREADS].out[q] != QN_NONE;
+    if (leaving == 0) fail("exits: no quad has an exit");
+    for (uint32_t i = 0; i < THREADS; i++)
+        if (memcmp(jobs[i].out, jobs[THREADS].out, n * sizeof(uint32_t)))
+            fail("exits: thread %u's differ from one thread's", i);
+    if (!(qn_field_bytes(f[0]) > before)) fail("exits: not counted in qn_field_bytes");
+    for (uint32_t i = 0; i <= THREADS; i++) free(jobs[i].out);
+    qn_field_destroy(f[0]);
+    qn_field_destroy(f[1]);
+}
+
 /* ---- building fields at once ----------------------------------------------- */
 
 typedef struct build_job {
@@ -522,6 +569,7 @@ int main(void) {
                            r.min.y + (r.max.y - r.min.y) * rand_unit()};
 
     check_sampling(f, pos);
+    check_exits(m, goal);
     check_paths(m, pos);
     check_sim(f, goal);
     check_crowd(f, goal, pos);

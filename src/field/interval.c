@@ -97,11 +97,10 @@ struct qn__isearch {
     piece *pieces;
     /* The entries (one-to-all): found in blocks of 1 << eshift, eblk[i]
     ** the i-th (nblk of them, room for bcap), freed block by block as
-    ** sort_entries moves them into ents, sorted (ecap of them). */
+    ** sort_entries moves them into the instance, sorted. */
     xentry **eblk;
     uint32_t nblk, bcap, eshift;
-    xentry *ents;
-    uint32_t nn, ncap, hcap, poscap, npc, pcap, ne, ecap;
+    uint32_t nn, ncap, hcap, poscap, npc, pcap, ne;
     /* fixed scratch */
     uint32_t *head;             /* per portal: first piece */
     float *rg;                  /* per root: best cost so far (INFINITY: none) */
@@ -111,10 +110,11 @@ struct qn__isearch {
     float *qg;                  /* ... at this cost */
     uint8_t *dyn;               /* per vertex id: corner because of closed portals */
     bool any_dyn;               /* ... for some vertex */
-    float *vang;                /* per vertex id: scratch, its angle in open quads */
     uint8_t *sopen;             /* per boundary sub-edge: an open portal (mark_walls) */
     uint8_t *qopen;             /* per quad: its open portals, 0, 1 or 2 for more */
-    qn_vec2 *wsum;              /* per vertex id: sum of the walls' unit directions from it */
+    /* one-to-all, while the instance is laid out (walls_sum): per vertex
+    ** id, the sum of the walls' unit directions from it */
+    qn_vec2 *wsum;
     /* toward one target (paths): the point, its quad, the state bound, the
     ** state being expanded, the goal state once found */
     bool target;
@@ -960,7 +960,6 @@ static void mark_walls(xsearch *S) {
     S->wrad = S->radius;
     memset(S->dyn, 0, S->nv);
     S->any_dyn = false;
-    memset(S->wsum, 0, (size_t)S->nv * sizeof *S->wsum);
     memset(S->sopen, 0, b->bstart[m->quad_count]);
     memset(S->qopen, 0, m->quad_count);
     for (uint32_t q = 0; q < m->quad_count; q++) {
@@ -974,32 +973,37 @@ static void mark_walls(xsearch *S) {
                 if (S->qopen[q] < 2) S->qopen[q]++;
                 continue;
             }
-            uint32_t va = b->bvid[base + s], vb = b->bvid[base + s1];
-            qn_vec2 d = unit(qn__sub(b->bv[base + s1], b->bv[base + s]));
-            S->wsum[va] = qn__add(S->wsum[va], d);
-            S->wsum[vb] = qn__sub(S->wsum[vb], d);
-            if (e != QN_NONE) S->dyn[va] = S->dyn[vb] = 1, S->any_dyn = true;
+            if (e != QN_NONE)
+                S->dyn[b->bvid[base + s]] = S->dyn[b->bvid[base + s1]] = 1, S->any_dyn = true;
         }
     }
     if (!S->any_dyn) return;
     /* Of those, only the ones that stick out into the open quads round
     ** them (their angles there sum to more than pi) are corners: a path
     ** never bends round a point of a straight or hollow wall. */
-    for (uint32_t v = 0; v < S->nv; v++) S->vang[v] = 0.0f;
+    float *vang = qn__alloc(&S->alloc, ((size_t)S->nv + 1) * sizeof(float));
+    if (!vang) { /* marked again next time */
+        S->wver = 0;
+        S->st = QN_E_NOMEM;
+        return;
+    }
+    for (uint32_t v = 0; v < S->nv; v++)
+        vang[v] = 0.0f;
     for (uint32_t q = 0; q < m->quad_count; q++) {
         uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
         for (uint32_t s = 0; !m->blocked[q] && s < k; s++) {
             uint32_t v = b->bvid[base + s];
             if (S->dyn[v] && !(b->vkind[v] & QN__VK_CORNER))
-                S->vang[v] += qn__boundary_angle(b, base, k, s);
+                vang[v] += qn__boundary_angle(b, base, k, s);
         }
     }
     S->any_dyn = false;
     for (uint32_t v = 0; v < S->nv; v++) {
-        if (S->dyn[v] && !(b->vkind[v] & QN__VK_CORNER) && !(S->vang[v] > QN__CORNER_OPEN))
+        if (S->dyn[v] && !(b->vkind[v] & QN__VK_CORNER) && !(vang[v] > QN__CORNER_OPEN))
             S->dyn[v] = 0;
         S->any_dyn |= S->dyn[v] != 0;
     }
+    qn__free(&S->alloc, vang, ((size_t)S->nv + 1) * sizeof(float));
 }
 
 /* Takes states out in key order and expands them. Toward a target, a
@@ -1048,36 +1052,34 @@ uint32_t qn__spm_shut_min_quads = 1u << 17;
 
 /* ---- the instance -------------------------------------------------------------- */
 
-static int cmp_entry(const void *x, const void *y) {
-    const xentry *a = x, *b = y;
-    if (a->quad != b->quad) return a->quad < b->quad ? -1 : 1;
-    uint32_t ra = a->rid & ~ON_BIT, rb = b->rid & ~ON_BIT;
-    if (ra != rb) return ra < rb ? -1 : 1;
-    /* A root seeing all of the quad first: its wedges are then repeats. */
-    return (int)((b->rid & ON_BIT) != 0) - (int)((a->rid & ON_BIT) != 0);
+/* A quad's entries in the order redundant() and join_wedges() need: by
+** root (numbered in vertex id order, as the search's ids), a root seeing
+** all of the quad before its wedges. */
+static bool sent_before(const qn__sent *a, const qn__sent *b) {
+    uint32_t ra = a->root & ~ON_BIT, rb = b->root & ~ON_BIT;
+    if (ra != rb) return ra < rb;
+    return (a->root & ON_BIT) && !(b->root & ON_BIT);
 }
-
 
 /* Is entry i the same as one kept already (same root seeing all the quad,
 ** or a wedge of a root that sees all of it)? Entries are sorted. */
-static bool redundant(const xentry *e, uint32_t i, uint32_t first) {
-    uint32_t rid = e[i].rid & ~ON_BIT;
-    for (uint32_t j = i; j-- > first && (e[j].rid & ~ON_BIT) == rid;) {
+static bool redundant(const qn__sent *e, uint32_t i, uint32_t first) {
+    uint32_t rid = e[i].root & ~ON_BIT;
+    for (uint32_t j = i; j-- > first && (e[j].root & ~ON_BIT) == rid;) {
         bool same = e[j].l == e[i].l && e[j].r == e[i].r;
         /* A root that sees all of the quad makes its wedges repeats; two
         ** such entries differ only by the obstacle's side. */
-        if (same || ((e[j].rid & ON_BIT) && !(e[i].rid & ON_BIT))) return true;
+        if (same || ((e[j].root & ON_BIT) && !(e[i].root & ON_BIT))) return true;
     }
     return false;
 }
 
-/* The instance minus its entries (finish makes those). */
-static qn_status spm_alloc(const qn_field *f, uint32_t nents, uint32_t nroots, uint32_t nb,
-                           qn__spm **out) {
+/* The instance minus its entries (finish makes those): room for nroots
+** roots. */
+static qn_status spm_alloc(const qn_field *f, uint32_t nroots, uint32_t nb, qn__spm **out) {
     const qn_mesh *m = f->mesh;
     qn__spm *s = qn__calloc(&f->alloc, 1, sizeof *s);
     if (!s) return QN_E_NOMEM;
-    s->nents = nents;
     s->nroots = nroots;
     s->nb = nb;
     s->open = qn__calloc(&f->alloc, (size_t)nb / 8 + 1, 1);
@@ -1085,11 +1087,10 @@ static qn_status spm_alloc(const qn_field *f, uint32_t nents, uint32_t nroots, u
     s->rcap = nroots;
     s->roots = qn__alloc(&f->alloc, ((size_t)nroots + 1) * sizeof(qn__sroot));
     s->bytes = sizeof *s + ((size_t)m->quad_count + 1) * sizeof(uint32_t) +
-               ((size_t)nents + 1) * sizeof(qn__sent) + ((size_t)nroots + 1) * sizeof(qn__sroot) +
-               (size_t)nb / 8 + 1;
+               ((size_t)nroots + 1) * sizeof(qn__sroot) + (size_t)nb / 8 + 1;
     *out = s;
     if (!s->qstart || !s->roots || !s->open) return QN_E_NOMEM;
-    return QN_OK; /* the entries come from finish */
+    return QN_OK;
 }
 
 void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads) {
@@ -1104,10 +1105,10 @@ void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads) {
     qn__free(a, s, sizeof *s);
 }
 
-/* Root rid as the sampler keeps it, numbered on first use in map. */
-static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t rid) {
-    if (map[rid] != QN_NONE) return map[rid];
-    qn__sroot *r = &s->roots[s->nroots];
+static size_t search_fixed_bytes(const xsearch *S);
+
+/* Root rid as the sampler keeps it, into *r. */
+static void make_root(const xsearch *S, uint32_t rid, qn__sroot *r) {
     r->at = S->rpos[rid];
     r->g = S->rg[rid] * qn__quad_cost(S->f->mesh, S->f->goals[0].quad);
     uint32_t par = S->rpar[rid];
@@ -1127,47 +1128,6 @@ static uint32_t keep_root(const xsearch *S, qn__spm *s, uint32_t *map, uint32_t 
     qn_vec2 w = rid < S->nv ? S->wsum[rid] : qn__v2(0.0f, 0.0f);
     float c = qn__cross(out, w), lw = qn__len(w);
     r->side = (int8_t)(lw > 1e-3f && fabsf(c) > 0.1f * lw ? (c > 0.0f ? 1 : -1) : 0);
-
-    return map[rid] = s->nroots++;
-}
-
-/* Sorts the entries by quad into ents: a counting sort (read in order,
-** each entry written once to its quad's place; following the permutation
-** in place instead took a cache miss or two per entry, a quarter of a
-** 4096 x 4096 map's build), each block freed once moved, so the entries
-** take their room about once, not twice; each quad's few entries then by
-** insertion. False when out of memory. */
-static bool sort_entries(xsearch *S) {
-    uint32_t nq = S->m->quad_count, ne = S->ne;
-    uint32_t *start = qn__calloc(&S->alloc, (size_t)nq + 1, sizeof *start);
-    xentry *to = qn__alloc(&S->alloc, ((size_t)ne + 1) * sizeof *to);
-    if (!start || !to) {
-        qn__free(&S->alloc, start, ((size_t)nq + 1) * sizeof *start);
-        qn__free(&S->alloc, to, ((size_t)ne + 1) * sizeof *to);
-        return false;
-    }
-    for (uint32_t b = 0; b < S->nblk; b++) {
-        const xentry *e = S->eblk[b];
-        for (uint32_t i = 0, n = block_count(S, b); i < n; i++) start[e[i].quad + 1]++;
-    }
-    for (uint32_t q = 0; q < nq; q++) start[q + 1] += start[q];
-    for (uint32_t b = 0; b < S->nblk; b++) {
-        const xentry *e = S->eblk[b];
-        for (uint32_t i = 0, n = block_count(S, b); i < n; i++) to[start[e[i].quad]++] = e[i];
-        qn__free(&S->alloc, S->eblk[b], sizeof(xentry) << S->eshift);
-        S->eblk[b] = NULL;
-    }
-    free_blocks(S);
-    S->ents = to;
-    S->ecap = ne + 1;
-    for (uint32_t i = 1; i < ne; i++) {
-        xentry x = to[i];
-        uint32_t j = i;
-        for (; j > 0 && cmp_entry(&to[j - 1], &x) > 0; j--) to[j] = to[j - 1];
-        to[j] = x;
-    }
-    qn__free(&S->alloc, start, ((size_t)nq + 1) * sizeof *start);
-    return true;
 }
 
 /* Two of an entry's directions within a step of each other. */
@@ -1180,10 +1140,10 @@ static bool near_dir(uint16_t a, uint16_t b) {
 ** two portals side by side on one edge): one wedge from the right side of
 ** one to the left side of the other. e[first..n) is one quad's entries;
 ** returns the new count. */
-static uint32_t join_wedges(xentry *e, uint32_t first, uint32_t n) {
+static uint32_t join_wedges(qn__sent *e, uint32_t first, uint32_t n) {
     for (uint32_t i = first; i < n; i++) {
-        if (e[i].rid & ON_BIT) continue;
-        for (uint32_t j = i + 1; j < n && e[j].rid == e[i].rid;) {
+        if (e[i].root & ON_BIT) continue;
+        for (uint32_t j = i + 1; j < n && e[j].root == e[i].root;) {
             bool li = near_dir(e[i].l, e[j].r), ri = near_dir(e[i].r, e[j].l);
             if (!li && !ri) {
                 j++;
@@ -1198,17 +1158,6 @@ static uint32_t join_wedges(xentry *e, uint32_t first, uint32_t n) {
         }
     }
     return n;
-}
-
-/* Roots were sized for every vertex: keeps the ones entries use. */
-static void shrink_roots(const xsearch *S, qn__spm *s) {
-    if (s->nroots >= s->rcap) return;
-    qn__sroot *n = qn__realloc(&S->f->alloc, s->roots, ((size_t)s->rcap + 1) * sizeof(qn__sroot),
-                               ((size_t)s->nroots + 1) * sizeof(qn__sroot));
-    if (!n) return; /* the larger block stays */
-    s->bytes -= (size_t)(s->rcap - s->nroots) * sizeof(qn__sroot);
-    s->roots = n;
-    s->rcap = s->nroots;
 }
 
 /* The sampler's order of a quad's entries: the wedges, then those whose
@@ -1245,119 +1194,246 @@ bool qn__spm_add_corners(const qn_allocator *a, qn__spm *s, const uint32_t *q,
 
 /* The corners the mesh's state adds for this search (mark_walls's dyn:
 ** ends of portals closed for the radius or by a blocked quad, where the
-** mesh itself has no corner, that stick out into the open quads), added to
-** instance s's list with the walls' direction sum there (wsum); false when
-** out of memory. */
-static bool state_corners(const xsearch *S, qn__spm *s) {
+** mesh itself has no corner, that stick out into the open quads), with the
+** walls' direction sum there (wsum), by quad: *n of them into *q and *c
+** (NULL when none); false when out of memory. */
+static bool state_corners(const xsearch *S, uint32_t **q, qn__xcorner **c, uint32_t *n) {
     const qn__boundary *b = S->b;
     const qn_mesh *m = S->m;
+    *q = NULL, *c = NULL, *n = 0;
     if (!S->any_dyn) return true;
-    uint32_t n = 0, *q = NULL;
-    qn__xcorner *c = NULL;
     for (int pass = 0; pass < 2; pass++) {
-        n = 0;
+        uint32_t k = 0;
         for (uint32_t qq = 0; qq < m->quad_count; qq++) {
             if (m->blocked[qq]) continue;
             for (uint32_t i = b->bstart[qq]; i < b->bstart[qq + 1]; i++) {
                 uint32_t v = b->bvid[i];
                 if (!S->dyn[v] || (b->vkind[v] & QN__VK_CORNER)) continue;
-                if (pass) q[n] = qq, c[n] = (qn__xcorner){b->bv[i], S->wsum[v]};
-                n++;
+                if (pass) (*q)[k] = qq, (*c)[k] = (qn__xcorner){b->bv[i], S->wsum[v]};
+                k++;
             }
         }
-        if (pass || !n) break;
-        q = qn__alloc(&S->alloc, (size_t)n * sizeof(uint32_t));
-        c = qn__alloc(&S->alloc, (size_t)n * sizeof(qn__xcorner));
-        if (!q || !c) break;
+        *n = k;
+        if (pass || !k) break;
+        *q = qn__alloc(&S->alloc, (size_t)k * sizeof(uint32_t));
+        *c = qn__alloc(&S->alloc, (size_t)k * sizeof(qn__xcorner));
+        if (!*q || !*c) return false;
     }
-    bool ok = (q && c) || !n ? qn__spm_add_corners(&S->f->alloc, s, q, c, n) : false;
-    qn__free(&S->alloc, q, (size_t)n * sizeof(uint32_t));
-    qn__free(&S->alloc, c, (size_t)n * sizeof(qn__xcorner));
-    return ok;
+    return true;
+}
+
+/* wsum: at every vertex the sum of the unit directions of the walls
+** leaving it as mark_walls left them (sopen), seen from open quads, whose
+** opposite points away from the obstacle there. Made when the instance is
+** laid out, not for the search (on a 4096 x 4096 map, 42 MiB less while
+** it runs). False when out of memory. */
+static bool walls_sum(xsearch *S) {
+    const qn__boundary *b = S->b;
+    const qn_mesh *m = S->m;
+    S->wsum = qn__calloc(&S->alloc, (size_t)S->nv + 1, sizeof *S->wsum);
+    if (!S->wsum) return false;
+    for (uint32_t q = 0; q < m->quad_count; q++) {
+        if (m->blocked[q]) continue;
+        uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
+        for (uint32_t s = 0; s < k; s++) {
+            if (S->sopen[base + s]) continue;
+            uint32_t s1 = s + 1 == k ? 0 : s + 1;
+            uint32_t va = b->bvid[base + s], vb = b->bvid[base + s1];
+            qn_vec2 d = unit(qn__sub(b->bv[base + s1], b->bv[base + s]));
+            S->wsum[va] = qn__add(S->wsum[va], d);
+            S->wsum[vb] = qn__sub(S->wsum[vb], d);
+        }
+    }
+    return true;
+}
+
+/* The roots the entries use, numbered in vertex id order (rmap: QN_NONE
+** for the rest) into s->roots, and what else of the search's fixed arrays
+** the instance keeps (the walls, the state's corners); then those arrays
+** are freed, before the entries are laid out: on a 4096 x 4096 map they
+** are 186 MiB. The entries' roots become root indices, in their blocks. */
+static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorner **xc,
+                             uint32_t *nx) {
+    uint32_t nr = S->nr, used = 0;
+    uint32_t *rmap = qn__alloc(&S->alloc, ((size_t)nr + 1) * sizeof(uint32_t));
+    if (!rmap) return QN_E_NOMEM;
+    for (uint32_t i = 0; i < nr; i++)
+        rmap[i] = QN_NONE;
+    for (uint32_t b = 0; b < S->nblk; b++)
+        for (uint32_t i = 0, n = block_count(S, b); i < n; i++)
+            rmap[S->eblk[b][i].rid & ~ON_BIT] = 0;
+    for (uint32_t i = 0; i < nr; i++)
+        if (rmap[i] != QN_NONE) rmap[i] = used++;
+    qn__spm *s = NULL;
+    qn_status st = spm_alloc(S->f, used, S->b->nb, &s);
+    if (st == QN_OK && !walls_sum(S)) st = QN_E_NOMEM;
+    for (uint32_t i = 0; st == QN_OK && i < nr; i++)
+        if (rmap[i] != QN_NONE) make_root(S, i, &s->roots[rmap[i]]);
+    if (st == QN_OK) {
+        for (uint32_t i = 0; i < S->b->nb; i++) /* the walls as mark_walls made them */
+            s->open[i >> 3] |= (uint8_t)((S->sopen[i] != 0) << (i & 7u));
+        if (!state_corners(S, xq, xc, nx)) st = QN_E_NOMEM;
+    }
+    qn__free(&S->alloc, S->wsum, ((size_t)S->nv + 1) * sizeof *S->wsum);
+    S->wsum = NULL;
+    if (st == QN_OK) {
+        qn__free(&S->alloc, S->rpos, search_fixed_bytes(S));
+        S->rpos = NULL;
+        for (uint32_t b = 0; b < S->nblk; b++)
+            for (uint32_t i = 0, n = block_count(S, b); i < n; i++) {
+                xentry *x = &S->eblk[b][i];
+                x->rid = rmap[x->rid & ~ON_BIT] | (x->rid & ON_BIT);
+            }
+    }
+    qn__free(&S->alloc, rmap, ((size_t)nr + 1) * sizeof(uint32_t));
+    *out = s;
+    return st;
+}
+
+/* Sorts the entries by quad into ents as the sampler keeps them (the quad
+** is then their place): a counting sort (read in order, each entry
+** written once to its quad's place; following the permutation in place
+** instead took a cache miss or two per entry, a quarter of a 4096 x 4096
+** map's build), each block freed once moved, so the entries take their
+** room about once, not twice; each quad's few entries then by
+** insertion. qstart gets each quad's first (before redundant ones go).
+** False when out of memory. */
+static bool sort_entries(xsearch *S, qn__spm *s) {
+    uint32_t nq = S->m->quad_count, ne = S->ne, *start = s->qstart;
+    qn__sent *to = qn__alloc(&S->alloc, ((size_t)ne + 1) * sizeof *to);
+    if (!to) return false;
+    for (uint32_t q = 0; q <= nq; q++)
+        start[q] = 0;
+    for (uint32_t b = 0; b < S->nblk; b++)
+        for (uint32_t i = 0, n = block_count(S, b); i < n; i++)
+            start[S->eblk[b][i].quad]++;
+    for (uint32_t q = 0, sum = 0; q <= nq; q++) { /* start[q]: the end of q-1's, for now */
+        uint32_t c = start[q];
+        start[q] = sum;
+        sum += c;
+    }
+    for (uint32_t b = 0; b < S->nblk; b++) {
+        const xentry *e = S->eblk[b];
+        for (uint32_t i = 0, n = block_count(S, b); i < n; i++)
+            to[start[e[i].quad]++] = (qn__sent){e[i].rid, e[i].l, e[i].r};
+        qn__free(&S->alloc, S->eblk[b], sizeof(xentry) << S->eshift);
+        S->eblk[b] = NULL;
+    }
+    free_blocks(S);
+    for (uint32_t q = nq; q > 0; q--)
+        start[q] = start[q - 1]; /* back to each quad's first */
+    start[0] = 0;
+    s->ents = to; /* the instance's from now on */
+    s->nents = ne;
+    for (uint32_t q = 0; q < nq; q++)
+        for (uint32_t i = start[q] + 1; i < start[q + 1]; i++) {
+            qn__sent x = to[i];
+            uint32_t j = i;
+            for (; j > start[q] && sent_before(&x, &to[j - 1]); j--)
+                to[j] = to[j - 1];
+            to[j] = x;
+        }
+    return true;
+}
+
+/* Roots no kept entry uses (redundant ones went) leave the list; the
+** rest keep their order. */
+static bool shrink_roots(const xsearch *S, qn__spm *s) {
+    uint32_t n = s->nroots, kept = 0;
+    uint32_t *map = qn__alloc(&S->alloc, ((size_t)n + 1) * sizeof(uint32_t));
+    if (!map) return false;
+    for (uint32_t i = 0; i < n; i++)
+        map[i] = QN_NONE;
+    for (uint32_t i = 0; i < s->nents; i++)
+        map[s->ents[i].root & ~ON_BIT] = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (map[i] != QN_NONE) s->roots[kept] = s->roots[i], map[i] = kept++;
+    for (uint32_t i = 0; i < s->nents; i++)
+        s->ents[i].root = map[s->ents[i].root & ~ON_BIT] | (s->ents[i].root & ON_BIT);
+    qn__free(&S->alloc, map, ((size_t)n + 1) * sizeof(uint32_t));
+    s->nroots = kept;
+    if (kept < s->rcap) {
+        qn__sroot *r =
+            qn__realloc(&S->f->alloc, s->roots, ((size_t)s->rcap + 1) * sizeof(qn__sroot),
+                        ((size_t)kept + 1) * sizeof(qn__sroot));
+        if (r) {
+            s->bytes -= (size_t)(s->rcap - kept) * sizeof(qn__sroot);
+            s->roots = r;
+            s->rcap = kept;
+        }
+    }
+    return true;
 }
 
 static qn_status finish(xsearch *S, qn__spm **out) {
     const qn_mesh *m = S->m;
-    if (!sort_entries(S)) return QN_E_NOMEM;
-    uint32_t kept = 0, first = 0;
-    for (uint32_t i = 0; i < S->ne; i++) {
-        if (i == 0 || S->ents[i].quad != S->ents[i - 1].quad) {
-            if (i > 0) kept = join_wedges(S->ents, first, kept);
-            first = kept;
-        }
-        S->ents[kept] = S->ents[i];
-        if (!redundant(S->ents, kept, first)) kept++;
-    }
-    if (S->ne) kept = join_wedges(S->ents, first, kept);
-    uint32_t *rmap = qn__alloc(&S->alloc, (size_t)S->nr * sizeof(uint32_t));
-    if (!rmap) return QN_E_NOMEM;
-    for (uint32_t i = 0; i < S->nr; i++) rmap[i] = QN_NONE;
+    uint32_t nq = m->quad_count, *xq = NULL, nx = 0;
+    qn__xcorner *xc = NULL;
     qn__spm *s = NULL;
-    qn_status st = kept > QN__SPM_QMASK ? QN_E_LIMIT : spm_alloc(S->f, kept, S->nr, S->b->nb, &s);
+    qn_status st = S->ne > QN__SPM_QMASK ? QN_E_LIMIT : roots_first(S, &s, &xq, &xc, &nx);
+    if (st == QN_OK && !sort_entries(S, s)) st = QN_E_NOMEM;
+    uint32_t kept = 0, most = 0;
     if (st == QN_OK) {
-        for (uint32_t i = 0; i < S->b->nb; i++) /* the walls as mark_walls made them */
-            s->open[i >> 3] |= (uint8_t)((S->sopen[i] != 0) << (i & 7u));
-        s->nroots = 0;
-        /* The sampler's entries are written over the search's: one is no
-        ** larger than an xentry, so entry i, written at index i, covers no
-        ** xentry after the i-th (which is read first, as bytes, so the
-        ** read does not move past the write). The array then shrinks to
-        ** them, and the entries take their room once, not twice. */
-        _Static_assert(sizeof(qn__sent) <= sizeof(xentry), "entries written over xentries");
-        qn__sent *o = (qn__sent *)(void *)S->ents;
-        uint32_t q = 0;
-        for (uint32_t i = 0; i < kept; i++) {
-            xentry e;
-            memcpy(&e, &S->ents[i], sizeof e);
-            while (q <= e.quad) s->qstart[q++] = i;
-            uint32_t r = keep_root(S, s, rmap, e.rid & ~ON_BIT);
-            qn__sent x = {r, e.l, e.r};
-            if (e.rid & ON_BIT) {
-                x.root |= ON_BIT;
-                /* The obstacle's side at the root: the root's own (from
-                ** the walls there) when known, else the entry's. */
-                int side = s->roots[r].side;
-                if (side != 0) x.l = (uint16_t)(side > 0 ? QN__SPM_LEFT : QN__SPM_RIGHT);
+        /* Each quad's entries less the redundant ones, joined, moved
+        ** forward; then the obstacle's side at a root seeing all of the
+        ** quad: the root's own (from the walls there) when known, else the
+        ** entry's. */
+        qn__sent *e = s->ents;
+        for (uint32_t q = 0; q < nq; q++) {
+            uint32_t first = kept, end = s->qstart[q + 1];
+            for (uint32_t i = s->qstart[q]; i < end; i++) {
+                e[kept] = e[i];
+                if (!redundant(e, kept, first)) kept++;
             }
-            o[i] = x;
+            kept = join_wedges(e, first, kept);
+            s->qstart[q] = first;
+            most = kept - first > most ? kept - first : most;
+            for (uint32_t i = first; i < kept; i++) {
+                int side = s->roots[e[i].root & ~ON_BIT].side;
+                if ((e[i].root & ON_BIT) && side != 0)
+                    e[i].l = (uint16_t)(side > 0 ? QN__SPM_LEFT : QN__SPM_RIGHT);
+            }
         }
-        while (q <= m->quad_count) s->qstart[q++] = kept;
-        qn__sent *ents = qn__realloc(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry),
+        s->qstart[nq] = kept;
+        qn__sent *ents = qn__realloc(&S->alloc, e, ((size_t)S->ne + 1) * sizeof(qn__sent),
                                      ((size_t)kept + 1) * sizeof(qn__sent));
-        if (ents) s->ents = ents, S->ents = NULL, S->ecap = 0;
-        else st = QN_E_NOMEM;
+        if (ents) s->ents = ents, s->nents = kept;
+        s->bytes += ((size_t)s->nents + 1) * sizeof(qn__sent);
     }
-    float *lb = st == QN_OK ? qn__alloc(&S->alloc, ((size_t)kept + 1) * sizeof(float)) : NULL;
+    float *lb = st == QN_OK ? qn__alloc(&S->alloc, ((size_t)most + 1) * sizeof(float)) : NULL;
     if (st == QN_OK && !lb) st = QN_E_NOMEM;
     if (st == QN_OK) {
         /* Each entry's least cost over the quad (its root's cost plus its
         ** distance to the quad); each quad's entries in the sampler's order
         ** (spm_before), so that the best so far is low early and most of
         ** the others are set aside without a square root. */
-        for (uint32_t qq = 0; qq < m->quad_count; qq++) {
-            for (uint32_t i = s->qstart[qq]; i < s->qstart[qq + 1]; i++) {
-                const qn__sroot *r = &s->roots[s->ents[i].root & ~ON_BIT];
-                float d = (s->ents[i].root & ON_BIT) ? 0.0f : qn__quad_distance(m, qq, r->at);
+        for (uint32_t qq = 0; qq < nq; qq++) {
+            uint32_t first = s->qstart[qq], n = s->qstart[qq + 1] - first;
+            qn__sent *e = s->ents + first;
+            for (uint32_t i = 0; i < n; i++) {
+                const qn__sroot *r = &s->roots[e[i].root & ~ON_BIT];
+                float d = (e[i].root & ON_BIT) ? 0.0f : qn__quad_distance(m, qq, r->at);
                 lb[i] = r->g + d;
             }
-            for (uint32_t i = s->qstart[qq] + 1; i < s->qstart[qq + 1]; i++) {
-                qn__sent x = s->ents[i];
+            for (uint32_t i = 1; i < n; i++) {
+                qn__sent x = e[i];
                 float xl = lb[i];
                 uint32_t j = i;
-                for (; j > s->qstart[qq] && spm_before(&x, xl, &s->ents[j - 1], lb[j - 1]); j--)
-                    s->ents[j] = s->ents[j - 1], lb[j] = lb[j - 1];
-                s->ents[j] = x, lb[j] = xl;
+                for (; j > 0 && spm_before(&x, xl, &e[j - 1], lb[j - 1]); j--)
+                    e[j] = e[j - 1], lb[j] = lb[j - 1];
+                e[j] = x, lb[j] = xl;
             }
         }
     }
-    qn__free(&S->alloc, lb, ((size_t)kept + 1) * sizeof(float));
-    qn__free(&S->alloc, rmap, (size_t)S->nr * sizeof(uint32_t));
+    qn__free(&S->alloc, lb, ((size_t)most + 1) * sizeof(float));
     if (st == QN_OK) /* quads with obstacle corners on their boundary */
-        for (uint32_t qq = 0; qq < m->quad_count; qq++)
+        for (uint32_t qq = 0; qq < nq; qq++)
             if (S->b->cmask[qq]) s->qstart[qq] |= QN__SPM_QCORNERS;
-    if (st == QN_OK && !state_corners(S, s)) st = QN_E_NOMEM;
-    if (st == QN_OK) shrink_roots(S, s);
-    if (st != QN_OK) qn__spm_free(&S->f->alloc, s, m->quad_count), s = NULL;
+    if (st == QN_OK && !qn__spm_add_corners(&S->f->alloc, s, xq, xc, nx)) st = QN_E_NOMEM;
+    qn__free(&S->alloc, xq, (size_t)nx * sizeof(uint32_t));
+    qn__free(&S->alloc, xc, (size_t)nx * sizeof(qn__xcorner));
+    if (st == QN_OK && !shrink_roots(S, s)) st = QN_E_NOMEM;
+    if (st != QN_OK) qn__spm_free(&S->f->alloc, s, nq), s = NULL;
     *out = s;
     return st;
 }
@@ -1368,9 +1444,8 @@ static size_t search_fixed_bytes(const xsearch *S) {
     const qn_mesh *m = S->m;
     return (size_t)m->portal_count * sizeof(uint32_t) +
            (size_t)S->nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
-           (size_t)m->quad_count * (sizeof(uint32_t) + sizeof(float)) +
-           (size_t)S->nv * (1 + sizeof(qn_vec2) + sizeof(float)) + S->b->bstart[m->quad_count] +
-           m->quad_count;
+           (size_t)m->quad_count * (sizeof(uint32_t) + sizeof(float)) + S->nv +
+           S->b->bstart[m->quad_count] + m->quad_count;
 }
 
 /* Sets every per-search array to "nothing reached yet". */
@@ -1401,12 +1476,10 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     char *p = qn__alloc(&S->alloc, bytes);
     if (!p) return QN_E_NOMEM;
     S->rpos = (qn_vec2 *)(void *)p;
-    S->wsum = S->rpos + S->nr;
-    p = (char *)(S->wsum + S->nv);
+    p = (char *)(S->rpos + S->nr);
     S->rg = (float *)(void *)p;
     S->qg = S->rg + S->nr;
-    S->vang = S->qg + m->quad_count;
-    S->head = (uint32_t *)(S->vang + S->nv);
+    S->head = (uint32_t *)(S->qg + m->quad_count);
     S->rpar = S->head + m->portal_count;
     S->qvid = S->rpar + S->nr;
     S->dyn = (uint8_t *)(S->qvid + m->quad_count);
@@ -1432,10 +1505,9 @@ static void free_pools(xsearch *S) {
 }
 
 static void search_free(xsearch *S) {
-    qn__free(&S->alloc, S->rpos, search_fixed_bytes(S));
+    if (S->rpos) qn__free(&S->alloc, S->rpos, search_fixed_bytes(S));
     free_pools(S);
     free_blocks(S);
-    qn__free(&S->alloc, S->ents, (size_t)S->ecap * sizeof(xentry));
 }
 
 qn_status qn__spm_build(qn_field *f, qn_error *err) {
@@ -1480,7 +1552,7 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
         qn__spm_free(&f->alloc, f->spm, f->mesh->quad_count);
         f->spm = s;
     }
-    if (S.rpos) search_free(&S);
+    if (S.b && S.geo) search_free(&S);
     if (st == QN_E_NOMEM) return qn__fail(err, st, QN_NONE, "out of memory (exact instance)");
     if (st != QN_OK) return qn__fail(err, st, QN_NONE, "exact instance: search too large");
     return QN_OK;
@@ -1617,6 +1689,10 @@ qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to
     S->to = to;
     S->qt = qt;
     mark_walls(S);
+    if (S->st != QN_OK) {
+        S->full_reset = true;
+        return S->st;
+    }
     if (qs == qt) { /* one convex quad: straight there */
         *length = qn__len(qn__sub(to, from));
         return QN_OK;

@@ -421,6 +421,67 @@ static void test_field_update(void **state) {
     update_loop(true, ONESHOT);
 }
 
+/* An exact field's exits, made on first use (qn_field_exits) with
+** allocation n refused: QN_E_NOMEM and nothing kept, then a retry makes the
+** same exits as a field that never ran short. */
+static void exits_loop(mode md) {
+    static tm_mesh t;
+    uint64_t successes = 0, failures = 0;
+    for (uint64_t n = 0; n <= MAX_STEPS; n++) {
+        qn_mesh *m = small_mesh(&t);
+        assert_int_equal(qn_mesh_set_quad_cost(m, 3, 1.0f), QN_OK); /* every quad 1: exact */
+        qn_vec2 goal = centre(m, 0);
+        failalloc fa;
+        qn_allocator a = make_alloc(&fa, UINT64_MAX, md);
+        qn_field *f = NULL, *ref = NULL;
+        assert_int_equal(qn_field_create(m, &goal, 1, NULL, &a, &f, NULL), QN_OK);
+        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &ref, NULL), QN_OK);
+        int64_t live = fa.live;
+        size_t bytes = qn_field_bytes(f);
+        fa.fail_at = fa.calls + n;
+        qn_error e;
+        memset(&e, 0, sizeof e);
+        qn_status st = qn_field_exits(f, &e);
+        bool done = st == QN_OK;
+        if (done) {
+            assert_int_equal(fa.failures, 0);
+            successes++;
+        } else {
+            if (st != QN_E_NOMEM || e.code != QN_E_NOMEM)
+                fail_msg("qn_field_exits: allocation %llu refused gave %s (err %s)",
+                         (unsigned long long)n, qn_status_name(st), qn_status_name(e.code));
+            failures++;
+            if (fa.live != live)
+                fail_msg("qn_field_exits: %lld bytes kept after failing",
+                         (long long)(fa.live - live));
+            assert_int_equal(qn_field_bytes(f), bytes);
+            fa.fail_at = UINT64_MAX;
+            assert_int_equal(qn_field_exits(f, NULL), QN_OK);
+        }
+        assert_true(qn_field_bytes(f) > bytes);
+        uint32_t leaving = 0;
+        for (uint32_t q = 0; q < qn_mesh_quad_count(m); q++) {
+            assert_int_equal(qn_field_quad_exit(f, q), qn_field_quad_exit(ref, q));
+            leaving += qn_field_quad_exit(f, q) != QN_NONE;
+        }
+        assert_true(leaving > 0);
+        qn_field_destroy(f);
+        qn_field_destroy(ref);
+        if (fa.live != 0) fail_msg("qn_field_exits: %lld bytes leaked", (long long)fa.live);
+        qn_mesh_destroy(m);
+        if (done) break;
+    }
+    assert_int_equal(successes, 1);
+    assert_true(failures > 0);
+}
+
+static void test_field_exits(void **state) {
+    (void)state;
+    exits_loop(STICKY);
+    exits_loop(ONESHOT);
+    assert_int_equal(qn_field_exits(NULL, NULL), QN_E_INVALID_ARG);
+}
+
 typedef struct grid_field_args {
     const qn_grid *grid;
     const uint32_t *goals;
@@ -621,6 +682,7 @@ int main(void) {
         cmocka_unit_test(test_grid_mesh_conversions),
         cmocka_unit_test(test_field_create),
         cmocka_unit_test(test_field_update),
+        cmocka_unit_test(test_field_exits),
         cmocka_unit_test(test_grid_field_create),
         cmocka_unit_test(test_cache_create),
         cmocka_unit_test(test_cache_acquire),

@@ -184,6 +184,8 @@ static bool build_field(scene *s) {
         memset(&fo, 0, sizeof fo);
         fo.radius = s->radius;
         st = qn_field_create(s->t.mesh, &s->goal, 1, &fo, NULL, &s->quad, &e);
+        /* the arrows follow the quads' exits, made on first use */
+        if (st == QN_OK) st = qn_field_exits(s->quad, &e);
         if (st == QN_OK) qn_sim_world_quad(&s->w, &s->qctx, s->quad, s->goal);
     } else {
         uint32_t x, y;

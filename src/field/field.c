@@ -816,6 +816,13 @@ uint32_t qn_field_quad_exit(const qn_field *field, uint32_t quad) {
     return (e & QN__GOAL_BIT) ? QN_NONE : e;
 }
 
+qn_status qn_field_exits(const qn_field *field, qn_error *err) {
+    qn__error_clear(err);
+    if (!field) return qn__fail(err, QN_E_INVALID_ARG, QN_NONE, "NULL field");
+    if (!field->spm || field->spm->no_exits || qn__spm_exits_get(field)) return QN_OK;
+    return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad exits)");
+}
+
 uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad) {
     uint32_t e = qn_field_quad_exit(field, quad);
     return e == QN_NONE ? QN_NONE : qn__portal_other(field->mesh, e, quad);

@@ -157,15 +157,29 @@ static inline bool fz_goal_quad(const qn_field *f, uint32_t q) {
     return false;
 }
 
+/* Are f's quad exits there? An exact field makes them on first use
+** (qn_field_exits), which fails only when the allocator refuses: then
+** the checks of exits are skipped. */
+static inline bool fz_exits(const qn_field *f) {
+    qn_status st = qn_field_exits(f, NULL);
+    FZ_CHECK(st == QN_OK || st == QN_E_NOMEM, "qn_field_exits: %s", qn_status_name(st));
+    return st == QN_OK;
+}
+
 /* One quad's slot: blocked quads and unreachable ones have no exit and an
 ** infinite cost, goal quads cost 0, others leave by an open portal of theirs
-** into a quad that costs no more. */
-static inline void fz_check_slot(const qn_field *f, uint32_t q) {
+** into a quad that costs no more (exits: checked only when they are there). */
+static inline void fz_check_slot(const qn_field *f, uint32_t q, bool exits) {
     const qn_mesh *m = f->mesh;
     float c = qn_field_quad_cost(f, q);
-    uint32_t e = qn_field_quad_exit(f, q);
+    uint32_t e = exits ? qn_field_quad_exit(f, q) : QN_NONE;
     FZ_CHECK(!isnan(c) && c >= 0.0f, "quad %u cost %g", q, (double)c);
     if (m->blocked[q]) FZ_CHECK(!isfinite(c) && e == QN_NONE, "blocked quad %u has a way", q);
+    if (!exits) {
+        if (fz_goal_quad(f, q))
+            FZ_CHECK(c == 0.0f && !m->blocked[q], "goal quad %u: cost %g", q, (double)c);
+        return;
+    }
     if (fz_goal_quad(f, q)) {
         FZ_CHECK(c == 0.0f && e == QN_NONE && !m->blocked[q], "goal quad %u: cost %g", q,
                  (double)c);
@@ -226,9 +240,10 @@ static inline void fz_check_islands(const qn_field *f) {
 
 static inline void fz_check_field_shape(const qn_field *f) {
     FZ_CHECK(qn_field_is_current(f), "field is not current");
+    bool exits = fz_exits(f);
     for (uint32_t q = 0; q < f->mesh->quad_count; q++)
-        fz_check_slot(f, q);
-    fz_check_chains(f);
+        fz_check_slot(f, q, exits);
+    if (exits) fz_check_chains(f);
     fz_check_islands(f);
 }
 
@@ -273,9 +288,10 @@ static inline void fz_check_sampling(const qn_field *f, const qn_vec2 *pts, uint
     for (uint32_t i = 0; i < n; i++)
         quads[i] = QN_NONE;
     FZ_CHECK(qn_field_sample_batch(f, pts, dirs, sts, quads, n) == QN_OK, "batch failed");
-    bool any_reachable = false;
+    bool any_reachable = false, exits = fz_exits(f);
     for (uint32_t q = 0; q < m->quad_count && !any_reachable; q++)
-        any_reachable = !m->blocked[q] && qn_field_quad_exit(f, q) != QN_NONE;
+        any_reachable = !m->blocked[q] && (exits ? qn_field_quad_exit(f, q) != QN_NONE
+                                                 : isfinite(qn_field_quad_cost(f, q)));
     for (uint32_t i = 0; i < n; i++) {
         uint32_t q = QN_NONE;
         qn_vec2 d;

@@ -110,6 +110,7 @@ struct qn__isearch {
     float *qg;                  /* ... at this cost */
     uint8_t *dyn;               /* per vertex id: corner because of closed portals */
     bool any_dyn;               /* ... for some vertex */
+    float *vang;                /* per vertex id: scratch, its angle in open quads */
     uint8_t *sopen;             /* per boundary sub-edge: an open portal (mark_walls) */
     uint8_t *qopen;             /* per quad: its open portals, 0, 1 or 2 for more */
     /* one-to-all, while the instance is laid out (walls_sum): per vertex
@@ -981,12 +982,7 @@ static void mark_walls(xsearch *S) {
     /* Of those, only the ones that stick out into the open quads round
     ** them (their angles there sum to more than pi) are corners: a path
     ** never bends round a point of a straight or hollow wall. */
-    float *vang = qn__alloc(&S->alloc, ((size_t)S->nv + 1) * sizeof(float));
-    if (!vang) { /* marked again next time */
-        S->wver = 0;
-        S->st = QN_E_NOMEM;
-        return;
-    }
+    float *vang = S->vang;
     for (uint32_t v = 0; v < S->nv; v++)
         vang[v] = 0.0f;
     for (uint32_t q = 0; q < m->quad_count; q++) {
@@ -1003,7 +999,6 @@ static void mark_walls(xsearch *S) {
             S->dyn[v] = 0;
         S->any_dyn |= S->dyn[v] != 0;
     }
-    qn__free(&S->alloc, vang, ((size_t)S->nv + 1) * sizeof(float));
 }
 
 /* Takes states out in key order and expands them. Toward a target, a
@@ -1444,8 +1439,8 @@ static size_t search_fixed_bytes(const xsearch *S) {
     const qn_mesh *m = S->m;
     return (size_t)m->portal_count * sizeof(uint32_t) +
            (size_t)S->nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
-           (size_t)m->quad_count * (sizeof(uint32_t) + sizeof(float)) + S->nv +
-           S->b->bstart[m->quad_count] + m->quad_count;
+           (size_t)m->quad_count * (sizeof(uint32_t) + sizeof(float)) +
+           (size_t)S->nv * (1 + sizeof(float)) + S->b->bstart[m->quad_count] + m->quad_count;
 }
 
 /* Sets every per-search array to "nothing reached yet". */
@@ -1479,7 +1474,8 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     p = (char *)(S->rpos + S->nr);
     S->rg = (float *)(void *)p;
     S->qg = S->rg + S->nr;
-    S->head = (uint32_t *)(S->qg + m->quad_count);
+    S->vang = S->qg + m->quad_count;
+    S->head = (uint32_t *)(S->vang + S->nv);
     S->rpar = S->head + m->portal_count;
     S->qvid = S->rpar + S->nr;
     S->dyn = (uint8_t *)(S->qvid + m->quad_count);
@@ -1689,10 +1685,6 @@ qn_status qn__isearch_path(qn__isearch *S, qn_vec2 from, uint32_t qs, qn_vec2 to
     S->to = to;
     S->qt = qt;
     mark_walls(S);
-    if (S->st != QN_OK) {
-        S->full_reset = true;
-        return S->st;
-    }
     if (qs == qt) { /* one convex quad: straight there */
         *length = qn__len(qn__sub(to, from));
         return QN_OK;

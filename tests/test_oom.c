@@ -356,6 +356,24 @@ static void test_field_create(void **state) {
     qn_mesh_destroy(m);
 }
 
+/* A call made with allocation n (counted from its start) refused: true
+** when it succeeded (then nothing was refused), counted in *successes;
+** else it must have said QN_E_NOMEM, in its status and in err, counted in
+** *failures. */
+static bool call_done(const char *name, const failalloc *fa, uint64_t n, qn_status st,
+                      const qn_error *e, uint64_t *successes, uint64_t *failures) {
+    if (st == QN_OK) {
+        assert_int_equal(fa->failures, 0);
+        (*successes)++;
+        return true;
+    }
+    if (st != QN_E_NOMEM || e->code != QN_E_NOMEM)
+        fail_msg("%s: allocation %llu refused gave %s (err %s)", name, (unsigned long long)n,
+                 qn_status_name(st), qn_status_name(e->code));
+    (*failures)++;
+    return false;
+}
+
 /* The field equals a fresh build on its mesh's current state. */
 static void assert_fresh(const qn_field *f, const qn_mesh *m, qn_vec2 goal, qn_field_opts o) {
     qn_field *ref = NULL;
@@ -388,15 +406,8 @@ static void update_loop(bool repairable, mode md) {
         qn_error e;
         memset(&e, 0, sizeof e);
         qn_status st = qn_field_update(f, &e);
-        bool done = st == QN_OK;
-        if (done) {
-            assert_int_equal(fa.failures, 0);
-            successes++;
-        } else {
-            if (st != QN_E_NOMEM || e.code != QN_E_NOMEM)
-                fail_msg("qn_field_update: allocation %llu refused gave %s (err %s)",
-                         (unsigned long long)n, qn_status_name(st), qn_status_name(e.code));
-            failures++;
+        bool done = call_done("qn_field_update", &fa, n, st, &e, &successes, &failures);
+        if (!done) {
             fa.fail_at = UINT64_MAX;
             assert_int_equal(qn_field_update(f, NULL), QN_OK);
         }
@@ -442,15 +453,8 @@ static void exits_loop(mode md) {
         qn_error e;
         memset(&e, 0, sizeof e);
         qn_status st = qn_field_exits(f, &e);
-        bool done = st == QN_OK;
-        if (done) {
-            assert_int_equal(fa.failures, 0);
-            successes++;
-        } else {
-            if (st != QN_E_NOMEM || e.code != QN_E_NOMEM)
-                fail_msg("qn_field_exits: allocation %llu refused gave %s (err %s)",
-                         (unsigned long long)n, qn_status_name(st), qn_status_name(e.code));
-            failures++;
+        bool done = call_done("qn_field_exits", &fa, n, st, &e, &successes, &failures);
+        if (!done) {
             if (fa.live != live)
                 fail_msg("qn_field_exits: %lld bytes kept after failing",
                          (long long)(fa.live - live));

@@ -164,7 +164,8 @@ typedef struct exit_job {
 static void *exit_main(void *arg) {
     exit_job *j = arg;
     uint32_t n = qn_mesh_quad_count(qn_field_mesh(j->field));
-    for (uint32_t q = 0; q < n; q++) j->out[q] = qn_field_quad_exit(j->field, q);
+    for (uint32_t q = 0; q < n; q++)
+        j->out[q] = qn_field_quad_exit(j->field, q);
     return NULL;
 }
 
@@ -190,13 +191,15 @@ static void check_exits(const qn_mesh *m, qn_vec2 goal) {
     join_all(ids, THREADS);
     exit_main(&jobs[THREADS]);
     uint32_t leaving = 0;
-    for (uint32_t q = 0; q < n; q++) leaving += jobs[THREADS].out[q] != QN_NONE;
+    for (uint32_t q = 0; q < n; q++)
+        leaving += jobs[THREADS].out[q] != QN_NONE;
     if (leaving == 0) fail("exits: no quad has an exit");
     for (uint32_t i = 0; i < THREADS; i++)
         if (memcmp(jobs[i].out, jobs[THREADS].out, n * sizeof(uint32_t)))
             fail("exits: thread %u's differ from one thread's", i);
     if (!(qn_field_bytes(f[0]) > before)) fail("exits: not counted in qn_field_bytes");
-    for (uint32_t i = 0; i <= THREADS; i++) free(jobs[i].out);
+    for (uint32_t i = 0; i <= THREADS; i++)
+        free(jobs[i].out);
     qn_field_destroy(f[0]);
     qn_field_destroy(f[1]);
 }

@@ -605,8 +605,9 @@ QN_API float qn_field_quad_cost(const qn_field *field, uint32_t quad);
 ** for every quad on the first call (about a fifth of the instance's build
 ** on a small level; safe from any number of threads at once, and counted
 ** by qn_field_bytes from then on), not with the instance: units steering
-** by the map never read them. QN_NONE also when that runs out of memory:
-** call qn_field_exits first to know. */
+** by the map never read them (for a field that is not current, they follow
+** the portals open when they are made). QN_NONE also when that runs out of
+** memory: call qn_field_exits first to know. */
 QN_API uint32_t qn_field_quad_exit(const qn_field *field, uint32_t quad);
 /* Makes an exact field's quad exits now, if not made yet (see
 ** qn_field_quad_exit), and says whether they are there: QN_OK (also for a

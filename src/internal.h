@@ -659,9 +659,9 @@ typedef struct qn__tree {
 ** root's own side when it has one, else what the entry's view tells). The
 ** instance works out each quad's exit for qn_field_quad_exit on the
 ** first call (qn__spm_exits_get; never for a seeded field: hier.c's local
-** fields never ask); quad costs are worked out from the entries. A quad's wedge entries
-** come first, then those whose root sees all of it; each group least bound
-** (its root's cost plus its distance to the quad) first. */
+** fields never ask); quad costs are worked out from the entries. A quad's
+** wedge entries come first, then those whose root sees all of it; each
+** group least bound (its root's cost plus its distance to the quad) first. */
 #define QN__SPM_ON 0x80000000u
 /* qstart[q] keeps its first entry below QN__SPM_QMASK, and
 ** QN__SPM_QCORNERS when quad q has obstacle corners on its boundary (so

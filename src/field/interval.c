@@ -1246,7 +1246,7 @@ static bool walls_sum(xsearch *S) {
 ** for the rest) into s->roots, and what else of the search's fixed arrays
 ** the instance keeps (the walls, the state's corners); then those arrays
 ** are freed, before the entries are laid out: on a 4096 x 4096 map they
-** are 186 MiB. The entries' roots become root indices, in their blocks. */
+** are 144 MiB. The entries' roots become root indices, in their blocks. */
 static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorner **xc,
                              uint32_t *nx) {
     uint32_t nr = S->nr, used = 0;
@@ -1519,8 +1519,7 @@ qn_status qn__spm_build(qn_field *f, qn_error *err) {
                         !reserve(&S, (void **)&S.pieces, &S.pcap, sizeof(piece), pwant)))
         st = QN_E_NOMEM;
     /* Entry blocks: one for a small mesh; for a large one, 2 Mi entries
-    ** (48 MiB) each, a size that common allocators map from the system on
-    ** its own and give back when freed (sort_entries frees them in turn). */
+    ** (24 MiB) each, freed in turn as sort_entries moves them. */
     for (S.eshift = 8; S.eshift < 21 && (1u << S.eshift) < want;) S.eshift++;
     /* The portals' closing marks (close_portals), on large meshes. */
     if (st == QN_OK && shut) {

@@ -1365,7 +1365,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     uint32_t nq = m->quad_count, *xq = NULL, nx = 0;
     qn__xcorner *xc = NULL;
     qn__spm *s = NULL;
-    qn_status st = S->ne > QN__SPM_QMASK ? QN_E_LIMIT : roots_first(S, &s, &xq, &xc, &nx);
+    qn_status st = roots_first(S, &s, &xq, &xc, &nx);
     if (st == QN_OK && !sort_entries(S, s)) st = QN_E_NOMEM;
     uint32_t kept = 0, most = 0;
     if (st == QN_OK) {
@@ -1394,6 +1394,7 @@ static qn_status finish(xsearch *S, qn__spm **out) {
                                      ((size_t)kept + 1) * sizeof(qn__sent));
         if (ents) s->ents = ents, s->nents = kept;
         s->bytes += ((size_t)s->nents + 1) * sizeof(qn__sent);
+        if (kept > QN__SPM_QMASK) st = QN_E_LIMIT; /* qstart keeps flags above */
     }
     float *lb = st == QN_OK ? qn__alloc(&S->alloc, ((size_t)most + 1) * sizeof(float)) : NULL;
     if (st == QN_OK && !lb) st = QN_E_NOMEM;

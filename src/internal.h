@@ -230,6 +230,18 @@ static inline float qn__cross(qn_vec2 a, qn_vec2 b) { return a.x * b.y - a.y * b
 static inline float qn__len(qn_vec2 a) { return sqrtf(a.x * a.x + a.y * a.y); }
 static inline bool qn__finite2(qn_vec2 a) { return isfinite(a.x) && isfinite(a.y); }
 
+/* A sampling call's arguments checked: no field, no dir, or no ahead where
+** one is asked for (want_ahead) are refused, their outputs cleared
+** (dir zero, ahead 0, quad_io QN_NONE) and QN_E_INVALID_ARG returned. */
+static inline qn_status qn__sample_args(const void *field, uint32_t *quad_io, qn_vec2 *dir,
+                                        bool want_ahead, float *ahead) {
+    if (field && dir && (!want_ahead || ahead)) return QN_OK;
+    if (dir) *dir = (qn_vec2){0.0f, 0.0f};
+    if (ahead) *ahead = 0.0f;
+    if (quad_io) *quad_io = QN_NONE;
+    return QN_E_INVALID_ARG;
+}
+
 /* The point of segment a-b nearest p (a when the segment is a point), and
 ** p's distance to it. */
 static inline qn_vec2 qn__closest_on_segment(qn_vec2 p, qn_vec2 a, qn_vec2 b) {

@@ -651,29 +651,52 @@ static void test_pathfinder(void **state) {
     qn_mesh_destroy(m);
 }
 
-static void test_sampling_never_allocates(void **state) {
-    (void)state;
+/* Sampling, costing points and asking how far ahead never allocate, on a
+** discrete field (small_mesh has a quad of cost 2.5) and on an exact one
+** (every quad 1), options o. */
+static void sampling_never_allocates(bool exact, const qn_field_opts *o) {
     static tm_mesh t;
     qn_mesh *m = small_mesh(&t);
+    if (exact) assert_int_equal(qn_mesh_set_quad_cost(m, 3, 1.0f), QN_OK); /* every quad 1 */
     failalloc fa;
     qn_allocator a = failalloc_init(&fa, UINT64_MAX);
     qn_vec2 goal = centre(m, 0);
     qn_field *f = NULL;
-    assert_int_equal(qn_field_create(m, &goal, 1, NULL, &a, &f, NULL), QN_OK);
+    assert_int_equal(qn_field_create(m, &goal, 1, o, &a, &f, NULL), QN_OK);
     qn_vec2 pos[64], dirs[64];
     uint8_t status[64];
-    for (uint32_t i = 0; i < 64; i++) pos[i] = centre(m, i % t.n);
+    for (uint32_t i = 0; i < 64; i++)
+        pos[i] = centre(m, i % t.n);
     fa.fail_at = fa.calls;
     uint64_t before = fa.calls;
     assert_int_equal(qn_field_sample_batch(f, pos, dirs, status, NULL, 64), QN_OK);
     assert_int_equal(qn_field_sample_parallel(f, pos, dirs, status, NULL, 64, 3), QN_OK);
+    float total = 0.0f;
+    for (uint32_t i = 0; i < 64; i++) {
+        qn_vec2 d;
+        float ahead = 0.0f;
+        uint32_t hint = QN_NONE;
+        qn_field_sample_ahead(f, pos[i], &hint, &d, &ahead);
+        float c = qn_field_cost_at(f, pos[i], hint);
+        total += isfinite(c) ? c : 0.0f;
+    }
     assert_int_equal(fa.calls, before);
+    assert_true(total > 0.0f);
     uint32_t moving = 0;
-    for (uint32_t i = 0; i < 64; i++) moving += status[i] == QN_OK;
+    for (uint32_t i = 0; i < 64; i++)
+        moving += status[i] == QN_OK;
     assert_true(moving > 0);
     qn_field_destroy(f);
     assert_int_equal(fa.live, 0);
     qn_mesh_destroy(m);
+}
+
+static void test_sampling_never_allocates(void **state) {
+    (void)state;
+    sampling_never_allocates(false, NULL);
+    qn_field_opts point = {.radius = 0.0f}, body = {.radius = 0.25f};
+    sampling_never_allocates(true, &point);
+    sampling_never_allocates(true, &body);
 }
 
 int main(void) {

@@ -1773,23 +1773,14 @@ static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn
 }
 
 qn_status qn_hfield_sample(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
-    if (!f || !dir) {
-        if (dir) *dir = qn__v2(0.0f, 0.0f);
-        if (quad_io) *quad_io = QN_NONE;
-        return QN_E_INVALID_ARG;
-    }
-    return sample_one(f, p, quad_io, dir, NULL);
+    qn_status st = qn__sample_args(f, quad_io, dir, false, NULL);
+    return st != QN_OK ? st : sample_one(f, p, quad_io, dir, NULL);
 }
 
 qn_status qn_hfield_sample_ahead(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir,
                                  float *ahead) {
-    if (!f || !dir || !ahead) {
-        if (dir) *dir = qn__v2(0.0f, 0.0f);
-        if (ahead) *ahead = 0.0f;
-        if (quad_io) *quad_io = QN_NONE;
-        return QN_E_INVALID_ARG;
-    }
-    return sample_one(f, p, quad_io, dir, ahead);
+    qn_status st = qn__sample_args(f, quad_io, dir, true, ahead);
+    return st != QN_OK ? st : sample_one(f, p, quad_io, dir, ahead);
 }
 
 qn_status qn_hfield_sample_batch(const qn_hfield *f, const qn_vec2 *positions, qn_vec2 *dirs,

@@ -113,9 +113,6 @@ struct qn__isearch {
     float *vang;                /* per vertex id: scratch, its angle in open quads */
     uint8_t *sopen;             /* per boundary sub-edge: an open portal (mark_walls) */
     uint8_t *qopen;             /* per quad: its open portals, 0, 1 or 2 for more */
-    /* one-to-all, while the instance is laid out (walls_sum): per vertex
-    ** id, the sum of the walls' unit directions from it */
-    qn_vec2 *wsum;
     /* toward one target (paths): the point, its quad, the state bound, the
     ** state being expanded, the goal state once found */
     bool target;
@@ -1102,8 +1099,8 @@ void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads) {
 
 static size_t search_fixed_bytes(const xsearch *S);
 
-/* Root rid as the sampler keeps it, into *r. */
-static void make_root(const xsearch *S, uint32_t rid, qn__sroot *r) {
+/* Root rid as the sampler keeps it, into *r (wsum: walls_sum's). */
+static void make_root(const xsearch *S, const qn_vec2 *wsum, uint32_t rid, qn__sroot *r) {
     r->at = S->rpos[rid];
     r->g = S->rg[rid] * qn__quad_cost(S->f->mesh, S->f->goals[0].quad);
     uint32_t par = S->rpar[rid];
@@ -1120,7 +1117,7 @@ static void make_root(const xsearch *S, uint32_t rid, qn__sroot *r) {
     /* The obstacle's side from the walls at the corner (their directions
     ** sum into the obstacle); unknown where they cancel (two obstacles
     ** touching at the corner) or point along the path. */
-    qn_vec2 w = rid < S->nv ? S->wsum[rid] : qn__v2(0.0f, 0.0f);
+    qn_vec2 w = rid < S->nv ? wsum[rid] : qn__v2(0.0f, 0.0f);
     float c = qn__cross(out, w), lw = qn__len(w);
     r->side = (int8_t)(lw > 1e-3f && fabsf(c) > 0.1f * lw ? (c > 0.0f ? 1 : -1) : 0);
 }
@@ -1190,9 +1187,10 @@ bool qn__spm_add_corners(const qn_allocator *a, qn__spm *s, const uint32_t *q,
 /* The corners the mesh's state adds for this search (mark_walls's dyn:
 ** ends of portals closed for the radius or by a blocked quad, where the
 ** mesh itself has no corner, that stick out into the open quads), with the
-** walls' direction sum there (wsum), by quad: *n of them into *q and *c
-** (NULL when none); false when out of memory. */
-static bool state_corners(const xsearch *S, uint32_t **q, qn__xcorner **c, uint32_t *n) {
+** walls' direction sum there (wsum: walls_sum's), by quad: *n of them
+** into *q and *c (NULL when none); false when out of memory. */
+static bool state_corners(const xsearch *S, const qn_vec2 *wsum, uint32_t **q, qn__xcorner **c,
+                          uint32_t *n) {
     const qn__boundary *b = S->b;
     const qn_mesh *m = S->m;
     *q = NULL, *c = NULL, *n = 0;
@@ -1204,7 +1202,7 @@ static bool state_corners(const xsearch *S, uint32_t **q, qn__xcorner **c, uint3
             for (uint32_t i = b->bstart[qq]; i < b->bstart[qq + 1]; i++) {
                 uint32_t v = b->bvid[i];
                 if (!S->dyn[v] || (b->vkind[v] & QN__VK_CORNER)) continue;
-                if (pass) (*q)[k] = qq, (*c)[k] = (qn__xcorner){b->bv[i], S->wsum[v]};
+                if (pass) (*q)[k] = qq, (*c)[k] = (qn__xcorner){b->bv[i], wsum[v]};
                 k++;
             }
         }
@@ -1217,16 +1215,16 @@ static bool state_corners(const xsearch *S, uint32_t **q, qn__xcorner **c, uint3
     return true;
 }
 
-/* wsum: at every vertex the sum of the unit directions of the walls
-** leaving it as mark_walls left them (sopen), seen from open quads, whose
-** opposite points away from the obstacle there. Made when the instance is
-** laid out, not for the search (on a 4096 x 4096 map, 42 MiB less while
-** it runs). False when out of memory. */
-static bool walls_sum(xsearch *S) {
+/* Per vertex id, the sum of the unit directions of the walls leaving it
+** as mark_walls left them (sopen), seen from open quads, whose opposite
+** points away from the obstacle there: nv + 1 of them, the caller's to
+** free. Made when the instance is laid out, not for the search (on a
+** 4096 x 4096 map, 42 MiB less while it runs). NULL when out of memory. */
+static qn_vec2 *walls_sum(const xsearch *S) {
     const qn__boundary *b = S->b;
     const qn_mesh *m = S->m;
-    S->wsum = qn__calloc(&S->alloc, (size_t)S->nv + 1, sizeof *S->wsum);
-    if (!S->wsum) return false;
+    qn_vec2 *wsum = qn__calloc(&S->alloc, (size_t)S->nv + 1, sizeof *wsum);
+    if (!wsum) return NULL;
     for (uint32_t q = 0; q < m->quad_count; q++) {
         if (m->blocked[q]) continue;
         uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
@@ -1235,11 +1233,11 @@ static bool walls_sum(xsearch *S) {
             uint32_t s1 = s + 1 == k ? 0 : s + 1;
             uint32_t va = b->bvid[base + s], vb = b->bvid[base + s1];
             qn_vec2 d = unit(qn__sub(b->bv[base + s1], b->bv[base + s]));
-            S->wsum[va] = qn__add(S->wsum[va], d);
-            S->wsum[vb] = qn__sub(S->wsum[vb], d);
+            wsum[va] = qn__add(wsum[va], d);
+            wsum[vb] = qn__sub(wsum[vb], d);
         }
     }
-    return true;
+    return wsum;
 }
 
 /* The roots the entries use, numbered in vertex id order (rmap: QN_NONE
@@ -1261,16 +1259,16 @@ static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorn
         if (rmap[i] != QN_NONE) rmap[i] = used++;
     qn__spm *s = NULL;
     qn_status st = spm_alloc(S->f, used, S->b->nb, &s);
-    if (st == QN_OK && !walls_sum(S)) st = QN_E_NOMEM;
+    qn_vec2 *wsum = st == QN_OK ? walls_sum(S) : NULL;
+    if (st == QN_OK && !wsum) st = QN_E_NOMEM;
     for (uint32_t i = 0; st == QN_OK && i < nr; i++)
-        if (rmap[i] != QN_NONE) make_root(S, i, &s->roots[rmap[i]]);
+        if (rmap[i] != QN_NONE) make_root(S, wsum, i, &s->roots[rmap[i]]);
     if (st == QN_OK) {
         for (uint32_t i = 0; i < S->b->nb; i++) /* the walls as mark_walls made them */
             s->open[i >> 3] |= (uint8_t)((S->sopen[i] != 0) << (i & 7u));
-        if (!state_corners(S, xq, xc, nx)) st = QN_E_NOMEM;
+        if (!state_corners(S, wsum, xq, xc, nx)) st = QN_E_NOMEM;
     }
-    qn__free(&S->alloc, S->wsum, ((size_t)S->nv + 1) * sizeof *S->wsum);
-    S->wsum = NULL;
+    qn__free(&S->alloc, wsum, ((size_t)S->nv + 1) * sizeof *wsum);
     if (st == QN_OK) {
         qn__free(&S->alloc, S->rpos, search_fixed_bytes(S));
         S->rpos = NULL;

@@ -884,10 +884,9 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
     /* How far outside a wedge qn__spm_root may have taken p (corner_cut). */
     float fuzz = 0.0f;
-    if (rad < fuzz_most(f->mesh)) { /* the same for every sample of the field */
+    if (!(e->root & QN__SPM_ON) && rad < fuzz_most(f->mesh)) { /* a wedge's root */
         qn_vec2 v = qn__sub(p, r->at);
         fuzz = WEDGE_FUZZ * (fabsf(v.x) + fabsf(v.y)) + WEDGE_FUZZ_EPS * f->mesh->eps;
-        fuzz = (e->root & QN__SPM_ON) ? 0.0f : fuzz;
     }
     corner c;
     qn_vec2 to;
@@ -949,23 +948,14 @@ static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_
 }
 
 qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
-    if (!field || !dir) {
-        if (dir) *dir = qn__v2(0.0f, 0.0f);
-        if (quad_io) *quad_io = QN_NONE;
-        return QN_E_INVALID_ARG;
-    }
-    return sample_one(field, p, quad_io, dir, NULL);
+    qn_status st = qn__sample_args(field, quad_io, dir, false, NULL);
+    return st != QN_OK ? st : sample_one(field, p, quad_io, dir, NULL);
 }
 
 qn_status qn_field_sample_ahead(const qn_field *field, qn_vec2 p, uint32_t *quad_io,
                                 qn_vec2 *dir, float *ahead) {
-    if (!field || !dir || !ahead) {
-        if (dir) *dir = qn__v2(0.0f, 0.0f);
-        if (ahead) *ahead = 0.0f;
-        if (quad_io) *quad_io = QN_NONE;
-        return QN_E_INVALID_ARG;
-    }
-    return sample_one(field, p, quad_io, dir, ahead);
+    qn_status st = qn__sample_args(field, quad_io, dir, true, ahead);
+    return st != QN_OK ? st : sample_one(field, p, quad_io, dir, ahead);
 }
 
 qn_status qn_field_sample_batch(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,

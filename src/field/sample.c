@@ -270,95 +270,11 @@ static uint32_t open_neighbour(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 
 /* ---- exact instances ------------------------------------------------------ */
 
-/* Quads with this many entries or more are scanned four entries at a time. */
-#ifndef SPM_ROOT4_FROM
-#define SPM_ROOT4_FROM 8
-#endif
-
 /* The root through which the shortest path from p (in quad q) leaves, and
 ** the path's length in *cost: the least |p - r| + g(r) over q's entries
 ** whose wedge holds p (a hair of slack on the wedge's sides, where two
 ** roots give the same length anyway). NULL when q has no entry for p. The
 ** entries come least bound first, so the best so far is low early. */
-#if QN__HAVE_SSE2
-/* Diamond angles a (the low 16 bits of each lane) as directions (qn__spm_dir,
-** four at once): (1 - f, f) turned k quarter turns, as a swap for an odd k
-** and sign bits. */
-static inline void spm_dir4(__m128i a, __m128 *x, __m128 *y) {
-    __m128i k = _mm_srli_epi32(a, 14);
-    __m128 fv = _mm_mul_ps(_mm_cvtepi32_ps(_mm_and_si128(a, _mm_set1_epi32(0x3FFF))),
-                           _mm_set1_ps(1.0f / QN__SPM_ANGLE));
-    __m128 gv = _mm_sub_ps(_mm_set1_ps(1.0f), fv);
-    __m128i oddi = _mm_slli_epi32(k, 31);
-    __m128 odd = _mm_castsi128_ps(_mm_srai_epi32(oddi, 31));
-    __m128 half = _mm_castsi128_ps(_mm_slli_epi32(_mm_srli_epi32(k, 1), 31));
-    __m128 vx = _mm_or_ps(_mm_and_ps(odd, fv), _mm_andnot_ps(odd, gv));
-    __m128 vy = _mm_or_ps(_mm_and_ps(odd, gv), _mm_andnot_ps(odd, fv));
-    *x = _mm_xor_ps(vx, _mm_xor_ps(half, _mm_castsi128_ps(oddi)));
-    *y = _mm_xor_ps(vy, half);
-}
-
-/* qn__spm_root's scan of entries [*i, end) four at a time, without a branch
-** per entry (a quad of a cluttered map has a dozen or more entries, whose
-** tests a branch predictor cannot learn): the same tests and sums, lane by
-** lane; each lane keeps its least value and the first entry giving it, and
-** the lanes' least (the first entry among equal ones) is the scalar scan's
-** answer. Leaves *i at the first entry not scanned (fewer than four left). */
-static uint32_t spm_root4(const qn__spm *s, uint32_t *i, uint32_t end, qn_vec2 p, float tol,
-                          float *bv) {
-    /* *bv is infinite on entry: the first scan of the quad. */
-    const __m128 px = _mm_set1_ps(p.x), py = _mm_set1_ps(p.y), abs = _mm_set1_ps(-0.0f);
-    const __m128i on_bit = _mm_set1_epi32((int)QN__SPM_ON);
-    __m128 best = _mm_set1_ps(INFINITY);
-    __m128i at = _mm_set1_epi32(-1), idx = _mm_setr_epi32(0, 1, 2, 3);
-    uint32_t k = *i;
-    idx = _mm_add_epi32(idx, _mm_set1_epi32((int)k));
-    for (; k + 4 <= end; k += 4, idx = _mm_add_epi32(idx, _mm_set1_epi32(4))) {
-        const qn__sent *e = &s->ents[k];
-        __m128 e01 = _mm_loadu_ps((const float *)&e[0]), e23 = _mm_loadu_ps((const float *)&e[2]);
-        __m128i rt = _mm_castps_si128(_mm_shuffle_ps(e01, e23, _MM_SHUFFLE(2, 0, 2, 0)));
-        __m128i lr = _mm_castps_si128(_mm_shuffle_ps(e01, e23, _MM_SHUFFLE(3, 1, 3, 1)));
-        __m128 r0 = _mm_loadu_ps(&s->roots[e[0].root & ~QN__SPM_ON].at.x);
-        __m128 r1 = _mm_loadu_ps(&s->roots[e[1].root & ~QN__SPM_ON].at.x);
-        __m128 r2 = _mm_loadu_ps(&s->roots[e[2].root & ~QN__SPM_ON].at.x);
-        __m128 r3 = _mm_loadu_ps(&s->roots[e[3].root & ~QN__SPM_ON].at.x);
-        _MM_TRANSPOSE4_PS(r0, r1, r2, r3); /* x, y, g, the rest */
-        __m128 vx = _mm_sub_ps(px, r0), vy = _mm_sub_ps(py, r1);
-        __m128 ax = _mm_andnot_ps(abs, vx), ay = _mm_andnot_ps(abs, vy);
-        __m128 slack = _mm_add_ps(_mm_mul_ps(_mm_set1_ps(6.5e-5f), _mm_add_ps(ax, ay)),
-                                  _mm_set1_ps(tol));
-        __m128 lx, ly, rx, ry;
-        spm_dir4(_mm_and_si128(lr, _mm_set1_epi32(0xFFFF)), &lx, &ly);
-        spm_dir4(_mm_srli_epi32(lr, 16), &rx, &ry);
-        __m128 cl = _mm_sub_ps(_mm_mul_ps(vx, ly), _mm_mul_ps(vy, lx));
-        __m128 cr = _mm_sub_ps(_mm_mul_ps(rx, vy), _mm_mul_ps(ry, vx));
-        __m128 ns = _mm_xor_ps(slack, abs);
-        __m128 in = _mm_and_ps(_mm_cmpnlt_ps(cl, ns), _mm_cmpnlt_ps(cr, ns));
-        in = _mm_or_ps(in, _mm_castsi128_ps(_mm_cmpeq_epi32(_mm_and_si128(rt, on_bit), on_bit)));
-        __m128 val = _mm_add_ps(_mm_sqrt_ps(_mm_add_ps(_mm_mul_ps(vx, vx), _mm_mul_ps(vy, vy))), r2);
-        __m128 better = _mm_and_ps(in, _mm_cmplt_ps(val, best));
-        best = _mm_or_ps(_mm_and_ps(better, val), _mm_andnot_ps(better, best));
-        at = _mm_or_si128(_mm_and_si128(_mm_castps_si128(better), idx),
-                          _mm_andnot_si128(_mm_castps_si128(better), at));
-    }
-    *i = k;
-    /* The least of the lanes, then the first entry among the lanes that
-    ** hold it (usually one lane). */
-    __m128 m = _mm_min_ps(best, _mm_shuffle_ps(best, best, _MM_SHUFFLE(2, 3, 0, 1)));
-    m = _mm_min_ps(m, _mm_shuffle_ps(m, m, _MM_SHUFFLE(1, 0, 3, 2)));
-    unsigned bits = (unsigned)_mm_movemask_ps(_mm_cmpeq_ps(best, m));
-    if (!(_mm_cvtss_f32(m) < INFINITY)) return UINT32_MAX; /* no lane holds one */
-    uint32_t al[4], pick = UINT32_MAX;
-    _mm_storeu_si128((__m128i *)al, at);
-    for (; bits; bits &= bits - 1u) {
-        uint32_t a = al[qn__ctz32(bits)];
-        pick = a < pick ? a : pick;
-    }
-    *bv = _mm_cvtss_f32(m);
-    return pick;
-}
-#endif
-
 const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
                               const qn__sent **entry, float *dist) {
     const qn__spm *s = f->spm;
@@ -366,18 +282,6 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
     float bv = INFINITY, tol = 4.0f * f->mesh->eps;
     uint32_t first, end;
     qn__spm_range(s, q, &first, &end);
-#if QN__HAVE_SSE2
-    if (end - first >= SPM_ROOT4_FROM) {
-        uint32_t i = first, k = spm_root4(s, &i, end, p, tol, &bv);
-        if (k != UINT32_MAX) {
-            const qn__sent *e = &s->ents[k];
-            best = &s->roots[e->root & ~QN__SPM_ON];
-            if (entry) *entry = e;
-            if (dist) *dist = qn__len(qn__sub(p, best->at));
-        }
-        first = i;
-    }
-#endif
     for (uint32_t i = first; i < end; i++) {
         const qn__sent *e = &s->ents[i];
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];

@@ -411,6 +411,16 @@ struct qn_mesh {
 
 #define QN__JOURNAL 1024u
 
+/* The breadth a point agent keeps from walls and corners (the sampler's
+** least radius): 64 times the mesh's tolerance, about 6e-5 of the level's
+** largest coordinate. Not less: an exact field's wedges are kept to a step
+** of angle, and a point within that slack of a wedge's side, just before
+** the corner of a neighbouring quad that casts it, can take a root past
+** that corner and aim across it by up to about 2e-4 of its distance to the
+** root; at 8 times the tolerance a point agent grazed such a corner
+** (test_exact's closing scenes). */
+static inline float qn__hair(const qn_mesh *m) { return 64.0f * m->eps; }
+
 /* Are a and b the same bits (so 0 and -0 differ)? */
 static inline bool qn__same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }
 

@@ -30,7 +30,7 @@ static frame portal_frame(const qn_field *f, uint32_t e) {
     const qn__pgeo *p = &f->geo[e];
     /* Even a point agent keeps a hair's breadth (a few ulps of the level's
     ** coordinates) from a wall's end, so float noise cannot put it outside. */
-    float r = f->radius > 64.0f * f->mesh->eps ? f->radius : 64.0f * f->mesh->eps;
+    float r = f->radius > qn__hair(f->mesh) ? f->radius : qn__hair(f->mesh);
     r = r < 0.5f * p->width ? r : 0.5f * p->width;
     frame fr = {p->p0, qn__pgeo_dir(p), r, p->width - r};
     return fr;
@@ -461,7 +461,7 @@ static float turn_side(const corner *r, qn_vec2 u) {
 }
 
 static float agent_radius(const qn_field *f) {
-    float hair = 64.0f * f->mesh->eps;
+    float hair = qn__hair(f->mesh);
     return f->radius > hair ? f->radius : hair;
 }
 

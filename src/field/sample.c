@@ -275,6 +275,12 @@ static uint32_t open_neighbour(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 ** whose wedge holds p (a hair of slack on the wedge's sides, where two
 ** roots give the same length anyway). NULL when q has no entry for p. The
 ** entries come least bound first, so the best so far is low early. */
+/* A quad with this many entries or more tests each one's bound before its
+** wedge: the least bound come first, so on a cluttered map most of a long
+** list is set aside by the bound alone (whole-process A/B of 300 walks on
+** random512 and Aftershock: 0.97-0.99 of the time; fewer entries are
+** faster wedge first, see below). */
+#define SPM_BOUND_FIRST 8
 const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
                               const qn__sent **entry, float *dist) {
     const qn__spm *s = f->spm;
@@ -282,11 +288,13 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
     float bv = INFINITY, tol = 4.0f * f->mesh->eps;
     uint32_t first, end;
     qn__spm_range(s, q, &first, &end);
+    bool many = end - first >= SPM_BOUND_FIRST;
     for (uint32_t i = first; i < end; i++) {
         const qn__sent *e = &s->ents[i];
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
         qn_vec2 v = qn__sub(p, r->at);
         float ax = fabsf(v.x), ay = fabsf(v.y);
+        if (many && !((ax > ay ? ax : ay) + r->g < bv)) continue;
         if (!(e->root & QN__SPM_ON)) {
             /* A diamond angle is off by at most half a step, which turns
             ** its direction (of length 1 or less) by at most 1 /

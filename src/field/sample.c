@@ -28,8 +28,8 @@ typedef struct frame {
 
 static frame portal_frame(const qn_field *f, uint32_t e) {
     const qn__pgeo *p = &f->geo[e];
-    /* Even a point agent keeps a hair's breadth (a few ulps of the level's
-    ** coordinates) from a wall's end, so float noise cannot put it outside. */
+    /* Even a point agent keeps a hair's breadth (qn__hair) from a wall's
+    ** end, so float noise cannot put it outside. */
     float r = f->radius > qn__hair(f->mesh) ? f->radius : qn__hair(f->mesh);
     r = r < 0.5f * p->width ? r : 0.5f * p->width;
     frame fr = {p->p0, qn__pgeo_dir(p), r, p->width - r};
@@ -270,17 +270,18 @@ static uint32_t open_neighbour(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 
 /* ---- exact instances ------------------------------------------------------ */
 
-/* The root through which the shortest path from p (in quad q) leaves, and
-** the path's length in *cost: the least |p - r| + g(r) over q's entries
-** whose wedge holds p (a hair of slack on the wedge's sides, where two
-** roots give the same length anyway). NULL when q has no entry for p. The
-** entries come least bound first, so the best so far is low early. */
 /* A quad with this many entries or more tests each one's bound before its
 ** wedge: the least bound come first, so on a cluttered map most of a long
 ** list is set aside by the bound alone (whole-process A/B of 300 walks on
 ** random512 and Aftershock: 0.97-0.99 of the time; fewer entries are
 ** faster wedge first, see below). */
 #define SPM_BOUND_FIRST 8
+
+/* The root through which the shortest path from p (in quad q) leaves, and
+** the path's length in *cost: the least |p - r| + g(r) over q's entries
+** whose wedge holds p (a hair of slack on the wedge's sides, where two
+** roots give the same length anyway). NULL when q has no entry for p. The
+** entries come least bound first, so the best so far is low early. */
 const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *cost,
                               const qn__sent **entry, float *dist) {
     const qn__spm *s = f->spm;

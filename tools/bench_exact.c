@@ -68,9 +68,35 @@ static double build_us(const qn_mesh *m, qn_vec2 goal, const qn_field_opts *o, i
     return t[reps / 2];
 }
 
+/* A unit of sample_ns, for sorting: its place and quad hint. */
+typedef struct placed {
+    qn_vec2 p;
+    uint32_t hint;
+} placed;
+
+/* By quad, then from left to right within the quad. */
+static int cmp_placed(const void *a, const void *b) {
+    const placed *x = a, *y = b;
+    if (x->hint != y->hint) return x->hint < y->hint ? -1 : 1;
+    return x->p.x < y->p.x ? -1 : x->p.x > y->p.x;
+}
+
+/* Puts the units in spatial order: by quad, then by x (false: out of memory). */
+static bool sort_by_quad(qn_vec2 *pos, uint32_t *hints, uint32_t n) {
+    placed *u = malloc((size_t)n * sizeof *u);
+    if (!u) return false;
+    for (uint32_t i = 0; i < n; i++) u[i] = (placed){pos[i], hints[i]};
+    qsort(u, n, sizeof *u, cmp_placed);
+    for (uint32_t i = 0; i < n; i++) pos[i] = u[i].p, hints[i] = u[i].hint;
+    free(u);
+    return true;
+}
+
 /* Median over `reps` batches of the nanoseconds per unit of one batch
-** sample of n units at random reachable places, quad hints kept. */
-static double sample_ns(const qn_field *f, qn_vec2 goal, uint32_t n, int reps) {
+** sample of n units at random reachable places, quad hints kept; in the
+** order drawn, or (sorted) in spatial order, as a game that keeps its
+** units sorted by quad would sample them. */
+static double sample_ns(const qn_field *f, qn_vec2 goal, uint32_t n, int reps, bool sorted) {
     qn_vec2 *pos = calloc(n, sizeof *pos), *dirs = calloc(n, sizeof *dirs);
     uint32_t *hints = calloc(n, sizeof *hints);
     uint8_t *st = calloc(n, 1);
@@ -85,6 +111,9 @@ static double sample_ns(const qn_field *f, qn_vec2 goal, uint32_t n, int reps) {
     if (ok) {
         for (uint32_t i = 0; i < n; i++) hints[i] = QN_NONE;
         qn_field_sample_batch(f, pos, dirs, st, hints, n); /* fill the hints */
+        ok = !sorted || sort_by_quad(pos, hints, n);
+    }
+    if (ok) {
         reps = reps > 32 ? 32 : reps;
         for (int k = 0; k < reps; k++) {
             double t0 = qn_tool_now();
@@ -131,10 +160,13 @@ static bool bench_650(qn_bench_report *r, bool quick) {
             int sr = quick ? 3 : (ns[i] <= 1000 ? 31 : 11);
             snprintf(key, sizeof key, "exact_sample_ns_per_unit_%u", ns[i]);
             snprintf(label, sizeof label, "sampling, %u units, default sampler (exact), hints kept", ns[i]);
-            qn_bench_add(r, key, sample_ns(fe, goal, ns[i], sr), "ns", label);
+            qn_bench_add(r, key, sample_ns(fe, goal, ns[i], sr, false), "ns", label);
             snprintf(key, sizeof key, "discrete_sample_ns_per_unit_%u", ns[i]);
-            qn_bench_add(r, key, sample_ns(fd, goal, ns[i], sr), "ns",
+            qn_bench_add(r, key, sample_ns(fd, goal, ns[i], sr, false), "ns",
                          "  baseline: discrete instance, funnel sampler, same units");
+            double by_quad = ns[i] < 100000 ? -1.0 : sample_ns(fe, goal, ns[i], sr, true);
+            snprintf(key, sizeof key, "exact_sample_ns_per_unit_%u_by_quad", ns[i]);
+            if (by_quad >= 0.0) qn_bench_add(r, key, by_quad, "ns", "  exact, same units sorted by quad, then x");
         }
     }
     qn_field_destroy(fe);

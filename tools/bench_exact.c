@@ -85,9 +85,11 @@ static int cmp_placed(const void *a, const void *b) {
 static bool sort_by_quad(qn_vec2 *pos, uint32_t *hints, uint32_t n) {
     placed *u = malloc((size_t)n * sizeof *u);
     if (!u) return false;
-    for (uint32_t i = 0; i < n; i++) u[i] = (placed){pos[i], hints[i]};
+    for (uint32_t i = 0; i < n; i++)
+        u[i] = (placed){pos[i], hints[i]};
     qsort(u, n, sizeof *u, cmp_placed);
-    for (uint32_t i = 0; i < n; i++) pos[i] = u[i].p, hints[i] = u[i].hint;
+    for (uint32_t i = 0; i < n; i++)
+        pos[i] = u[i].p, hints[i] = u[i].hint;
     free(u);
     return true;
 }
@@ -166,7 +168,8 @@ static bool bench_650(qn_bench_report *r, bool quick) {
                          "  baseline: discrete instance, funnel sampler, same units");
             double by_quad = ns[i] < 100000 ? -1.0 : sample_ns(fe, goal, ns[i], sr, true);
             snprintf(key, sizeof key, "exact_sample_ns_per_unit_%u_by_quad", ns[i]);
-            if (by_quad >= 0.0) qn_bench_add(r, key, by_quad, "ns", "  exact, same units sorted by quad, then x");
+            if (by_quad >= 0.0)
+                qn_bench_add(r, key, by_quad, "ns", "  exact, same units sorted by quad, then x");
         }
     }
     qn_field_destroy(fe);

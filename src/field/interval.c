@@ -1240,6 +1240,15 @@ static qn_vec2 *walls_sum(const xsearch *S) {
     return wsum;
 }
 
+/* Numbers the ids of map[0..n) that are marked (not QN_NONE) 0, 1, ... in
+** id order, in place; returns how many. */
+static uint32_t number_marked(uint32_t *map, uint32_t n) {
+    uint32_t used = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (map[i] != QN_NONE) map[i] = used++;
+    return used;
+}
+
 /* The roots the entries use, numbered in vertex id order (rmap: QN_NONE
 ** for the rest) into s->roots, and what else of the search's fixed arrays
 ** the instance keeps (the walls, the state's corners); then those arrays
@@ -1247,7 +1256,7 @@ static qn_vec2 *walls_sum(const xsearch *S) {
 ** are 144 MiB. The entries' roots become root indices, in their blocks. */
 static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorner **xc,
                              uint32_t *nx) {
-    uint32_t nr = S->nr, used = 0;
+    uint32_t nr = S->nr;
     uint32_t *rmap = qn__alloc(&S->alloc, ((size_t)nr + 1) * sizeof(uint32_t));
     if (!rmap) return QN_E_NOMEM;
     for (uint32_t i = 0; i < nr; i++)
@@ -1255,8 +1264,7 @@ static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorn
     for (uint32_t b = 0; b < S->nblk; b++)
         for (uint32_t i = 0, n = block_count(S, b); i < n; i++)
             rmap[S->eblk[b][i].rid & ~ON_BIT] = 0;
-    for (uint32_t i = 0; i < nr; i++)
-        if (rmap[i] != QN_NONE) rmap[i] = used++;
+    uint32_t used = number_marked(rmap, nr);
     qn__spm *s = NULL;
     qn_status st = spm_alloc(S->f, used, S->b->nb, &s);
     qn_vec2 *wsum = st == QN_OK ? walls_sum(S) : NULL;
@@ -1332,15 +1340,16 @@ static bool sort_entries(xsearch *S, qn__spm *s) {
 /* Roots no kept entry uses (redundant ones went) leave the list; the
 ** rest keep their order. */
 static bool shrink_roots(const xsearch *S, qn__spm *s) {
-    uint32_t n = s->nroots, kept = 0;
+    uint32_t n = s->nroots;
     uint32_t *map = qn__alloc(&S->alloc, ((size_t)n + 1) * sizeof(uint32_t));
     if (!map) return false;
     for (uint32_t i = 0; i < n; i++)
         map[i] = QN_NONE;
     for (uint32_t i = 0; i < s->nents; i++)
         map[s->ents[i].root & ~ON_BIT] = 0;
-    for (uint32_t i = 0; i < n; i++)
-        if (map[i] != QN_NONE) s->roots[kept] = s->roots[i], map[i] = kept++;
+    uint32_t kept = number_marked(map, n);
+    for (uint32_t i = 0; i < n; i++) /* map[i] <= i: moved down in order */
+        if (map[i] != QN_NONE) s->roots[map[i]] = s->roots[i];
     for (uint32_t i = 0; i < s->nents; i++)
         s->ents[i].root = map[s->ents[i].root & ~ON_BIT] | (s->ents[i].root & ON_BIT);
     qn__free(&S->alloc, map, ((size_t)n + 1) * sizeof(uint32_t));

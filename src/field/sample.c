@@ -26,11 +26,17 @@ typedef struct frame {
     float lo, hi;
 } frame;
 
+/* The field's radius, or a hair's breadth (qn__hair) for a point agent,
+** so that float noise cannot put a unit into a wall. */
+static float agent_radius(const qn_field *f) {
+    float hair = qn__hair(f->mesh);
+    return f->radius > hair ? f->radius : hair;
+}
+
 static frame portal_frame(const qn_field *f, uint32_t e) {
     const qn__pgeo *p = &f->geo[e];
-    /* Even a point agent keeps a hair's breadth (qn__hair) from a wall's
-    ** end, so float noise cannot put it outside. */
-    float r = f->radius > qn__hair(f->mesh) ? f->radius : qn__hair(f->mesh);
+    /* Even a point agent keeps its hair from a wall's end. */
+    float r = agent_radius(f);
     r = r < 0.5f * p->width ? r : 0.5f * p->width;
     frame fr = {p->p0, qn__pgeo_dir(p), r, p->width - r};
     return fr;
@@ -294,8 +300,10 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
         const qn__sent *e = &s->ents[i];
         const qn__sroot *r = &s->roots[e->root & ~QN__SPM_ON];
         qn_vec2 v = qn__sub(p, r->at);
-        float ax = fabsf(v.x), ay = fabsf(v.y);
-        if (many && !((ax > ay ? ax : ay) + r->g < bv)) continue;
+        /* |v| >= the larger of |vx|, |vy|: a bound below which no loser's
+        ** square root is needed */
+        float ax = fabsf(v.x), ay = fabsf(v.y), bound = (ax > ay ? ax : ay) + r->g;
+        if (many && !(bound < bv)) continue;
         if (!(e->root & QN__SPM_ON)) {
             /* A diamond angle is off by at most half a step, which turns
             ** its direction (of length 1 or less) by at most 1 /
@@ -330,10 +338,10 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
             if (cr < -slack || cl < -slack) continue;
 #endif
         }
-        /* |v| >= the larger of |vx|, |vy|: most losers need no square root
-        ** (tested after the wedge: on 100,000 units 0.84-0.95 of the time
+        /* Most losers need no square root (with few entries, the bound is
+        ** tested after the wedge: on 100,000 units 0.84-0.95 of the time
         ** of the other order, whole-process A/B). */
-        if (!((ax > ay ? ax : ay) + r->g < bv)) continue;
+        if (!many && !(bound < bv)) continue;
         float len = qn__len(v), val = len + r->g;
         if (!(val < bv)) continue;
         bv = val;
@@ -467,11 +475,6 @@ static qn_vec2 unit_dir(qn_vec2 d) { return qn__scale(d, 1.0f / qn__len(d)); }
 static float turn_side(const corner *r, qn_vec2 u) {
     float c = qn__cross(u, corner_out(r));
     return c > 0.0f ? 1.0f : (c < 0.0f ? -1.0f : 0.0f);
-}
-
-static float agent_radius(const qn_field *f) {
-    float hair = qn__hair(f->mesh);
-    return f->radius > hair ? f->radius : hair;
 }
 
 /* How far outside a wedge qn__spm_root can take a point, as a part of its

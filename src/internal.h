@@ -331,8 +331,10 @@ typedef struct qn__boundary {
     ** (fully open mesh, radius 0); at an obstacle corner it points into the
     ** obstacle. */
     qn_vec2 *vwall;
-    void *block;
-    size_t bytes;
+    /* The sub-edges' arrays (with bstart and psub) in one block, the
+    ** vertices' (vwall, vkind) in another. */
+    void *block, *vblock;
+    size_t bytes, vbytes;
     /* Per quad: the vertices of its cycle that are obstacle corners
     ** (QN__VK_CORNER), bit t for vertex t; QN__CMASK_LONG for a longer cycle
     ** with some. Read through qn__next_corner. */

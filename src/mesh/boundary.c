@@ -51,12 +51,18 @@ static uint32_t edge_portals(const qn_mesh *m, uint32_t q, int i, qn_vec2 c0, qn
     return cnt;
 }
 
+/* Adds a cycle vertex (a wall sub-edge from it, until a portal is set);
+** while counting (bv NULL), only counts it. */
 static void push_bv(qn__boundary *b, qn_vec2 p) {
-    b->bv[b->nb] = p;
-    b->bportal[b->nb++] = QN_NONE;
+    if (b->bv) {
+        b->bv[b->nb] = p;
+        b->bportal[b->nb] = QN_NONE;
+    }
+    b->nb++;
 }
 
-/* Quad q's cycle; a portal reaching the next corner ends there. */
+/* Quad q's cycle; a portal reaching the next corner ends there. While
+** counting (bv NULL) it only counts the cycle's vertices. */
 static void quad_cycle(const qn_mesh *m, qn__boundary *b, uint32_t q, spos *tmp) {
     qn_vec2 k_at[4];
     const qn_vec2 *k = qn__corners(m, q, k_at);
@@ -69,8 +75,10 @@ static void quad_cycle(const qn_mesh *m, qn__boundary *b, uint32_t q, spos *tmp)
         push_bv(b, c0);
         for (uint32_t j = 0; j < cnt; j++) {
             if (tmp[j].lo > cur + tol) push_bv(b, tmp[j].plo);
-            b->bportal[b->nb - 1] = tmp[j].e;
-            b->psub[2 * tmp[j].e + side_in(m, tmp[j].e, q)] = b->nb - 1 - base;
+            if (b->bv) {
+                b->bportal[b->nb - 1] = tmp[j].e;
+                b->psub[2 * tmp[j].e + side_in(m, tmp[j].e, q)] = b->nb - 1 - base;
+            }
             cur = tmp[j].hi;
             if (cur < len - tol) push_bv(b, tmp[j].phi);
         }
@@ -107,17 +115,51 @@ static vkey *sort_vkeys(vkey *keys, vkey *tmp, uint32_t n) {
     return keys;
 }
 
-/* Vertex ids: equal points share one, numbered in sorted order; tmp: room
-** for b->nb keys. */
-static void number_vertices(qn__boundary *b, vkey *keys, vkey *tmp) {
-    for (uint32_t i = 0; i < b->nb; i++) keys[i] = (vkey){b->bv[i].x, b->bv[i].y, i};
-    if (b->nb > 1) keys = sort_vkeys(keys, tmp, b->nb);
-    uint32_t id = 0;
-    for (uint32_t i = 0; i < b->nb; i++) {
-        if (i > 0 && (keys[i - 1].x != keys[i].x || keys[i - 1].y != keys[i].y)) id++;
-        b->bvid[keys[i].i] = id;
+/* Vertex ids: equal points share one, numbered in order of (x, y). The
+** sub-edges are first grouped into bands of x (a monotone function of x,
+** so equal points share a band and the bands come in order), each band
+** then sorted on its own: the scratch is 4 bytes a sub-edge (order) and
+** two key arrays for the largest band, where one sort of all took 24. */
+#define QN__VBANDS 64u
+static bool number_vertices(const qn_allocator *al, qn__boundary *b, uint32_t *order) {
+    uint32_t nb = b->nb, start[QN__VBANDS + 1] = {0}, at[QN__VBANDS];
+    float lo = INFINITY, hi = -INFINITY;
+    for (uint32_t i = 0; i < nb; i++) lo = fminf(lo, b->bv[i].x), hi = fmaxf(hi, b->bv[i].x);
+    float scale = hi > lo ? (float)QN__VBANDS / (hi - lo) : 0.0f;
+#define BAND(x) ((uint32_t)fminf((float)(QN__VBANDS - 1), ((x) - lo) * scale))
+    for (uint32_t i = 0; i < nb; i++) start[BAND(b->bv[i].x) + 1]++;
+    uint32_t most = 0;
+    for (uint32_t k = 0; k < QN__VBANDS; k++) {
+        most = start[k + 1] > most ? start[k + 1] : most;
+        start[k + 1] += start[k];
+        at[k] = start[k];
     }
-    b->nv = b->nb ? id + 1 : 0;
+    for (uint32_t i = 0; i < nb; i++) order[at[BAND(b->bv[i].x)]++] = i;
+#undef BAND
+    size_t kb = 2 * ((size_t)most + 1) * sizeof(vkey);
+    vkey *keys = qn__alloc(al, kb);
+    if (!keys) return false;
+    uint32_t id = 0;
+    bool any = false;
+    vkey last = {0};
+    for (uint32_t k = 0; k < QN__VBANDS; k++) {
+        uint32_t n = start[k + 1] - start[k];
+        if (!n) continue;
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t i = order[start[k] + j];
+            keys[j] = (vkey){b->bv[i].x, b->bv[i].y, i};
+        }
+        vkey *sorted = n > 1 ? sort_vkeys(keys, keys + most + 1, n) : keys;
+        for (uint32_t j = 0; j < n; j++) {
+            if (any && (last.x != sorted[j].x || last.y != sorted[j].y)) id++;
+            any = true;
+            last = sorted[j];
+            b->bvid[sorted[j].i] = id;
+        }
+    }
+    qn__free(al, keys, kb);
+    b->nv = any ? id + 1 : 0;
+    return true;
 }
 
 /* The interior angle of quad q's cycle at its vertex s (pi on a straight
@@ -154,56 +196,30 @@ static void mark_corners(const qn_mesh *m, qn__boundary *b, float *open) {
         if ((b->vkind[v] & QN__VK_WALL) && open[v] > QN__CORNER_OPEN) b->vkind[v] |= QN__VK_CORNER;
 }
 
-/* The fixed arrays' bytes for nb sub-edges and nv vertex ids. */
-static size_t boundary_bytes(uint32_t nq, uint32_t np, uint32_t nb, uint32_t nv) {
+/* The sub-edges' block: bytes for nb sub-edges (positions, portals,
+** vertex ids), the quads' starts and the portals' places. */
+static size_t edge_bytes(uint32_t nq, uint32_t np, uint32_t nb) {
     return ((size_t)nq + 1 + 2 * (size_t)np) * sizeof(uint32_t) +
-           (size_t)nb * (sizeof(qn_vec2) + 2 * sizeof(uint32_t)) +
-           (size_t)nv * (sizeof(qn_vec2) + 1);
+           (size_t)nb * (sizeof(qn_vec2) + 2 * sizeof(uint32_t));
 }
+/* The vertices' block: bytes for nv vertex ids (wall sums, kinds). */
+static size_t vertex_bytes(uint32_t nv) { return (size_t)nv * (sizeof(qn_vec2) + 1); }
 
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b) {
     if (!b) return;
     qn__free(a, b->cmask, b->cbytes);
+    qn__free(a, b->vblock, b->vbytes);
     qn__free(a, b->block, b->bytes);
     qn__free(a, b, sizeof *b);
 }
 
-/* Carves the fixed arrays out of one block (room for nb sub-edges and nv
-** vertex ids). */
-static void boundary_layout(qn__boundary *b, uint32_t nq, uint32_t np, uint32_t nb, uint32_t nv) {
-    char *p = b->block;
-    b->bv = (qn_vec2 *)(void *)p;
-    p += (size_t)nb * sizeof(qn_vec2);
-    b->vwall = (qn_vec2 *)(void *)p;
-    p += (size_t)nv * sizeof(qn_vec2);
-    b->bstart = (uint32_t *)(void *)p;
+/* Carves the sub-edges' arrays out of their block. */
+static void edge_layout(qn__boundary *b, uint32_t nq, uint32_t nb) {
+    b->bv = (qn_vec2 *)b->block;
+    b->bstart = (uint32_t *)(void *)(b->bv + nb);
     b->bportal = b->bstart + nq + 1;
     b->bvid = b->bportal + nb;
     b->psub = b->bvid + nb;
-    b->vkind = (uint8_t *)(b->psub + 2 * (size_t)np);
-}
-
-/* Moves the arrays into a block sized for nb vertices (built with room for
-** the most a mesh can have). */
-static bool shrink(const qn_mesh *m, qn__boundary *b, uint32_t nbmax) {
-    size_t bytes = boundary_bytes(m->quad_count, m->portal_count, b->nb, b->nv);
-    qn__boundary t = *b;
-    b->block = qn__alloc(&m->alloc, bytes);
-    if (!b->block) {
-        b->block = t.block;
-        return false;
-    }
-    boundary_layout(b, m->quad_count, m->portal_count, b->nb, b->nv);
-    memcpy(b->bv, t.bv, (size_t)b->nb * sizeof(qn_vec2));
-    memcpy(b->bstart, t.bstart, ((size_t)m->quad_count + 1) * sizeof(uint32_t));
-    memcpy(b->bportal, t.bportal, (size_t)b->nb * sizeof(uint32_t));
-    memcpy(b->bvid, t.bvid, (size_t)b->nb * sizeof(uint32_t));
-    memcpy(b->psub, t.psub, 2 * (size_t)m->portal_count * sizeof(uint32_t));
-    memcpy(b->vkind, t.vkind, b->nv);
-    memcpy(b->vwall, t.vwall, (size_t)b->nv * sizeof(qn_vec2));
-    qn__free(&m->alloc, t.block, boundary_bytes(m->quad_count, m->portal_count, nbmax, nbmax));
-    b->bytes = bytes;
-    return true;
 }
 
 /* Each quad's obstacle corners as a mask of its cycle's vertices: a word
@@ -239,50 +255,56 @@ const qn__boundary *qn__mesh_boundary(const qn_mesh *m, qn_error *err) {
     return none;
 }
 
-qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err) {
-    *out = NULL;
+/* The cycles, counted first so that each array is allocated at its size:
+** the peak is the boundary itself and 4 bytes a sub-edge (on a 1.5M-quad
+** map, about 300 MB, where sizing for the most a mesh can have and one
+** sort of all the points took 765). */
+static bool build_cycles(const qn_mesh *m, qn__boundary *b) {
     uint32_t nq = m->quad_count, np = m->portal_count, maxk = 1;
-    uint64_t nb64 = 4 * (uint64_t)nq + 4 * (uint64_t)np;
-    if (nb64 >= UINT32_MAX / 2) return qn__fail(err, QN_E_LIMIT, QN_NONE, "mesh too large for its boundary index");
-    uint32_t nbmax = (uint32_t)nb64;
     for (uint32_t q = 0; q < nq; q++)
         if (m->qp_start[q + 1] - m->qp_start[q] > maxk) maxk = m->qp_start[q + 1] - m->qp_start[q];
+    size_t tbytes = (size_t)maxk * sizeof(spos);
+    spos *tmp = qn__alloc(&m->alloc, tbytes);
+    if (!tmp) return false;
+    for (uint32_t q = 0; q < nq; q++) quad_cycle(m, b, q, tmp); /* counts (bv NULL) */
+    uint32_t nb = b->nb;
+    b->bytes = edge_bytes(nq, np, nb);
+    b->block = qn__alloc(&m->alloc, b->bytes);
+    if (b->block) {
+        edge_layout(b, nq, nb);
+        b->nb = 0;
+        for (uint32_t q = 0; q < nq; q++) {
+            b->bstart[q] = b->nb;
+            quad_cycle(m, b, q, tmp);
+        }
+        b->bstart[nq] = b->nb;
+    }
+    qn__free(&m->alloc, tmp, tbytes);
+    return b->block != NULL;
+}
+
+qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err) {
+    *out = NULL;
+    uint64_t nb64 = 4 * (uint64_t)m->quad_count + 4 * (uint64_t)m->portal_count;
+    if (nb64 >= UINT32_MAX / 2) return qn__fail(err, QN_E_LIMIT, QN_NONE, "mesh too large for its boundary index");
     qn__boundary *b = qn__calloc(&m->alloc, 1, sizeof *b);
-    size_t kbytes = (size_t)nbmax * sizeof(vkey) + (size_t)maxk * sizeof(spos) + sizeof(vkey);
-    void *scratch = qn__alloc(&m->alloc, kbytes);
-    if (b) {
-        b->bytes = boundary_bytes(nq, np, nbmax, nbmax);
-        b->block = qn__alloc(&m->alloc, b->bytes);
+    bool ok = b && build_cycles(m, b);
+    /* Scratch: the sub-edges by band of x, then the angle sums. */
+    size_t obytes = ok ? ((size_t)b->nb + 1) * sizeof(uint32_t) : 0;
+    uint32_t *order = ok ? qn__alloc(&m->alloc, obytes) : NULL;
+    ok = order && number_vertices(&m->alloc, b, order);
+    if (ok) {
+        b->vbytes = vertex_bytes(b->nv);
+        b->vblock = qn__alloc(&m->alloc, b->vbytes);
+        ok = b->vblock != NULL;
     }
-    if (!b || !b->block || !scratch) {
-        qn__boundary_free(&m->alloc, b);
-        qn__free(&m->alloc, scratch, kbytes);
-        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
+    if (ok) {
+        b->vwall = (qn_vec2 *)b->vblock;
+        b->vkind = (uint8_t *)(b->vwall + b->nv);
+        mark_corners(m, b, (float *)(void *)order); /* nv <= nb */
     }
-    boundary_layout(b, nq, np, nbmax, nbmax);
-    vkey *keys = scratch;
-    spos *tmp = (spos *)(void *)(keys + nbmax);
-    for (uint32_t q = 0; q < nq; q++) {
-        b->bstart[q] = b->nb;
-        quad_cycle(m, b, q, tmp);
-    }
-    b->bstart[nq] = b->nb;
-    vkey *sorted = qn__alloc(&m->alloc, ((size_t)b->nb + 1) * sizeof(vkey));
-    if (!sorted) {
-        qn__boundary_free(&m->alloc, b);
-        qn__free(&m->alloc, scratch, kbytes);
-        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
-    }
-    number_vertices(b, keys, sorted);
-    qn__free(&m->alloc, sorted, ((size_t)b->nb + 1) * sizeof(vkey));
-    /* The sort keys are free again: reuse them as the angle sums. */
-    mark_corners(m, b, (float *)(void *)keys);
-    qn__free(&m->alloc, scratch, kbytes);
-    if (!shrink(m, b, nbmax)) {
-        qn__boundary_free(&m->alloc, b);
-        return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
-    }
-    if (!pack_corners(m, b)) {
+    qn__free(&m->alloc, order, obytes);
+    if (!ok || !pack_corners(m, b)) {
         qn__boundary_free(&m->alloc, b);
         return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quad boundaries)");
     }

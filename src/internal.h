@@ -331,10 +331,12 @@ typedef struct qn__boundary {
     ** (fully open mesh, radius 0); at an obstacle corner it points into the
     ** obstacle. */
     qn_vec2 *vwall;
-    /* The sub-edges' arrays (with bstart and psub) in one block, the
-    ** vertices' (vwall, vkind) in another. */
+    /* bv and bportal have room for bcap sub-edges; bstart, psub and bvid
+    ** share a block (blbytes), vwall and vkind another (vbytes); bytes:
+    ** all of these. */
+    uint32_t bcap;
     void *block, *vblock;
-    size_t bytes, vbytes;
+    size_t bytes, blbytes, vbytes;
     /* Per quad: the vertices of its cycle that are obstacle corners
     ** (QN__VK_CORNER), bit t for vertex t; QN__CMASK_LONG for a longer cycle
     ** with some. Read through qn__next_corner. */

@@ -26,11 +26,6 @@ typedef struct spos {
     qn_vec2 plo, phi;
 } spos;
 
-static int cmp_spos(const void *a, const void *b) {
-    float x = ((const spos *)a)->lo, y = ((const spos *)b)->lo;
-    return (x > y) - (x < y);
-}
-
 static inline uint8_t side_in(const qn_mesh *m, uint32_t e, uint32_t q) {
     return m->pq[e].q[0] == q ? 0 : 1;
 }
@@ -47,22 +42,23 @@ static uint32_t edge_portals(const qn_mesh *m, uint32_t q, int i, qn_vec2 c0, qn
         spos a = {s0, s1, e, p->p0, p->p1}, b = {s1, s0, e, p->p1, p->p0};
         tmp[cnt++] = s0 <= s1 ? a : b;
     }
-    if (cnt > 1) qsort(tmp, cnt, sizeof *tmp, cmp_spos);
+    /* Insertion: an edge has a few portals (qsort's calls cost more). */
+    for (uint32_t a = 1; a < cnt; a++) {
+        spos x = tmp[a];
+        uint32_t j = a;
+        for (; j > 0 && tmp[j - 1].lo > x.lo; j--) tmp[j] = tmp[j - 1];
+        tmp[j] = x;
+    }
     return cnt;
 }
 
-/* Adds a cycle vertex (a wall sub-edge from it, until a portal is set);
-** while counting (bv NULL), only counts it. */
+/* Adds a cycle vertex (a wall sub-edge from it, until a portal is set). */
 static void push_bv(qn__boundary *b, qn_vec2 p) {
-    if (b->bv) {
-        b->bv[b->nb] = p;
-        b->bportal[b->nb] = QN_NONE;
-    }
-    b->nb++;
+    b->bv[b->nb] = p;
+    b->bportal[b->nb++] = QN_NONE;
 }
 
-/* Quad q's cycle; a portal reaching the next corner ends there. While
-** counting (bv NULL) it only counts the cycle's vertices. */
+/* Quad q's cycle; a portal reaching the next corner ends there. */
 static void quad_cycle(const qn_mesh *m, qn__boundary *b, uint32_t q, spos *tmp) {
     qn_vec2 k_at[4];
     const qn_vec2 *k = qn__corners(m, q, k_at);
@@ -75,10 +71,8 @@ static void quad_cycle(const qn_mesh *m, qn__boundary *b, uint32_t q, spos *tmp)
         push_bv(b, c0);
         for (uint32_t j = 0; j < cnt; j++) {
             if (tmp[j].lo > cur + tol) push_bv(b, tmp[j].plo);
-            if (b->bv) {
-                b->bportal[b->nb - 1] = tmp[j].e;
-                b->psub[2 * tmp[j].e + side_in(m, tmp[j].e, q)] = b->nb - 1 - base;
-            }
+            b->bportal[b->nb - 1] = tmp[j].e;
+            b->psub[2 * tmp[j].e + side_in(m, tmp[j].e, q)] = b->nb - 1 - base;
             cur = tmp[j].hi;
             if (cur < len - tol) push_bv(b, tmp[j].phi);
         }
@@ -119,17 +113,20 @@ static vkey *sort_vkeys(vkey *keys, vkey *tmp, uint32_t n) {
 ** sub-edges are first grouped into bands of x (a monotone function of x,
 ** so equal points share a band and the bands come in order), each band
 ** then sorted on its own: the scratch is 4 bytes a sub-edge (order) and
-** two key arrays for the largest band, where one sort of all took 24. */
+** two key arrays for the largest band, where one sort of all took 24. A
+** band per 64 Ki sub-edges, up to 64 (one for a small mesh). */
 #define QN__VBANDS 64u
 static bool number_vertices(const qn_allocator *al, qn__boundary *b, uint32_t *order) {
     uint32_t nb = b->nb, start[QN__VBANDS + 1] = {0}, at[QN__VBANDS];
+    uint32_t bands = nb >> 16 < 1 ? 1 : (nb >> 16 > QN__VBANDS ? QN__VBANDS : nb >> 16);
     float lo = INFINITY, hi = -INFINITY;
-    for (uint32_t i = 0; i < nb; i++) lo = fminf(lo, b->bv[i].x), hi = fmaxf(hi, b->bv[i].x);
-    float scale = hi > lo ? (float)QN__VBANDS / (hi - lo) : 0.0f;
-#define BAND(x) ((uint32_t)fminf((float)(QN__VBANDS - 1), ((x) - lo) * scale))
+    for (uint32_t i = 0; bands > 1 && i < nb; i++)
+        lo = fminf(lo, b->bv[i].x), hi = fmaxf(hi, b->bv[i].x);
+    float scale = bands > 1 && hi > lo ? (float)bands / (hi - lo) : 0.0f;
+#define BAND(x) ((uint32_t)fminf((float)(bands - 1), ((x) - lo) * scale))
     for (uint32_t i = 0; i < nb; i++) start[BAND(b->bv[i].x) + 1]++;
     uint32_t most = 0;
-    for (uint32_t k = 0; k < QN__VBANDS; k++) {
+    for (uint32_t k = 0; k < bands; k++) {
         most = start[k + 1] > most ? start[k + 1] : most;
         start[k + 1] += start[k];
         at[k] = start[k];
@@ -142,7 +139,7 @@ static bool number_vertices(const qn_allocator *al, qn__boundary *b, uint32_t *o
     uint32_t id = 0;
     bool any = false;
     vkey last = {0};
-    for (uint32_t k = 0; k < QN__VBANDS; k++) {
+    for (uint32_t k = 0; k < bands; k++) {
         uint32_t n = start[k + 1] - start[k];
         if (!n) continue;
         for (uint32_t j = 0; j < n; j++) {
@@ -196,30 +193,14 @@ static void mark_corners(const qn_mesh *m, qn__boundary *b, float *open) {
         if ((b->vkind[v] & QN__VK_WALL) && open[v] > QN__CORNER_OPEN) b->vkind[v] |= QN__VK_CORNER;
 }
 
-/* The sub-edges' block: bytes for nb sub-edges (positions, portals,
-** vertex ids), the quads' starts and the portals' places. */
-static size_t edge_bytes(uint32_t nq, uint32_t np, uint32_t nb) {
-    return ((size_t)nq + 1 + 2 * (size_t)np) * sizeof(uint32_t) +
-           (size_t)nb * (sizeof(qn_vec2) + 2 * sizeof(uint32_t));
-}
-/* The vertices' block: bytes for nv vertex ids (wall sums, kinds). */
-static size_t vertex_bytes(uint32_t nv) { return (size_t)nv * (sizeof(qn_vec2) + 1); }
-
 void qn__boundary_free(const qn_allocator *a, qn__boundary *b) {
     if (!b) return;
     qn__free(a, b->cmask, b->cbytes);
     qn__free(a, b->vblock, b->vbytes);
-    qn__free(a, b->block, b->bytes);
+    qn__free(a, b->block, b->blbytes);
+    qn__free(a, b->bportal, (size_t)b->bcap * sizeof(uint32_t));
+    qn__free(a, b->bv, (size_t)b->bcap * sizeof(qn_vec2));
     qn__free(a, b, sizeof *b);
-}
-
-/* Carves the sub-edges' arrays out of their block. */
-static void edge_layout(qn__boundary *b, uint32_t nq, uint32_t nb) {
-    b->bv = (qn_vec2 *)b->block;
-    b->bstart = (uint32_t *)(void *)(b->bv + nb);
-    b->bportal = b->bstart + nq + 1;
-    b->bvid = b->bportal + nb;
-    b->psub = b->bvid + nb;
 }
 
 /* Each quad's obstacle corners as a mask of its cycle's vertices: a word
@@ -255,32 +236,49 @@ const qn__boundary *qn__mesh_boundary(const qn_mesh *m, qn_error *err) {
     return none;
 }
 
-/* The cycles, counted first so that each array is allocated at its size:
-** the peak is the boundary itself and 4 bytes a sub-edge (on a 1.5M-quad
-** map, about 300 MB, where sizing for the most a mesh can have and one
-** sort of all the points took 765). */
+/* The cycles, in bv and bportal sized for the most a quad's portals can
+** make (4 sub-edges a quad, 2 more a portal side), then shrunk in place:
+** the scratch is only that slack, at most two fifths of them on a map of
+** rectangles. bstart and psub come first in the block that bvid joins. */
 static bool build_cycles(const qn_mesh *m, qn__boundary *b) {
     uint32_t nq = m->quad_count, np = m->portal_count, maxk = 1;
     for (uint32_t q = 0; q < nq; q++)
         if (m->qp_start[q + 1] - m->qp_start[q] > maxk) maxk = m->qp_start[q + 1] - m->qp_start[q];
     size_t tbytes = (size_t)maxk * sizeof(spos);
     spos *tmp = qn__alloc(&m->alloc, tbytes);
-    if (!tmp) return false;
-    for (uint32_t q = 0; q < nq; q++) quad_cycle(m, b, q, tmp); /* counts (bv NULL) */
-    uint32_t nb = b->nb;
-    b->bytes = edge_bytes(nq, np, nb);
-    b->block = qn__alloc(&m->alloc, b->bytes);
-    if (b->block) {
-        edge_layout(b, nq, nb);
-        b->nb = 0;
+    b->bcap = 4 * nq + 4 * np;
+    b->bv = qn__alloc(&m->alloc, (size_t)b->bcap * sizeof(qn_vec2));
+    b->bportal = qn__alloc(&m->alloc, (size_t)b->bcap * sizeof(uint32_t));
+    b->blbytes = ((size_t)nq + 1 + 2 * (size_t)np) * sizeof(uint32_t);
+    b->block = qn__alloc(&m->alloc, b->blbytes);
+    bool ok = tmp && b->bv && b->bportal && b->block;
+    if (ok) {
+        b->bstart = b->block;
+        b->psub = b->bstart + nq + 1;
         for (uint32_t q = 0; q < nq; q++) {
             b->bstart[q] = b->nb;
             quad_cycle(m, b, q, tmp);
         }
         b->bstart[nq] = b->nb;
+        qn_vec2 *bv = qn__realloc(&m->alloc, b->bv, (size_t)b->bcap * sizeof(qn_vec2),
+                                  (size_t)b->nb * sizeof(qn_vec2));
+        uint32_t *bp = bv ? qn__realloc(&m->alloc, b->bportal, (size_t)b->bcap * sizeof(uint32_t),
+                                        (size_t)b->nb * sizeof(uint32_t))
+                          : NULL;
+        if (bv) b->bv = bv;
+        if (bp) b->bportal = bp, b->bcap = b->nb;
+        size_t grown = b->blbytes + (size_t)b->nb * sizeof(uint32_t);
+        void *block = bp ? qn__realloc(&m->alloc, b->block, b->blbytes, grown) : NULL;
+        ok = block != NULL;
+        if (ok) {
+            b->block = block, b->blbytes = grown;
+            b->bstart = block;
+            b->psub = b->bstart + nq + 1;
+            b->bvid = b->psub + 2 * (size_t)np;
+        }
     }
     qn__free(&m->alloc, tmp, tbytes);
-    return b->block != NULL;
+    return ok;
 }
 
 qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err) {
@@ -294,11 +292,12 @@ qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err
     uint32_t *order = ok ? qn__alloc(&m->alloc, obytes) : NULL;
     ok = order && number_vertices(&m->alloc, b, order);
     if (ok) {
-        b->vbytes = vertex_bytes(b->nv);
+        b->vbytes = (size_t)b->nv * (sizeof(qn_vec2) + 1); /* vwall, vkind */
         b->vblock = qn__alloc(&m->alloc, b->vbytes);
         ok = b->vblock != NULL;
     }
     if (ok) {
+        b->bytes = b->blbytes + b->vbytes + (size_t)b->bcap * (sizeof(qn_vec2) + sizeof(uint32_t));
         b->vwall = (qn_vec2 *)b->vblock;
         b->vkind = (uint8_t *)(b->vwall + b->nv);
         mark_corners(m, b, (float *)(void *)order); /* nv <= nb */

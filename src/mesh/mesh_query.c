@@ -14,7 +14,7 @@ size_t qn_mesh_bytes(const qn_mesh *mesh) {
     if (!mesh) return 0;
     const qn__boundary *b = atomic_load(&mesh->bnd);
     size_t segs = atomic_load(&mesh->segs) ? (size_t)mesh->portal_count * sizeof(qn__pgeo) : 0;
-    return mesh->bytes + (b ? sizeof *b + b->bytes + b->vbytes + b->cbytes : 0) + segs;
+    return mesh->bytes + (b ? sizeof *b + b->bytes + b->cbytes : 0) + segs;
 }
 
 const qn__pgeo *qn__mesh_segments(const qn_mesh *m) {

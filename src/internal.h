@@ -331,12 +331,10 @@ typedef struct qn__boundary {
     ** (fully open mesh, radius 0); at an obstacle corner it points into the
     ** obstacle. */
     qn_vec2 *vwall;
-    /* bv and bportal have room for bcap sub-edges; bstart, psub and bvid
-    ** share a block (blbytes), vwall and vkind another (vbytes); bytes:
-    ** all of these. */
-    uint32_t bcap;
-    void *block, *vblock;
-    size_t bytes, blbytes, vbytes;
+    /* bv and bportal share a block (ebytes), bstart, psub and bvid another
+    ** (blbytes), vwall and vkind a third (vbytes); bytes: all of these. */
+    void *eblock, *block, *vblock;
+    size_t bytes, ebytes, blbytes, vbytes;
     /* Per quad: the vertices of its cycle that are obstacle corners
     ** (QN__VK_CORNER), bit t for vertex t; QN__CMASK_LONG for a longer cycle
     ** with some. Read through qn__next_corner. */

@@ -198,8 +198,7 @@ void qn__boundary_free(const qn_allocator *a, qn__boundary *b) {
     qn__free(a, b->cmask, b->cbytes);
     qn__free(a, b->vblock, b->vbytes);
     qn__free(a, b->block, b->blbytes);
-    qn__free(a, b->bportal, (size_t)b->bcap * sizeof(uint32_t));
-    qn__free(a, b->bv, (size_t)b->bcap * sizeof(qn_vec2));
+    qn__free(a, b->eblock, b->ebytes);
     qn__free(a, b, sizeof *b);
 }
 
@@ -236,23 +235,25 @@ const qn__boundary *qn__mesh_boundary(const qn_mesh *m, qn_error *err) {
     return none;
 }
 
-/* The cycles, in bv and bportal sized for the most a quad's portals can
-** make (4 sub-edges a quad, 2 more a portal side), then shrunk in place:
-** the scratch is only that slack, at most two fifths of them on a map of
-** rectangles. bstart and psub come first in the block that bvid joins. */
+/* The cycles, in bv and bportal with room for the most a quad's portals
+** can make (4 sub-edges a quad, 2 more a portal side), then bportal moved
+** down after bv and their block shrunk in place: the scratch is only that
+** slack, at most two fifths on a map of rectangles. bstart and psub come
+** first in the block that bvid joins. */
 static bool build_cycles(const qn_mesh *m, qn__boundary *b) {
     uint32_t nq = m->quad_count, np = m->portal_count, maxk = 1;
     for (uint32_t q = 0; q < nq; q++)
         if (m->qp_start[q + 1] - m->qp_start[q] > maxk) maxk = m->qp_start[q + 1] - m->qp_start[q];
-    size_t tbytes = (size_t)maxk * sizeof(spos);
+    size_t tbytes = (size_t)maxk * sizeof(spos), cap = 4 * (size_t)nq + 4 * (size_t)np;
     spos *tmp = qn__alloc(&m->alloc, tbytes);
-    b->bcap = 4 * nq + 4 * np;
-    b->bv = qn__alloc(&m->alloc, (size_t)b->bcap * sizeof(qn_vec2));
-    b->bportal = qn__alloc(&m->alloc, (size_t)b->bcap * sizeof(uint32_t));
+    b->ebytes = cap * (sizeof(qn_vec2) + sizeof(uint32_t));
+    b->eblock = qn__alloc(&m->alloc, b->ebytes);
     b->blbytes = ((size_t)nq + 1 + 2 * (size_t)np) * sizeof(uint32_t);
     b->block = qn__alloc(&m->alloc, b->blbytes);
-    bool ok = tmp && b->bv && b->bportal && b->block;
+    bool ok = tmp && b->eblock && b->block;
     if (ok) {
+        b->bv = b->eblock;
+        b->bportal = (uint32_t *)(void *)(b->bv + cap);
         b->bstart = b->block;
         b->psub = b->bstart + nq + 1;
         for (uint32_t q = 0; q < nq; q++) {
@@ -260,15 +261,18 @@ static bool build_cycles(const qn_mesh *m, qn__boundary *b) {
             quad_cycle(m, b, q, tmp);
         }
         b->bstart[nq] = b->nb;
-        qn_vec2 *bv = qn__realloc(&m->alloc, b->bv, (size_t)b->bcap * sizeof(qn_vec2),
-                                  (size_t)b->nb * sizeof(qn_vec2));
-        uint32_t *bp = bv ? qn__realloc(&m->alloc, b->bportal, (size_t)b->bcap * sizeof(uint32_t),
-                                        (size_t)b->nb * sizeof(uint32_t))
-                          : NULL;
-        if (bv) b->bv = bv;
-        if (bp) b->bportal = bp, b->bcap = b->nb;
+        uint32_t *bp = (uint32_t *)(void *)(b->bv + b->nb);
+        memmove(bp, b->bportal, (size_t)b->nb * sizeof(uint32_t));
+        b->bportal = bp;
+        size_t used = (size_t)b->nb * (sizeof(qn_vec2) + sizeof(uint32_t));
+        void *e = qn__realloc(&m->alloc, b->eblock, b->ebytes, used);
+        if (e) { /* else it stays as it was, larger */
+            b->eblock = e, b->ebytes = used;
+            b->bv = e;
+            b->bportal = (uint32_t *)(void *)(b->bv + b->nb);
+        }
         size_t grown = b->blbytes + (size_t)b->nb * sizeof(uint32_t);
-        void *block = bp ? qn__realloc(&m->alloc, b->block, b->blbytes, grown) : NULL;
+        void *block = qn__realloc(&m->alloc, b->block, b->blbytes, grown);
         ok = block != NULL;
         if (ok) {
             b->block = block, b->blbytes = grown;
@@ -297,7 +301,7 @@ qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err
         ok = b->vblock != NULL;
     }
     if (ok) {
-        b->bytes = b->blbytes + b->vbytes + (size_t)b->bcap * (sizeof(qn_vec2) + sizeof(uint32_t));
+        b->bytes = b->ebytes + b->blbytes + b->vbytes;
         b->vwall = (qn_vec2 *)b->vblock;
         b->vkind = (uint8_t *)(b->vwall + b->nv);
         mark_corners(m, b, (float *)(void *)order); /* nv <= nb */

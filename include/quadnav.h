@@ -37,6 +37,13 @@
 ** Coordinates: world units, x to the right, y as the level defines it. For
 ** MovingAI maps and levels made from grids, y grows downward and cell (x, y)
 ** covers [x, x+1) x [y, y+1), so its centre is (x + 0.5, y + 0.5).
+** Coordinates are floats, so precision falls with distance from the
+** origin: the mesh's tolerance is 8 float epsilons of its largest
+** |coordinate| (about 1e-6 of it), and every agent keeps at least 8
+** tolerances (plus about 7e-6 of the level's extent) from walls: 0.015 at
+** 2,000 units from the origin, 0.46 at 60,000, where 1-unit corridors are
+** still walked (tests/test_exact.c), and too much for them past about
+** 65,000. Place a level's origin near its middle.
 **
 ** Units: positions, lengths, radii and distances are world units; a cost is
 ** a length times the cost multiplier of the quads (or cells) it runs

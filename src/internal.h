@@ -8,6 +8,7 @@
 #include "quadnav.h"
 #include "core/heap.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -414,14 +415,24 @@ struct qn_mesh {
 #define QN__JOURNAL 1024u
 
 /* The breadth a point agent keeps from walls and corners (the sampler's
-** least radius): 64 times the mesh's tolerance, about 6e-5 of the level's
-** largest coordinate. Not less: an exact field's wedges are kept to a step
-** of angle, and a point within that slack of a wedge's side, just before
-** the corner of a neighbouring quad that casts it, can take a root past
-** that corner and aim across it by up to about 2e-4 of its distance to the
-** root; at 8 times the tolerance a point agent grazed such a corner
-** (test_exact's closing scenes). */
-static inline float qn__hair(const qn_mesh *m) { return 64.0f * m->eps; }
+** least radius): 8 times the mesh's tolerance (float noise in the
+** coordinates, which grows with the largest of them) and 56 times that
+** tolerance taken at the level's extent instead (wedge slack, which grows
+** with distances inside the level): 64 tolerances, about 6e-5 of the
+** largest coordinate, for a level whose corner is at the origin. Not
+** less: an exact field's wedges are kept to a step of angle, and a point
+** within that slack of a wedge's side, just before the corner of a
+** neighbouring quad that casts it, can take a root past that corner and
+** aim across it by up to about 2e-4 of its distance to the root; at 8
+** tolerances in all a point agent grazed such a corner (test_exact's
+** closing scenes). Not more for a level far from the origin: 64
+** tolerances there are 1.2 units at 20,000, and units of a 1-unit maze
+** stuck in its corridors. */
+static inline float qn__hair(const qn_mesh *m) {
+    float w = m->bounds.max.x - m->bounds.min.x, h = m->bounds.max.y - m->bounds.min.y;
+    float ext = 8.0f * FLT_EPSILON * (w > h ? w : h);
+    return 8.0f * m->eps + 56.0f * (ext > 1e-6f ? ext : 1e-6f);
+}
 
 /* Are a and b the same bits (so 0 and -0 differ)? */
 static inline bool qn__same_bits(float a, float b) { return memcmp(&a, &b, sizeof a) == 0; }

@@ -544,6 +544,64 @@ static void test_walk_levels(void **state) {
     }
 }
 
+/* Point p turned by th (degrees) round the origin, then moved by (dx, dy). */
+static qn_vec2 far_point(qn_vec2 p, double th, double dx, double dy) {
+    double a = th * 3.14159265358979323846 / 180.0, c = cos(a), s = sin(a);
+    double x = (double)p.x, y = (double)p.y;
+    return (qn_vec2){(float)(x * c - y * s + dx), (float)(x * s + y * c + dy)};
+}
+
+/* The bundled levels turned and moved tens of thousands of units from the
+** origin, where float coordinates are 0.002 to 0.008 apart: units still
+** arrive without a wall contact at radius 0, 0.1 and 0.25. A point agent's
+** breadth grew with the largest coordinate (64 mesh tolerances, 1.2 units
+** at 20,000), and 84 of 300 units stuck in the maze's 1-unit corridors. */
+static void test_walk_far_levels(void **state) {
+    (void)state;
+    const char *names[] = {"town", "maze", "field"};
+    const double moves[][3] = {{0.0, 20000.0, -15000.0}, {20.0, -60000.0, 40000.0}};
+    const char *dir = getenv("QN_DATA_DIR");
+    for (int i = 0; i < 3; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/levels/%s.json", dir ? dir : "data", names[i]);
+        qn_level *lv = NULL;
+        qn_error e;
+        if (qn_level_load_file(path, NULL, &lv, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
+        const qn_mesh *m = qn_level_mesh(lv);
+        uint32_t nq = qn_mesh_quad_count(m);
+        qn_vec2 *v = malloc(4 * (size_t)nq * sizeof *v);
+        uint32_t *idx = malloc(4 * (size_t)nq * sizeof *idx);
+        assert_non_null(v);
+        assert_non_null(idx);
+        qn_vec2 goal;
+        const char *gname;
+        assert_int_equal(qn_level_goal(lv, 0, &gname, &goal), QN_OK);
+        for (int k = 0; k < 2; k++) {
+            for (uint32_t q = 0; q < nq; q++) {
+                qn_vec2 c[4];
+                assert_int_equal(qn_mesh_quad_corners(m, q, c), QN_OK);
+                for (int j = 0; j < 4; j++) {
+                    v[4 * q + (uint32_t)j] = far_point(c[j], moves[k][0], moves[k][1], moves[k][2]);
+                    idx[4 * q + (uint32_t)j] = 4 * q + (uint32_t)j;
+                }
+            }
+            qn_mesh_desc d = {.vertices = v, .vertex_count = 4 * nq, .quads = idx, .quad_count = nq};
+            qn_mesh *far = NULL;
+            if (qn_mesh_create(&d, NULL, &far, &e) != QN_OK) fail_msg("%s moved: %s", names[i], e.message);
+            assert_int_equal(qn_mesh_portal_count(far), qn_mesh_portal_count(m));
+            qn_vec2 g = far_point(goal, moves[k][0], moves[k][1], moves[k][2]);
+            const float radii[] = {0.0f, 0.1f, 0.25f};
+            char what[64];
+            snprintf(what, sizeof what, "%s moved to (%g, %g)", names[i], moves[k][1], moves[k][2]);
+            for (int r = 0; r < 3; r++) walk(far, g, radii[r], 300, what, false);
+            qn_mesh_destroy(far);
+        }
+        free(v);
+        free(idx);
+        qn_level_destroy(lv);
+    }
+}
+
 static void walk_map(const char *name, qn_vec2 goal, uint32_t units) {
     const char *dir = getenv("QN_DATA_DIR");
     char path[4096];
@@ -1143,6 +1201,7 @@ int main(void) {
         cmocka_unit_test(test_lost_quad_falls_back),
         cmocka_unit_test(test_turned_meshes),
         cmocka_unit_test(test_walk_levels),
+        cmocka_unit_test(test_walk_far_levels),
         cmocka_unit_test(test_walk_map),
         cmocka_unit_test(test_corner_masks),
         cmocka_unit_test(test_closing_same_map),

@@ -363,6 +363,7 @@ struct qn_mesh {
     uint32_t portal_count;
     uint32_t island_count;
     float eps; /* geometric tolerance in world units */
+    float eps_ext; /* the same taken at the mesh's extent (qn__eps_extent) */
     qn_rect bounds;
     /* A mesh whose quads are all rectangles (qn__axis_rect) keeps each as
     ** its box (rects) and no corners or planes once built; any other keeps
@@ -414,6 +415,25 @@ struct qn_mesh {
 
 #define QN__JOURNAL 1024u
 
+/* The mesh's tolerance (8 float epsilons) taken at its extent instead of
+** its largest coordinate: what lengths measured inside the level may be
+** off by, where eps is what a coordinate may be. The two differ for a level
+** far from the origin. */
+static inline float qn__eps_extent(const qn_mesh *m) { return m->eps_ext; }
+
+/* The interval engine's tolerance, and a point path's berth round corners:
+** four tolerances of the extent (lengths inside the level), not under eps
+** (what a coordinate may be off by) and not over 4 eps. The same 4 eps for
+** a level near the origin; for one 30,000 units out, 4 eps (0.11) was 5 %
+** of its 2-unit quads: the engine took roots within that of a sub-edge's
+** line for roots seeing along it (costs up to 42 % long), and point paths
+** rounded every corner that far out (0.7 % long). */
+static inline float qn__tol_inner(const qn_mesh *m) {
+    float t = 4.0f * qn__eps_extent(m);
+    t = t > 0.25f * m->eps ? t : 0.25f * m->eps;
+    return t < 4.0f * m->eps ? t : 4.0f * m->eps;
+}
+
 /* The breadth a point agent keeps from walls and corners (the sampler's
 ** least radius): 8 times the mesh's tolerance (float noise in the
 ** coordinates, which grows with the largest of them) and 56 times that
@@ -429,9 +449,8 @@ struct qn_mesh {
 ** tolerances there are 1.2 units at 20,000, and units of a 1-unit maze
 ** stuck in its corridors. */
 static inline float qn__hair(const qn_mesh *m) {
-    float w = m->bounds.max.x - m->bounds.min.x, h = m->bounds.max.y - m->bounds.min.y;
-    float ext = 8.0f * FLT_EPSILON * (w > h ? w : h);
-    return 8.0f * m->eps + 56.0f * (ext > 1e-6f ? ext : 1e-6f);
+    float h = 8.0f * m->eps + 56.0f * qn__eps_extent(m);
+    return h < 64.0f * m->eps ? h : 64.0f * m->eps;
 }
 
 /* Are a and b the same bits (so 0 and -0 differ)? */

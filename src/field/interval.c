@@ -1470,7 +1470,7 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     S->geo = qn__mesh_segments(m);
     if (!S->b || !S->geo) return QN_E_NOMEM;
     S->alloc = *a;
-    S->tol = 4.0f * m->eps;
+    S->tol = qn__tol_inner(m); /* lengths inside the level, not coordinates */
     S->nv = S->b->nv;
     S->ngoal = seeds;
     S->nr = S->nv + seeds;

@@ -292,7 +292,7 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
                               const qn__sent **entry, float *dist) {
     const qn__spm *s = f->spm;
     const qn__sroot *best = NULL;
-    float bv = INFINITY, tol = 4.0f * f->mesh->eps;
+    float bv = INFINITY, tol = qn__tol_inner(f->mesh);
     uint32_t first, end;
     qn__spm_range(s, q, &first, &end);
     bool many = end - first >= SPM_BOUND_FIRST;

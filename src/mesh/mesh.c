@@ -255,6 +255,10 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
     ** float ulps of the largest coordinate. Building uses local ones. */
     m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
     m->bounds = b;
+    /* Lengths inside the level are off by parts of its extent, not of its
+    ** largest coordinate (qn__eps_extent). */
+    double ext = dmax((double)b.max.x - (double)b.min.x, (double)b.max.y - (double)b.min.y);
+    m->eps_ext = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * ext);
     if (rects) { /* boxes now, and no corners */
         m->rects = qn__alloc(&m->alloc, (size_t)m->quad_count * sizeof(qn_rect));
         if (!m->rects) return qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (quads)");

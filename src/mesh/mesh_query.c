@@ -275,21 +275,35 @@ static uint32_t start_quad(const qn_mesh *m, qn_vec2 a, qn_vec2 d, uint32_t hint
 ** open for the radius that takes the segment furthest; QN_NONE when none
 ** takes it beyond t. Choosing by how far the segment goes, not by the
 ** nearest portal, keeps a walk through a point where many quads meet from
-** wandering into one the segment does not cross. */
+** wandering into one the segment does not cross. When no neighbour takes
+** it further, x is near a point where quads meet (a quad's tolerant region
+** reaches past its corners), and the segment goes on into a quad across
+** that point, not beside it: the quads round x are searched through open
+** portals within the tolerance of x, up to 8 of them. At a level 40,000
+** units out, the tolerance (0.15) made units passing that near such a
+** point wall contacts in `quadnav sim`, and the segment "left" the mesh. */
+#define QN__AROUND 8
 static uint32_t next_quad(const qn_mesh *m, uint32_t q, qn_vec2 x, float t, qn_vec2 a, qn_vec2 d,
                           float radius) {
     float tol = 4.0f * m->eps, best_t = t;
-    uint32_t best = QN_NONE;
-    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
-        uint32_t e = m->qp_list[k];
-        if (!qn__portal_open(m, e, radius)) continue;
-        const qn__portal pe = qn__portal_at(m, e);
-        qn_vec2 c = qn__sub(x, qn__closest_on_segment(x, pe.p0, pe.p1));
-        if (qn__dot(c, c) > tol * tol) continue;
-        uint32_t o = qn__portal_other(m, e, q);
-        if (!qn__quad_contains(m, o, x)) continue; /* the walk must go on from x */
-        float to = exit_param(m, o, a, d);
-        if (to > best_t) best_t = to, best = o;
+    uint32_t best = QN_NONE, seen[QN__AROUND], ns = 1;
+    seen[0] = q;
+    for (uint32_t head = 0; head < ns && (head == 0 || best == QN_NONE); head++) {
+        uint32_t cq = seen[head];
+        for (uint32_t k = m->qp_start[cq]; k < m->qp_start[cq + 1]; k++) {
+            uint32_t e = m->qp_list[k];
+            if (!qn__portal_open(m, e, radius)) continue;
+            const qn__portal pe = qn__portal_at(m, e);
+            qn_vec2 c = qn__sub(x, qn__closest_on_segment(x, pe.p0, pe.p1));
+            if (qn__dot(c, c) > tol * tol) continue;
+            uint32_t o = qn__portal_other(m, e, cq), i = 0;
+            while (i < ns && seen[i] != o) i++;
+            if (i < ns) continue;
+            if (ns < QN__AROUND) seen[ns++] = o;
+            if (!qn__quad_contains(m, o, x)) continue; /* the walk must go on from x */
+            float to = exit_param(m, o, a, d);
+            if (to > best_t) best_t = to, best = o;
+        }
     }
     return best;
 }

@@ -582,7 +582,7 @@ static fvert point_vert(qn_vec2 p, uint32_t idx) {
 ** wall's end point (where float noise could put it outside). Smaller than
 ** the sampler's inset: here it adds to the length of every bend. */
 static float corner_radius(const qn_mesh *m, float radius) {
-    float tiny = 4.0f * m->eps;
+    float tiny = qn__tol_inner(m);
     return radius > tiny ? radius : tiny;
 }
 
@@ -603,7 +603,7 @@ static fvert end_vert(const query *Q, uint32_t e, int end, float side, float rc,
     const qn__pgeo *p = &Q->pf->geo[e];
     uint32_t vid = end_vid(Q->pf, e, end);
     unsigned kind = vertex_kind(Q->pf, vid, Q->radius);
-    float r = (kind & KIND_WALL) ? rc : 4.0f * Q->m->eps;
+    float r = (kind & KIND_WALL) ? rc : qn__tol_inner(Q->m);
     r = r < 0.5f * p->width ? r : 0.5f * p->width;
     fvert v;
     v.k = end ? p->p1 : p->p0;

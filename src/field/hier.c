@@ -1618,7 +1618,11 @@ static float exit_reach(const qn_hfield *f, uint32_t i) {
     const hnode *nd = &f->h->nodes[i];
     const qn__portal pt_at = qn__portal_at(f->h->mesh, nd->portal), *pt = &pt_at;
     float t = qn__dot(qn__sub(nd->at, pt->p0), qn__portal_dir(pt)), end = fminf(t, pt->width - t);
-    float reach = fmaxf(fminf(0.25f * pt->width, 0.5f * end), 1.5f * f->radius);
+    /* A point agent keeps a hair from walls (qn__hair), the sector's edge
+    ** among them in its local field: a hair that grows far from the
+    ** origin, and past a quarter of a 1-unit corridor at 40,000 units. */
+    float body = fmaxf(f->radius, qn__hair(f->h->mesh));
+    float reach = fmaxf(fminf(0.25f * pt->width, 0.5f * end), 1.5f * body);
     return fmaxf(QN_AT_GOAL_DISTANCE, reach);
 }
 
@@ -1637,20 +1641,26 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir, fl
     const hnode *nd = &f->h->nodes[i];
     const qn__portal pt_at = qn__portal_at(f->h->mesh, nd->portal), *pt = &pt_at;
     qn_vec2 n = f->via[i] == 1 ? nd->n : qn__scale(nd->n, -1.0f);
+    /* How far past the portal the unit aims: past the quad it leaves as
+    ** point location sees it (the mesh tolerance round it), or else, on a
+    ** level far from the origin (tolerance 0.15 at 20,000), a unit a step
+    ** across still counted as in that quad, whose field sent it back to
+    ** the node, and it went to and fro for good. */
+    float beyond = f->radius + 1e-2f + 4.0f * f->h->mesh->eps;
     float d = qn__len(qn__sub(nd->at, p));
     if (d > exit_reach(f, i)) {
         qn_vec2 r = qn__sub(p, pt->p0), u = qn__portal_dir(pt);
         float t = qn__dot(r, u), h = qn__cross(u, r);
         bool on = fabsf(h) <= 4.0f * f->h->mesh->eps && t > f->radius && t < pt->width - f->radius;
         if (on) {
-            if (go) *go = f->radius + 1e-2f;
+            if (go) *go = beyond;
             return n;
         }
         if (dir.x != 0.0f || dir.y != 0.0f) return dir;
         if (go) *go = d;
         return qn__scale(qn__sub(nd->at, p), 1.0f / d);
     }
-    qn_vec2 aim = qn__add(nd->at, qn__scale(n, f->radius + 1e-2f));
+    qn_vec2 aim = qn__add(nd->at, qn__scale(n, beyond));
     if (d > QN_AT_GOAL_DISTANCE &&
         qn__segment_walk(f->h->parent, p, aim, f->radius, QN_NONE, NULL) == QN_E_BLOCKED)
         return dir;
@@ -1664,7 +1674,7 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir, fl
         return dir;
     qn_vec2 to = qn__sub(aim, p);
     float len = qn__len(to);
-    if (go) *go = len > 0.0f ? len : f->radius + 1e-2f;
+    if (go) *go = len > 0.0f ? len : beyond;
     return len > 0.0f ? qn__scale(to, 1.0f / len) : n;
 }
 

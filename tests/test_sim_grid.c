@@ -278,6 +278,50 @@ static void test_vector_flow_arrives(void **state) {
     free(ctx);
 }
 
+/* Grids placed far from the origin (their cells 0.002-0.004 apart in
+** float there): units walk the vector flow without a wall contact. The
+** sampler's test of a move passing a cell corner took passes within 1e-4
+** cells of it as through it; a unit's next position rounds by more out
+** there, and a move seen beside a corner went through it (5 contacts in
+** 300 walks of the town level 20,000 units out). */
+static void test_vector_flow_far(void **state) {
+    (void)state;
+    qn_sim_grid_ctx *ctx = calloc(1, sizeof *ctx);
+    static uint8_t c[48 * 48];
+    assert_non_null(ctx);
+    uint64_t rng = 7;
+    const qn_vec2 at[] = {{20000.0f, -15000.0f}, {-60000.0f, 50000.0f}};
+    uint64_t contacts = 0, missed = 0;
+    for (int t = 0; t < 40; t++) {
+        for (uint32_t i = 0; i < 48 * 48; i++)
+            c[i] = qn_rand_unit(&rng) < 0.25 ? QN_CELL_WALL : QN_CELL_NORMAL;
+        uint32_t goal = (uint32_t)(qn_rand_unit(&rng) * 48 * 48) % (48 * 48);
+        c[goal] = QN_CELL_NORMAL;
+        qn_vec2 o = at[t % 2];
+        qn_grid_desc d = {48, 48, c, 1.0f, o};
+        qn_grid *g = NULL;
+        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
+        qn_grid_field *f = NULL;
+        assert_int_equal(qn_grid_field_create(g, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
+        qn_sim_world world;
+        qn_sim_world_grid(&world, ctx, f, QN_FLOW_VECTOR,
+                          v2(o.x + (float)(goal % 48) + 0.5f, o.y + (float)(goal / 48) + 0.5f));
+        qn_sim_opts so = {0};
+        so.units = 100;
+        so.seed = (uint64_t)t + 1;
+        so.step = 0.2f;
+        qn_sim_result r;
+        assert_int_equal(qn_sim_run(&world, &so, &r), QN_OK);
+        contacts += r.wall_contacts;
+        missed += r.units - r.arrived;
+        qn_grid_field_destroy(f);
+        qn_grid_destroy(g);
+    }
+    if (contacts || missed) fail_msg("far grids: %llu contacts, %llu units not arrived",
+                                     (unsigned long long)contacts, (unsigned long long)missed);
+    free(ctx);
+}
+
 /* Open 21x21 grid, goal at the centre cell: every unit arrives without a
 ** contact in both flow kinds; starts in line with the goal walk straight. */
 static void test_world_open(void **state) {
@@ -419,6 +463,7 @@ int main(void) {
         cmocka_unit_test(test_world_random_start),
         cmocka_unit_test(test_world_arena),
         cmocka_unit_test(test_vector_flow_arrives),
+        cmocka_unit_test(test_vector_flow_far),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

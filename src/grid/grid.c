@@ -1070,7 +1070,8 @@ static bool open_cell(const qn_grid *g, int64_t x, int64_t y) {
 }
 
 /* Crossings of a vertical and a horizontal grid line closer than this (in
-** cells along the move) count as a pass through the vertex between them. */
+** cells along the move) count as a pass through the vertex between them;
+** more where a position's float rounding is more (vertex_tol). */
 #define VERTEX_EPS 1e-4
 
 /* Does the straight move from (px, py) by (dx, dy), in cells (|dx|, |dy| <=
@@ -1078,14 +1079,14 @@ static bool open_cell(const qn_grid *g, int64_t x, int64_t y) {
 ** diagonal neighbour only through an open orthogonal one, and past both of
 ** them when it passes (nearly) through their common vertex? The same rule
 ** as the octile field's corner rule. */
-static bool move_clear(const qn_grid *g, double px, double py, double dx, double dy) {
+static bool move_clear(const qn_grid *g, double px, double py, double dx, double dy, double vtol) {
     int64_t cx = (int64_t)floor(px), cy = (int64_t)floor(py);
     int64_t nx = (int64_t)floor(px + dx), ny = (int64_t)floor(py + dy);
     if (nx == cx || ny == cy) return open_cell(g, nx, ny);
     if (!open_cell(g, nx, ny)) return false;
     double tx = ((double)(dx > 0.0 ? cx + 1 : cx) - px) / dx;
     double ty = ((double)(dy > 0.0 ? cy + 1 : cy) - py) / dy;
-    if (fabs(tx - ty) < VERTEX_EPS) return open_cell(g, nx, cy) && open_cell(g, cx, ny);
+    if (fabs(tx - ty) < vtol) return open_cell(g, nx, cy) && open_cell(g, cx, ny);
     return tx < ty ? open_cell(g, nx, cy) : open_cell(g, cx, ny);
 }
 
@@ -1098,7 +1099,7 @@ static double value_at(const qn_grid_field *f, int64_t x, int64_t y) {
 ** and lower than d, the value of the cell it starts in? That is the cell
 ** beside, or on a move through a corner the cells on the way as well. */
 static bool move_descends(const qn_grid_field *f, double px, double py, double dx, double dy,
-                          double d) {
+                          double d, double vtol) {
     int64_t cx = (int64_t)floor(px), cy = (int64_t)floor(py);
     int64_t nx = (int64_t)floor(px + dx), ny = (int64_t)floor(py + dy);
     if (nx == cx && ny == cy) return true;
@@ -1109,7 +1110,7 @@ static bool move_descends(const qn_grid_field *f, double px, double py, double d
     double ty = ((double)(dy > 0.0 ? cy + 1 : cy) - py) / dy;
     double a = value_at(f, nx, cy), b = value_at(f, cx, ny);
     bool a_ok = usable(a) && a < d, b_ok = usable(b) && b < d;
-    if (fabs(tx - ty) < VERTEX_EPS) return a_ok && b_ok;
+    if (fabs(tx - ty) < vtol) return a_ok && b_ok;
     return tx < ty ? a_ok : b_ok;
 }
 
@@ -1123,12 +1124,19 @@ static bool dir_ok(const qn_grid_field *f, qn_vec2 p, qn_vec2 v, uint32_t x, uin
     double py = ((double)p.y - (double)g->origin.y) / (double)g->cell_size;
     double r = (double)QN_GRID_SAFE_STEP, dx = r * (double)v.x, dy = r * (double)v.y;
     double d = value_at(f, x, y);
+    /* A unit's position is a float: where it is far from the origin its
+    ** next one rounds by more than VERTEX_EPS, and a move this test saw
+    ** pass beside a vertex can end up through it (wall contacts in the sim
+    ** 20,000 units out). Near vertices by two of those roundings count as
+    ** through them. */
+    double far = fmax(fabs((double)p.x), fabs((double)p.y));
+    double vtol = fmax(VERTEX_EPS, 2.0 * (double)FLT_EPSILON * far / (double)g->cell_size);
     int64_t ex, ey;
     bool corner = qn__grid_exit_cell(px, py, v.x, v.y, x, y, &ex, &ey);
     double n = value_at(f, ex, ey);
     if (!(usable(n) && n < d)) return false;
     if (corner && !(open_cell(g, ex, y) && open_cell(g, x, ey))) return false;
-    return move_clear(g, px, py, dx, dy) && move_descends(f, px, py, dx, dy, d);
+    return move_clear(g, px, py, dx, dy, vtol) && move_descends(f, px, py, dx, dy, d, vtol);
 }
 
 /* The gradient of cell (x, y) for a unit at p, made safe: as it is when a

@@ -39,11 +39,15 @@
 ** covers [x, x+1) x [y, y+1), so its centre is (x + 0.5, y + 0.5).
 ** Coordinates are floats, so precision falls with distance from the
 ** origin: the mesh's tolerance is 8 float epsilons of its largest
-** |coordinate| (about 1e-6 of it), and every agent keeps at least 8
-** tolerances (plus about 7e-6 of the level's extent) from walls: 0.015 at
-** 2,000 units from the origin, 0.46 at 60,000, where 1-unit corridors are
-** still walked (tests/test_exact.c), and too much for them past about
-** 65,000. Place a level's origin near its middle.
+** |coordinate| (about 1e-6 of it), and every agent keeps at least 8 of
+** those tolerances, plus about 5e-5 of the mesh's extent (the exact
+** field's step of angle), from walls: 0.006 on a level 120 units across at
+** the origin, 0.25 on a 4096 x 4096 map; for a level 100 units across, 0.02
+** at 2,000 units from the origin and 0.46 at 60,000, where 1-unit
+** corridors are still walked (tests/test_exact.c). Place a level's origin
+** near its middle, and keep far-apart regions in separate meshes: one
+** small island 20,000 units from a maze of 1-unit corridors widens every
+** point agent there past the corridors.
 **
 ** Units: positions, lengths, radii and distances are world units; a cost is
 ** a length times the cost multiplier of the quads (or cells) it runs

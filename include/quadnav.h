@@ -41,7 +41,7 @@
 ** origin: the mesh's tolerance is 8 float epsilons of its largest
 ** |coordinate| (about 1e-6 of it), and every agent keeps at least 8 of
 ** those tolerances, plus about 5e-5 of the mesh's extent (the exact
-** field's step of angle), from walls: 0.006 on a level 120 units across at
+** field's step of angle), from walls: 0.007 on a level 120 units across at
 ** the origin, 0.25 on a 4096 x 4096 map; for a level 100 units across, 0.02
 ** at 2,000 units from the origin and 0.46 at 60,000, where 1-unit
 ** corridors are still walked (tests/test_exact.c). Place a level's origin

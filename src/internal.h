@@ -10,8 +10,8 @@
 
 #include <float.h>
 #include <math.h>
-#include <stdatomic.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /* ---- compiler features ---------------------------------------------- */

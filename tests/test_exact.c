@@ -587,15 +587,18 @@ static void test_walk_far_levels(void **state) {
                     idx[4 * q + (uint32_t)j] = 4 * q + (uint32_t)j;
                 }
             }
-            qn_mesh_desc d = {.vertices = v, .vertex_count = 4 * nq, .quads = idx, .quad_count = nq};
+            qn_mesh_desc d = {
+                .vertices = v, .vertex_count = 4 * nq, .quads = idx, .quad_count = nq};
             qn_mesh *far = NULL;
-            if (qn_mesh_create(&d, NULL, &far, &e) != QN_OK) fail_msg("%s moved: %s", names[i], e.message);
+            if (qn_mesh_create(&d, NULL, &far, &e) != QN_OK)
+                fail_msg("%s moved: %s", names[i], e.message);
             assert_int_equal(qn_mesh_portal_count(far), qn_mesh_portal_count(m));
             qn_vec2 g = far_point(goal, moves[k][0], moves[k][1], moves[k][2]);
             const float radii[] = {0.0f, 0.1f, 0.25f};
             char what[64];
             snprintf(what, sizeof what, "%s moved to (%g, %g)", names[i], moves[k][1], moves[k][2]);
-            for (int r = 0; r < 3; r++) walk(far, g, radii[r], 300, what, false);
+            for (int r = 0; r < 3; r++)
+                walk(far, g, radii[r], 300, what, false);
             qn_mesh_destroy(far);
         }
         free(v);
@@ -631,7 +634,8 @@ static qn_mesh *jittered_mesh(uint64_t seed, uint32_t nx, uint32_t ny, uint32_t 
             uint32_t a = j * (nx + 1) + i, *q = idx + 4 * nq++;
             q[0] = a, q[1] = a + 1, q[2] = a + nx + 2, q[3] = a + nx + 1;
         }
-    qn_mesh_desc d = {.vertices = v, .vertex_count = (nx + 1) * (ny + 1), .quads = idx, .quad_count = nq};
+    qn_mesh_desc d = {
+        .vertices = v, .vertex_count = (nx + 1) * (ny + 1), .quads = idx, .quad_count = nq};
     qn_mesh *m = NULL;
     qn_error e;
     if (qn_mesh_create(&d, NULL, &m, &e) != QN_OK) fail_msg("jittered mesh: %s", e.message);
@@ -662,22 +666,26 @@ static void test_far_jittered_meshes(void **state) {
         for (uint32_t q = 0; q < qn_mesh_quad_count(m); q++) {
             qn_vec2 c[4];
             assert_int_equal(qn_mesh_quad_corners(m, q, c), QN_OK);
-            float u = (float)(tm_rand(&s) % 1000) / 1000.0f, w = (float)(tm_rand(&s) % 1000) / 1000.0f;
-            qn_vec2 p = {(1 - u) * (1 - w) * c[0].x + u * (1 - w) * c[1].x + u * w * c[2].x + (1 - u) * w * c[3].x,
-                         (1 - u) * (1 - w) * c[0].y + u * (1 - w) * c[1].y + u * w * c[2].y + (1 - u) * w * c[3].y};
+            float u = (float)(tm_rand(&s) % 1000) / 1000.0f,
+                  w = (float)(tm_rand(&s) % 1000) / 1000.0f;
+            qn_vec2 p = {(1 - u) * (1 - w) * c[0].x + u * (1 - w) * c[1].x + u * w * c[2].x +
+                             (1 - u) * w * c[3].x,
+                         (1 - u) * (1 - w) * c[0].y + u * (1 - w) * c[1].y + u * w * c[2].y +
+                             (1 - u) * w * c[3].y};
             double a = (double)qn_field_cost_at(f, p, QN_NONE);
             double b = (double)qn_field_cost_at(ff, far_point(p, th, dx, dy), QN_NONE);
             if (!isfinite(a)) continue;
             /* float coordinates out there are 0.002 to 0.004 apart */
             if (!(fabs(a - b) <= 1e-3 * a + 0.01))
-                fail_msg("seed %llu quad %u (%g, %g): cost %g, moved out %g", (unsigned long long)seed,
-                         q, (double)p.x, (double)p.y, a, b);
+                fail_msg("seed %llu quad %u (%g, %g): cost %g, moved out %g",
+                         (unsigned long long)seed, q, (double)p.x, (double)p.y, a, b);
             checked++;
         }
         qn_field_destroy(f);
         qn_field_destroy(ff);
         const float radii[] = {0.0f, 0.1f, 0.25f};
-        for (int r = 0; r < 3; r++) walk(far, gfar, radii[r], 300, "jittered mesh moved out", false);
+        for (int r = 0; r < 3; r++)
+            walk(far, gfar, radii[r], 300, "jittered mesh moved out", false);
         qn_mesh_destroy(m);
         qn_mesh_destroy(far);
     }

@@ -161,9 +161,11 @@ static void test_walk_far_levels(void **state) {
                     idx[4 * q + j] = 4 * q + j;
                 }
             }
-            qn_mesh_desc d = {.vertices = v, .vertex_count = 4 * nq, .quads = idx, .quad_count = nq};
+            qn_mesh_desc d = {
+                .vertices = v, .vertex_count = 4 * nq, .quads = idx, .quad_count = nq};
             qn_mesh *far = NULL;
-            if (qn_mesh_create(&d, NULL, &far, &e) != QN_OK) fail_msg("%s moved: %s", names[i], e.message);
+            if (qn_mesh_create(&d, NULL, &far, &e) != QN_OK)
+                fail_msg("%s moved: %s", names[i], e.message);
             qn_vec2 g = far_point(goal, moves[k][0], moves[k][1], moves[k][2]);
             char what[64];
             snprintf(what, sizeof what, "%s moved to (%g, %g)", names[i], moves[k][1], moves[k][2]);
@@ -780,12 +782,17 @@ static void test_out_of_memory(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_args),      cmocka_unit_test(test_walk_levels),
+        cmocka_unit_test(test_bad_args),
+        cmocka_unit_test(test_walk_levels),
         cmocka_unit_test(test_walk_far_levels),
-        cmocka_unit_test(test_walk_maps),     cmocka_unit_test(test_walk_grids_wide_agents),
-        cmocka_unit_test(test_tiles),         cmocka_unit_test(test_search_order),
-        cmocka_unit_test(test_block_unblock), cmocka_unit_test(test_concurrent),
-        cmocka_unit_test(test_sample_jobs),   cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_walk_maps),
+        cmocka_unit_test(test_walk_grids_wide_agents),
+        cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_search_order),
+        cmocka_unit_test(test_block_unblock),
+        cmocka_unit_test(test_concurrent),
+        cmocka_unit_test(test_sample_jobs),
+        cmocka_unit_test(test_out_of_memory),
         cmocka_unit_test(test_sample_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -317,8 +317,9 @@ static void test_vector_flow_far(void **state) {
         qn_grid_field_destroy(f);
         qn_grid_destroy(g);
     }
-    if (contacts || missed) fail_msg("far grids: %llu contacts, %llu units not arrived",
-                                     (unsigned long long)contacts, (unsigned long long)missed);
+    if (contacts || missed)
+        fail_msg("far grids: %llu contacts, %llu units not arrived", (unsigned long long)contacts,
+                 (unsigned long long)missed);
     free(ctx);
 }
 

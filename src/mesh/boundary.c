@@ -46,7 +46,8 @@ static uint32_t edge_portals(const qn_mesh *m, uint32_t q, int i, qn_vec2 c0, qn
     for (uint32_t a = 1; a < cnt; a++) {
         spos x = tmp[a];
         uint32_t j = a;
-        for (; j > 0 && tmp[j - 1].lo > x.lo; j--) tmp[j] = tmp[j - 1];
+        for (; j > 0 && tmp[j - 1].lo > x.lo; j--)
+            tmp[j] = tmp[j - 1];
         tmp[j] = x;
     }
     return cnt;
@@ -123,15 +124,17 @@ static bool number_vertices(const qn_allocator *al, qn__boundary *b, uint32_t *o
     for (uint32_t i = 0; bands > 1 && i < nb; i++)
         lo = fminf(lo, b->bv[i].x), hi = fmaxf(hi, b->bv[i].x);
     float scale = bands > 1 && hi > lo ? (float)bands / (hi - lo) : 0.0f;
-#define BAND(x) ((uint32_t)fminf((float)(bands - 1), ((x) - lo) * scale))
-    for (uint32_t i = 0; i < nb; i++) start[BAND(b->bv[i].x) + 1]++;
+#define BAND(x) ((uint32_t)fminf((float)(bands - 1), ((x)-lo) * scale))
+    for (uint32_t i = 0; i < nb; i++)
+        start[BAND(b->bv[i].x) + 1]++;
     uint32_t most = 0;
     for (uint32_t k = 0; k < bands; k++) {
         most = start[k + 1] > most ? start[k + 1] : most;
         start[k + 1] += start[k];
         at[k] = start[k];
     }
-    for (uint32_t i = 0; i < nb; i++) order[at[BAND(b->bv[i].x)]++] = i;
+    for (uint32_t i = 0; i < nb; i++)
+        order[at[BAND(b->bv[i].x)]++] = i;
 #undef BAND
     size_t kb = 2 * ((size_t)most + 1) * sizeof(vkey);
     vkey *keys = qn__alloc(al, kb);
@@ -288,7 +291,8 @@ static bool build_cycles(const qn_mesh *m, qn__boundary *b) {
 qn_status qn__boundary_build(const qn_mesh *m, qn__boundary **out, qn_error *err) {
     *out = NULL;
     uint64_t nb64 = 4 * (uint64_t)m->quad_count + 4 * (uint64_t)m->portal_count;
-    if (nb64 >= UINT32_MAX / 2) return qn__fail(err, QN_E_LIMIT, QN_NONE, "mesh too large for its boundary index");
+    if (nb64 >= UINT32_MAX / 2)
+        return qn__fail(err, QN_E_LIMIT, QN_NONE, "mesh too large for its boundary index");
     qn__boundary *b = qn__calloc(&m->alloc, 1, sizeof *b);
     bool ok = b && build_cycles(m, b);
     /* Scratch: the sub-edges by band of x, then the angle sums. */

@@ -297,7 +297,8 @@ static uint32_t next_quad(const qn_mesh *m, uint32_t q, qn_vec2 x, float t, qn_v
             qn_vec2 c = qn__sub(x, qn__closest_on_segment(x, pe.p0, pe.p1));
             if (qn__dot(c, c) > tol * tol) continue;
             uint32_t o = qn__portal_other(m, e, cq), i = 0;
-            while (i < ns && seen[i] != o) i++;
+            while (i < ns && seen[i] != o)
+                i++;
             if (i < ns) continue;
             if (ns < QN__AROUND) seen[ns++] = o;
             if (!qn__quad_contains(m, o, x)) continue; /* the walk must go on from x */

@@ -529,28 +529,14 @@ static void walk(const qn_mesh *m, qn_vec2 goal, float radius, uint32_t units, c
 static void test_walk_levels(void **state) {
     (void)state;
     const char *names[] = {"town", "maze", "field"};
-    const char *dir = getenv("QN_DATA_DIR");
     for (int i = 0; i < 3; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/levels/%s.json", dir ? dir : "data", names[i]);
-        qn_level *lv = NULL;
-        qn_error e;
-        if (qn_level_load_file(path, NULL, &lv, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
         qn_vec2 goal;
-        const char *gname;
-        assert_int_equal(qn_level_goal(lv, 0, &gname, &goal), QN_OK);
+        qn_level *lv = load_level_goal(names[i], &goal);
         const float radii[] = {0.0f, 0.1f, 0.25f};
         for (int r = 0; r < 3; r++)
             walk(qn_level_mesh(lv), goal, radii[r], 500, names[i], false);
         qn_level_destroy(lv);
     }
-}
-
-/* Point p turned by th (degrees) round the origin, then moved by (dx, dy). */
-static qn_vec2 far_point(qn_vec2 p, double th, double dx, double dy) {
-    double a = th * 3.14159265358979323846 / 180.0, c = cos(a), s = sin(a);
-    double x = (double)p.x, y = (double)p.y;
-    return (qn_vec2){(float)(x * c - y * s + dx), (float)(x * s + y * c + dy)};
 }
 
 /* The bundled levels turned and moved tens of thousands of units from the
@@ -562,47 +548,22 @@ static void test_walk_far_levels(void **state) {
     (void)state;
     const char *names[] = {"town", "maze", "field"};
     const double moves[][3] = {{0.0, 20000.0, -15000.0}, {20.0, -60000.0, 40000.0}};
-    const char *dir = getenv("QN_DATA_DIR");
     for (int i = 0; i < 3; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/levels/%s.json", dir ? dir : "data", names[i]);
-        qn_level *lv = NULL;
-        qn_error e;
-        if (qn_level_load_file(path, NULL, &lv, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
-        const qn_mesh *m = qn_level_mesh(lv);
-        uint32_t nq = qn_mesh_quad_count(m);
-        qn_vec2 *v = malloc(4 * (size_t)nq * sizeof *v);
-        uint32_t *idx = malloc(4 * (size_t)nq * sizeof *idx);
-        assert_non_null(v);
-        assert_non_null(idx);
         qn_vec2 goal;
-        const char *gname;
-        assert_int_equal(qn_level_goal(lv, 0, &gname, &goal), QN_OK);
+        qn_level *lv = load_level_goal(names[i], &goal);
+        qn_error e;
+        const qn_mesh *m = qn_level_mesh(lv);
         for (int k = 0; k < 2; k++) {
-            for (uint32_t q = 0; q < nq; q++) {
-                qn_vec2 c[4];
-                assert_int_equal(qn_mesh_quad_corners(m, q, c), QN_OK);
-                for (int j = 0; j < 4; j++) {
-                    v[4 * q + (uint32_t)j] = far_point(c[j], moves[k][0], moves[k][1], moves[k][2]);
-                    idx[4 * q + (uint32_t)j] = 4 * q + (uint32_t)j;
-                }
-            }
-            qn_mesh_desc d = {
-                .vertices = v, .vertex_count = 4 * nq, .quads = idx, .quad_count = nq};
-            qn_mesh *far = NULL;
-            if (qn_mesh_create(&d, NULL, &far, &e) != QN_OK)
-                fail_msg("%s moved: %s", names[i], e.message);
+            qn_mesh *far = tm_far_mesh(m, moves[k][0], moves[k][1], moves[k][2], &e);
+            if (!far) fail_msg("%s moved: %s", names[i], e.message);
             assert_int_equal(qn_mesh_portal_count(far), qn_mesh_portal_count(m));
-            qn_vec2 g = far_point(goal, moves[k][0], moves[k][1], moves[k][2]);
+            qn_vec2 g = tm_far_point(goal, moves[k][0], moves[k][1], moves[k][2]);
             const float radii[] = {0.0f, 0.1f, 0.25f};
             char what[64];
             snprintf(what, sizeof what, "%s moved to (%g, %g)", names[i], moves[k][1], moves[k][2]);
-            for (int r = 0; r < 3; r++)
-                walk(far, g, radii[r], 300, what, false);
+            for (int r = 0; r < 3; r++) walk(far, g, radii[r], 300, what, false);
             qn_mesh_destroy(far);
         }
-        free(v);
-        free(idx);
         qn_level_destroy(lv);
     }
 }
@@ -624,7 +585,7 @@ static qn_mesh *jittered_mesh(uint64_t seed, uint32_t nx, uint32_t ny, uint32_t 
             float jx = i > 0 && i < nx ? (float)((int)(tm_rand(&s) % 401) - 200) / 1000.0f : 0.0f;
             float jy = j > 0 && j < ny ? (float)((int)(tm_rand(&s) % 401) - 200) / 1000.0f : 0.0f;
             qn_vec2 p = {2.0f * ((float)i + jx), 2.0f * ((float)j + jy)};
-            v[j * (nx + 1) + i] = far_point(p, th, dx, dy);
+            v[j * (nx + 1) + i] = tm_far_point(p, th, dx, dy);
         }
     for (uint32_t j = 0; j < ny; j++)
         for (uint32_t i = 0; i < nx; i++) {
@@ -658,7 +619,7 @@ static void test_far_jittered_meshes(void **state) {
         qn_mesh *m = jittered_mesh(seed, 40, 30, 5, 0.0, 0.0, 0.0, &mid);
         qn_mesh *far = jittered_mesh(seed, 40, 30, 5, th, dx, dy, &mid2);
         assert_int_equal(qn_mesh_quad_count(m), qn_mesh_quad_count(far));
-        qn_vec2 goal = {41.0f, 31.0f}, gfar = far_point(goal, th, dx, dy);
+        qn_vec2 goal = {41.0f, 31.0f}, gfar = tm_far_point(goal, th, dx, dy);
         qn_field *f = NULL, *ff = NULL;
         assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
         assert_int_equal(qn_field_create(far, &gfar, 1, NULL, NULL, &ff, NULL), QN_OK);
@@ -673,7 +634,7 @@ static void test_far_jittered_meshes(void **state) {
                          (1 - u) * (1 - w) * c[0].y + u * (1 - w) * c[1].y + u * w * c[2].y +
                              (1 - u) * w * c[3].y};
             double a = (double)qn_field_cost_at(f, p, QN_NONE);
-            double b = (double)qn_field_cost_at(ff, far_point(p, th, dx, dy), QN_NONE);
+            double b = (double)qn_field_cost_at(ff, tm_far_point(p, th, dx, dy), QN_NONE);
             if (!isfinite(a)) continue;
             /* float coordinates out there are 0.002 to 0.004 apart */
             if (!(fabs(a - b) <= 1e-3 * a + 0.01))

@@ -89,16 +89,10 @@ static void walk(const qn_mesh *m, qn_vec2 goal, float radius, uint32_t units, f
 static void test_walk_levels(void **state) {
     (void)state;
     const char *names[] = {"town", "maze", "field"};
-    const char *dir = getenv("QN_DATA_DIR");
     for (int i = 0; i < 3; i++) { /* field has mud: refused (quads must cost 1) */
-        char path[4096];
-        snprintf(path, sizeof path, "%s/levels/%s.json", dir ? dir : "data", names[i]);
-        qn_level *lv = NULL;
-        qn_error e;
-        if (qn_level_load_file(path, NULL, &lv, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
         qn_vec2 goal;
-        const char *gname;
-        assert_int_equal(qn_level_goal(lv, 0, &gname, &goal), QN_OK);
+        qn_level *lv = load_level_goal(names[i], &goal);
+        qn_error e;
         qn_rect b = qn_mesh_bounds(qn_level_mesh(lv));
         float side = fmaxf(b.max.x - b.min.x, b.max.y - b.min.y) / 5.0f; /* about 25 sectors */
         const float radii[] = {0.0f, 0.1f, 0.25f};
@@ -116,13 +110,6 @@ static void test_walk_levels(void **state) {
     }
 }
 
-/* Point p turned by th degrees round the origin, then moved by (dx, dy). */
-static qn_vec2 far_point(qn_vec2 p, double th, double dx, double dy) {
-    double a = th * 3.14159265358979323846 / 180.0, c = cos(a), s = sin(a);
-    double x = (double)p.x, y = (double)p.y;
-    return (qn_vec2){(float)(x * c - y * s + dx), (float)(x * s + y * c + dy)};
-}
-
 /* The bundled town and maze moved tens of thousands of units out (and
 ** turned: no lattice, so no cut), where the mesh tolerance is 0.04-0.06:
 ** units still arrive at radius 0 and 0.1. A unit a step across a sector's
@@ -134,47 +121,23 @@ static void test_walk_far_levels(void **state) {
     (void)state;
     const char *names[] = {"town", "maze"};
     const double moves[][3] = {{0.0, 20000.0, -15000.0}, {30.0, -40000.0, 30000.0}};
-    const char *dir = getenv("QN_DATA_DIR");
     for (int i = 0; i < 2; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/levels/%s.json", dir ? dir : "data", names[i]);
-        qn_level *lv = NULL;
-        qn_error e;
-        if (qn_level_load_file(path, NULL, &lv, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
-        const qn_mesh *m = qn_level_mesh(lv);
-        uint32_t nq = qn_mesh_quad_count(m);
-        qn_vec2 *v = malloc(4 * (size_t)nq * sizeof *v);
-        uint32_t *idx = malloc(4 * (size_t)nq * sizeof *idx);
-        assert_non_null(v);
-        assert_non_null(idx);
         qn_vec2 goal;
-        const char *gname;
-        assert_int_equal(qn_level_goal(lv, 0, &gname, &goal), QN_OK);
+        qn_level *lv = load_level_goal(names[i], &goal);
+        qn_error e;
+        const qn_mesh *m = qn_level_mesh(lv);
         qn_rect b = qn_mesh_bounds(m);
         float side = fmaxf(b.max.x - b.min.x, b.max.y - b.min.y) / 5.0f;
         for (int k = 0; k < 2; k++) {
-            for (uint32_t q = 0; q < nq; q++) {
-                qn_vec2 c[4];
-                assert_int_equal(qn_mesh_quad_corners(m, q, c), QN_OK);
-                for (uint32_t j = 0; j < 4; j++) {
-                    v[4 * q + j] = far_point(c[j], moves[k][0], moves[k][1], moves[k][2]);
-                    idx[4 * q + j] = 4 * q + j;
-                }
-            }
-            qn_mesh_desc d = {
-                .vertices = v, .vertex_count = 4 * nq, .quads = idx, .quad_count = nq};
-            qn_mesh *far = NULL;
-            if (qn_mesh_create(&d, NULL, &far, &e) != QN_OK)
-                fail_msg("%s moved: %s", names[i], e.message);
-            qn_vec2 g = far_point(goal, moves[k][0], moves[k][1], moves[k][2]);
+            qn_mesh *far = tm_far_mesh(m, moves[k][0], moves[k][1], moves[k][2], &e);
+            if (!far) fail_msg("%s moved: %s", names[i], e.message);
+            qn_vec2 g = tm_far_point(goal, moves[k][0], moves[k][1], moves[k][2]);
             char what[64];
             snprintf(what, sizeof what, "%s moved to (%g, %g)", names[i], moves[k][1], moves[k][2]);
             walk(far, g, 0.0f, 200, side, what);
             walk(far, g, 0.1f, 200, side, what);
             qn_mesh_destroy(far);
         }
-        free(v);
-        free(idx);
         qn_level_destroy(lv);
     }
 }

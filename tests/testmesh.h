@@ -5,6 +5,7 @@
 #ifndef QN_TEST_TESTMESH_H
 #define QN_TEST_TESTMESH_H
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,40 @@ static inline void tm_add_rect(tm_mesh *t, float x0, float y0, float x1, float y
     t->costs[t->n] = 1.0f;
     t->blocked[t->n] = 0;
     t->n++;
+}
+
+/* Point p turned by th (degrees) round the origin, then moved by (dx, dy). */
+static inline qn_vec2 tm_far_point(qn_vec2 p, double th, double dx, double dy) {
+    double a = th * 3.14159265358979323846 / 180.0, c = cos(a), s = sin(a);
+    double x = (double)p.x, y = (double)p.y;
+    return (qn_vec2){(float)(x * c - y * s + dx), (float)(x * s + y * c + dy)};
+}
+
+/* A copy of mesh m (its quads, corners apart) with every point turned and
+** moved as tm_far_point does; NULL when it cannot be built (err says why). */
+static inline qn_mesh *tm_far_mesh(const qn_mesh *m, double th, double dx, double dy,
+                                   qn_error *err) {
+    uint32_t nq = qn_mesh_quad_count(m);
+    qn_vec2 *v = malloc(4 * (size_t)nq * sizeof *v);
+    uint32_t *idx = malloc(4 * (size_t)nq * sizeof *idx);
+    qn_mesh *far = NULL;
+    if (v && idx) {
+        for (uint32_t q = 0; q < nq; q++) {
+            qn_vec2 c[4];
+            qn_mesh_quad_corners(m, q, c);
+            for (uint32_t j = 0; j < 4; j++) {
+                v[4 * q + j] = tm_far_point(c[j], th, dx, dy);
+                idx[4 * q + j] = 4 * q + j;
+            }
+        }
+        qn_mesh_desc d;
+        memset(&d, 0, sizeof d);
+        d.vertices = v, d.vertex_count = 4 * nq, d.quads = idx, d.quad_count = nq;
+        qn_mesh_create(&d, NULL, &far, err);
+    }
+    free(v);
+    free(idx);
+    return far;
 }
 
 static inline qn_mesh_desc tm_desc(const tm_mesh *t) {

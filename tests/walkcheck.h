@@ -21,4 +21,18 @@ static void expect_all_arrive(const qn_sim_world *w, uint32_t units, uint64_t se
                  r.arrived, r.units, (unsigned long long)r.wall_contacts, r.stuck);
 }
 
+/* Bundled level `name` (data/levels/NAME.json, or under QN_DATA_DIR) and
+** its first goal; fails the test when it does not load. */
+static qn_level *load_level_goal(const char *name, qn_vec2 *goal) {
+    const char *dir = getenv("QN_DATA_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/levels/%s.json", dir ? dir : "data", name);
+    qn_level *lv = NULL;
+    qn_error e;
+    if (qn_level_load_file(path, NULL, &lv, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
+    const char *gname;
+    assert_int_equal(qn_level_goal(lv, 0, &gname, goal), QN_OK);
+    return lv;
+}
+
 #endif

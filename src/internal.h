@@ -422,8 +422,9 @@ struct qn_mesh {
 static inline float qn__eps_extent(const qn_mesh *m) { return m->eps_ext; }
 
 /* The interval engine's tolerance, and a point path's berth round corners:
-** four tolerances of the extent (lengths inside the level), not under eps
-** (what a coordinate may be off by) and not over 4 eps. The same 4 eps for
+** four tolerances of the extent (lengths inside the level), not under a
+** quarter of eps (a couple of float steps of the coordinates themselves)
+** and not over 4 eps. The same 4 eps for
 ** a level near the origin; for one 30,000 units out, 4 eps (0.11) was 5 %
 ** of its 2-unit quads: the engine took roots within that of a sub-edge's
 ** line for roots seeing along it (costs up to 42 % long), and point paths

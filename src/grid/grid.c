@@ -1071,7 +1071,7 @@ static bool open_cell(const qn_grid *g, int64_t x, int64_t y) {
 
 /* Crossings of a vertical and a horizontal grid line closer than this (in
 ** cells along the move) count as a pass through the vertex between them;
-** more where a position's float rounding is more (vertex_tol). */
+** more where a position's float rounding is more (dir_ok). */
 #define VERTEX_EPS 1e-4
 
 /* Does the straight move from (px, py) by (dx, dy), in cells (|dx|, |dy| <=

@@ -578,9 +578,10 @@ static fvert point_vert(qn_vec2 p, uint32_t idx) {
 }
 
 /* Radius of the circles at obstacle corners: the agent's, or for a point
-** agent a few times the mesh tolerance, so no segment runs exactly through a
-** wall's end point (where float noise could put it outside). Smaller than
-** the sampler's inset: here it adds to the length of every bend. */
+** agent the engine's tolerance (qn__tol_inner: a few float steps), so no
+** segment runs exactly through a wall's end point (where float noise could
+** put it outside). Smaller than the sampler's inset: here it adds to the
+** length of every bend. */
 static float corner_radius(const qn_mesh *m, float radius) {
     float tiny = qn__tol_inner(m);
     return radius > tiny ? radius : tiny;

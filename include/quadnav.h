@@ -554,10 +554,10 @@ typedef struct qn_field_opts {
 ** map alone (no discrete search runs beside it): a quad's cost is the least
 ** exact cost over the quad, and its exit a portal into a neighbour that
 ** costs no more (see qn_field_quad_cost; two quads whose cheapest point is
-** the same may differ there by float rounding, a part in a million). Should the propagation miss a
-** quad open to one it reached (float tolerances of a mesh whose extent
-** dwarfs its quads: none seen on game maps), the field is built discrete
-** instead. Memory grows with the map's
+** the same may differ there by float rounding, a part in a million).
+** Should the propagation miss a quad open to one it reached (float
+** tolerances of a mesh whose extent dwarfs its quads: none seen on game
+** maps), the field is built discrete instead. Memory grows with the map's
 ** complexity: 8 bytes an entry (a root and the wedge it serves), 16 a root,
 ** 5 a quad besides; about 50-150 bytes per quad on game maps.
 **

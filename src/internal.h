@@ -363,7 +363,10 @@ struct qn_mesh {
     uint32_t portal_count;
     uint32_t island_count;
     float eps; /* geometric tolerance in world units */
-    float eps_ext; /* the same taken at the mesh's extent (qn__eps_extent) */
+    /* The same 8 float epsilons taken at the mesh's extent instead: what
+    ** lengths measured inside the level may be off by, where eps is what a
+    ** coordinate may be. The two differ for a level far from the origin. */
+    float eps_ext;
     qn_rect bounds;
     /* A mesh whose quads are all rectangles (qn__axis_rect) keeps each as
     ** its box (rects) and no corners or planes once built; any other keeps
@@ -415,22 +418,16 @@ struct qn_mesh {
 
 #define QN__JOURNAL 1024u
 
-/* The mesh's tolerance (8 float epsilons) taken at its extent instead of
-** its largest coordinate: what lengths measured inside the level may be
-** off by, where eps is what a coordinate may be. The two differ for a level
-** far from the origin. */
-static inline float qn__eps_extent(const qn_mesh *m) { return m->eps_ext; }
-
 /* The interval engine's tolerance, and a point path's berth round corners:
 ** four tolerances of the extent (lengths inside the level), not under a
 ** quarter of eps (a couple of float steps of the coordinates themselves)
-** and not over 4 eps. The same 4 eps for
-** a level near the origin; for one 30,000 units out, 4 eps (0.11) was 5 %
-** of its 2-unit quads: the engine took roots within that of a sub-edge's
-** line for roots seeing along it (costs up to 42 % long), and point paths
-** rounded every corner that far out (0.7 % long). */
+** and not over 4 eps. The same 4 eps for a level near the origin; for one
+** 30,000 units out, 4 eps (0.11) was 5 % of its 2-unit quads: the engine
+** took roots within that of a sub-edge's line for roots seeing along it
+** (costs up to 42 % long), and point paths rounded every corner that far
+** out (0.7 % long). */
 static inline float qn__tol_inner(const qn_mesh *m) {
-    float t = 4.0f * qn__eps_extent(m);
+    float t = 4.0f * m->eps_ext;
     t = t > 0.25f * m->eps ? t : 0.25f * m->eps;
     return t < 4.0f * m->eps ? t : 4.0f * m->eps;
 }
@@ -450,7 +447,7 @@ static inline float qn__tol_inner(const qn_mesh *m) {
 ** tolerances there are 1.2 units at 20,000, and units of a 1-unit maze
 ** stuck in its corridors. */
 static inline float qn__hair(const qn_mesh *m) {
-    float h = 8.0f * m->eps + 56.0f * qn__eps_extent(m);
+    float h = 8.0f * m->eps + 56.0f * m->eps_ext;
     return h < 64.0f * m->eps ? h : 64.0f * m->eps;
 }
 

@@ -1620,7 +1620,9 @@ static float exit_reach(const qn_hfield *f, uint32_t i) {
     float t = qn__dot(qn__sub(nd->at, pt->p0), qn__portal_dir(pt)), end = fminf(t, pt->width - t);
     /* A point agent keeps a hair from walls (qn__hair), the sector's edge
     ** among them in its local field: a hair that grows far from the
-    ** origin, and past a quarter of a 1-unit corridor at 40,000 units. */
+    ** origin, and past a quarter of a 1-unit corridor at 40,000 units.
+    ** The sector graph's mesh's hair is taken: its extent is the larger,
+    ** so it is never under the local mesh's. */
     float body = fmaxf(f->radius, qn__hair(f->h->mesh));
     float reach = fmaxf(fminf(0.25f * pt->width, 0.5f * end), 1.5f * body);
     return fmaxf(QN_AT_GOAL_DISTANCE, reach);

@@ -256,7 +256,7 @@ qn_status qn__mesh_shapes(qn__builder *bd) {
     m->eps = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * maxabs);
     m->bounds = b;
     /* Lengths inside the level are off by parts of its extent, not of its
-    ** largest coordinate (qn__eps_extent). */
+    ** largest coordinate (eps_ext). */
     double ext = dmax((double)b.max.x - (double)b.min.x, (double)b.max.y - (double)b.min.y);
     m->eps_ext = (float)dmax(1e-6, 8.0 * (double)FLT_EPSILON * ext);
     if (rects) { /* boxes now, and no corners */

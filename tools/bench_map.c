@@ -88,6 +88,48 @@ static double child_info_peak_mb(const char *file) {
     return k ? strtod(k + strlen("\"peak_rss_mb\":"), NULL) : (double)NAN;
 }
 
+/* An allocator that counts: the bytes live (the library passes every
+** block's size) and the most ever live. */
+typedef struct counted {
+    size_t live, most;
+} counted;
+
+static void *count_realloc(void *ud, void *ptr, size_t old_size, size_t new_size) {
+    counted *c = ud;
+    if (new_size == 0) {
+        free(ptr);
+        c->live -= ptr ? old_size : 0;
+        return NULL;
+    }
+    void *q = realloc(ptr, new_size);
+    if (!q) return NULL;
+    c->live += new_size - (ptr ? old_size : 0);
+    c->most = c->live > c->most ? c->live : c->most;
+    return q;
+}
+
+/* The caches a mesh builds for its first exact search (boundary cycles,
+** portal segments; here by qn_pathfinder_create): MiB kept, and MiB at
+** their build's peak, both above the mesh itself, on the baked mesh at
+** qnm loaded again with a counting allocator. Negative when it fails. */
+static void cache_figures(const char *qnm, double *kept, double *peak) {
+    counted c = {0, 0};
+    qn_allocator a = {count_realloc, &c};
+    qn_mesh *m = NULL;
+    qn_pathfinder *pf = NULL;
+    *kept = *peak = -1.0;
+    if (qn_mesh_load(qnm, &a, &m, NULL) == QN_OK) {
+        size_t base = c.live;
+        c.most = base;
+        if (qn_pathfinder_create(m, NULL, &pf, NULL) == QN_OK) {
+            *kept = (double)(c.live - base) / 1048576.0;
+            *peak = (double)(c.most - base) / 1048576.0;
+        }
+    }
+    qn_pathfinder_destroy(pf);
+    qn_mesh_destroy(m);
+}
+
 /* Writes the level JSON and the baked mesh to temporary files and loads
 ** them back, each timed alone; then the peak memory of `quadnav info` on
 ** each, in a child process. */
@@ -121,6 +163,16 @@ static int part_load(qn_bench_map_ctx *c, qn_bench_report *r) {
         if (st != QN_OK) rc = qn_cli_error("bench: baked mesh: %s", e.message);
         else qn_bench_add(r, "bake_load_ms", ms, "ms", "load: baked mesh (.qnm)");
         qn_mesh_destroy(m);
+    }
+    if (!rc) {
+        double kept, peak;
+        cache_figures(qnm, &kept, &peak);
+        if (kept >= 0.0) {
+            qn_bench_add(r, "mesh_cache_mb", kept, "MB",
+                         "mesh: caches of the first exact search (boundary cycles, segments)");
+            qn_bench_add(r, "mesh_cache_build_peak_mb", peak, "MB",
+                         "  the same at their build's peak (above the mesh)");
+        }
     }
     if (!rc) {
         struct stat js;

@@ -404,6 +404,8 @@ static const char bench_usage[] =
     "to stderr when it is a terminal.\n"
     "With --map, only the big-world figures on that MovingAI map: import_ms,\n"
     "quads, mesh_bytes_per_quad, level_load_ms, bake_load_ms,\n"
+    "mesh_cache_mb and mesh_cache_build_peak_mb (the mesh's caches for its\n"
+    "first exact search, kept and at their build's peak, above the mesh),\n"
     "level_json_mb, level_load_peak_mb and bake_load_peak_mb (the peak\n"
     "memory of `quadnav info` on the level JSON and on the baked mesh, run as\n"
     "child processes), full_instance_ms, full_instance_bytes, grid_field_ms,\n"

@@ -936,8 +936,22 @@ QN_API void qn_hier_destroy(qn_hier *hier);
 QN_API qn_status qn_hier_update(qn_hier *hier, qn_error *err);
 QN_API uint32_t qn_hier_sector_count(const qn_hier *hier); /* 0 for NULL */
 QN_API uint32_t qn_hier_node_count(const qn_hier *hier);   /* 0 for NULL */
-/* Bytes the hier holds (its destinations not included); 0 for NULL. */
+/* Bytes the hier holds (its destinations not included); 0 for NULL. With
+** the sector graph, this counts the sectors' local meshes built so far:
+** a destination's local field is made over a mesh of its sector's open
+** quads, and that mesh is the hier's, built by the first destination that
+** needs it (with the hier's allocator) and shared by every destination
+** after it (a new destination where earlier ones have been builds only
+** its fields: about a sixth faster, and a quarter of the bytes, on a
+** cluttered 4096 x 4096 map). qn_hier_update drops the meshes of the
+** sectors it changes (destinations made before keep theirs until they
+** are updated or destroyed). */
 QN_API size_t qn_hier_bytes(const qn_hier *hier);
+/* Frees the sectors' local meshes that no destination's local field uses
+** now (they are built again when needed), and returns the bytes freed; 0
+** for NULL. Must not run while any of its destinations is sampled or
+** built. */
+QN_API size_t qn_hier_trim(qn_hier *hier);
 
 /* A destination: the node search from one goal point for agents of one
 ** radius (finite, >= 0; portals narrower than 2 * radius are closed in the
@@ -954,7 +968,8 @@ QN_API void qn_hfield_destroy(qn_hfield *field);
 ** QN_E_BLOCKED (the goal's quad is blocked: every sample is then
 ** QN_E_UNREACHABLE), QN_E_NOMEM. */
 QN_API qn_status qn_hfield_update(qn_hfield *field, qn_error *err);
-/* Bytes held now: node costs plus the local fields built so far. */
+/* Bytes held now: node costs plus the local fields built so far (not
+** their meshes: those are the hier's, see qn_hier_bytes). */
 QN_API size_t qn_hfield_bytes(const qn_hfield *field);
 /* Local fields built so far. */
 QN_API uint32_t qn_hfield_sectors_built(const qn_hfield *field);

@@ -432,6 +432,115 @@ static void test_block_unblock(void **state) {
     qn_grid_destroy(g);
 }
 
+/* n points at random from which m's goal can be reached (fixed seed). */
+static void open_points(const qn_mesh *m, qn_vec2 goal, uint64_t seed, qn_vec2 *pts, uint32_t n) {
+    qn_rect b = qn_mesh_bounds(m);
+    qn_field *full = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &full, NULL), QN_OK);
+    for (uint32_t i = 0; i < n;) {
+        qn_vec2 p = {b.min.x + (float)qn_rand_unit(&seed) * (b.max.x - b.min.x),
+                     b.min.y + (float)qn_rand_unit(&seed) * (b.max.y - b.min.y)};
+        uint32_t q;
+        if (qn_mesh_locate(m, p, QN_NONE, &q) == QN_OK && isfinite(qn_field_cost_at(full, p, q)))
+            pts[i++] = p;
+    }
+    qn_field_destroy(full);
+}
+
+/* A destination's answers equal those of the same destination on a hier
+** of its own (made now, from the mesh as it stands). */
+static void expect_as_alone(const qn_mesh *m, const qn_hier_opts *ho, const qn_hfield *f,
+                            qn_vec2 goal, float radius, const qn_vec2 *pts, uint32_t n) {
+    qn_hier *h = NULL;
+    qn_hfield *alone = NULL;
+    assert_int_equal(qn_hier_create(m, ho, NULL, &h, NULL), QN_OK);
+    assert_int_equal(qn_hfield_create(h, goal, radius, NULL, &alone, NULL), QN_OK);
+    uint32_t moving = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        qn_vec2 da, db;
+        uint32_t ha = QN_NONE, hb = QN_NONE;
+        qn_status sa = qn_hfield_sample(f, pts[i], &ha, &da),
+                  sb = qn_hfield_sample(alone, pts[i], &hb, &db);
+        if (sa != sb || da.x != db.x || da.y != db.y)
+            fail_msg("point (%g, %g): %s (%g, %g) shared, %s (%g, %g) alone", (double)pts[i].x,
+                     (double)pts[i].y, qn_status_name(sa), (double)da.x, (double)da.y,
+                     qn_status_name(sb), (double)db.x, (double)db.y);
+        moving += sa == QN_OK;
+    }
+    if (moving < n / 2) fail_msg("only %u of %u points moving", moving, n);
+    qn_hfield_destroy(alone);
+    qn_hier_destroy(h);
+}
+
+/* Destinations share the hier's sector meshes: a second destination where
+** the first has been builds no mesh, holds fewer bytes than the meshes it
+** uses, and answers as it would alone; an update drops the meshes of the
+** sectors it changes (a destination made before it still answers
+** QN_E_MISMATCH and frees cleanly, and once updated answers as one made
+** after the change); qn_hier_trim frees exactly the meshes no destination
+** uses. */
+static void test_shared_meshes(void **state) {
+    (void)state;
+    qn_grid *g = NULL;
+    qn_mesh *m = load_map("lak303d.map", &g);
+    qn_hier_opts ho = {.sector_size = 16.0f};
+    qn_hier *h = NULL;
+    assert_int_equal(qn_hier_create(m, &ho, NULL, &h, NULL), QN_OK);
+    enum { N = 300 };
+    static qn_vec2 pts[N], dirs[N];
+    qn_vec2 goal = {70.5f, 70.5f};
+    open_points(m, goal, 31, pts, N);
+    size_t bare = qn_hier_bytes(h);
+    qn_hfield *fa = NULL, *fb = NULL;
+    assert_int_equal(qn_hfield_create(h, goal, 0.0f, NULL, &fa, NULL), QN_OK);
+    assert_int_equal(qn_hfield_sample_batch(fa, pts, dirs, NULL, NULL, N), QN_OK);
+    size_t meshes = qn_hier_bytes(h) - bare;
+    assert_true(meshes > 0);
+    assert_true(qn_hfield_bytes(fa) < meshes);
+    /* the same sectors for units of another radius: no new mesh */
+    assert_int_equal(qn_hfield_create(h, goal, 0.25f, NULL, &fb, NULL), QN_OK);
+    assert_int_equal(qn_hfield_sample_batch(fb, pts, dirs, NULL, NULL, N), QN_OK);
+    assert_int_equal(qn_hier_bytes(h) - bare, meshes);
+    expect_as_alone(m, &ho, fa, goal, 0.0f, pts, N);
+    expect_as_alone(m, &ho, fb, goal, 0.25f, pts, N);
+    /* trim keeps the meshes in use */
+    assert_int_equal(qn_hier_trim(h), 0);
+    /* block the quads under a few units, then update */
+    uint32_t blocked[8], nb = 0, gq;
+    assert_int_equal(qn_mesh_locate(m, goal, QN_NONE, &gq), QN_OK);
+    for (uint32_t i = 0; i < N && nb < 8; i += 3) {
+        uint32_t q;
+        assert_int_equal(qn_mesh_locate(m, pts[i], QN_NONE, &q), QN_OK);
+        qn_vec2 k[4];
+        qn_mesh_quad_corners(m, q, k);
+        float area = fabsf((k[2].x - k[0].x) * (k[2].y - k[0].y));
+        if (q == gq || qn_mesh_quad_blocked(m, q) || area > 2.0f) continue; /* no corridor closed */
+        assert_int_equal(qn_mesh_set_quad_blocked(m, q, true), QN_OK);
+        blocked[nb++] = q;
+    }
+    assert_true(nb > 0);
+    assert_int_equal(qn_hier_update(h, NULL), QN_OK);
+    qn_vec2 d;
+    uint32_t hint = QN_NONE;
+    assert_int_equal(qn_hfield_sample(fa, pts[1], &hint, &d), QN_E_MISMATCH);
+    qn_hfield_destroy(fa); /* stale: its meshes outlive the update until now */
+    assert_int_equal(qn_hfield_update(fb, NULL), QN_OK);
+    expect_as_alone(m, &ho, fb, goal, 0.25f, pts, N);
+    for (uint32_t k = 0; k < nb; k++)
+        assert_int_equal(qn_mesh_set_quad_blocked(m, blocked[k], false), QN_OK);
+    assert_int_equal(qn_hier_update(h, NULL), QN_OK);
+    assert_int_equal(qn_hfield_update(fb, NULL), QN_OK);
+    expect_as_alone(m, &ho, fb, goal, 0.25f, pts, N);
+    /* with no destination left, trim frees every mesh */
+    qn_hfield_destroy(fb);
+    assert_true(qn_hier_trim(h) > 0);
+    assert_int_equal(qn_hier_bytes(h), bare);
+    assert_int_equal(qn_hier_trim(NULL), 0);
+    qn_hier_destroy(h);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
 /* Several threads sample one new destination at once (each sector's
 ** local field built by whichever thread comes first, or by several):
 ** every answer equals the single-threaded one. */
@@ -753,6 +862,7 @@ int main(void) {
         cmocka_unit_test(test_tiles),
         cmocka_unit_test(test_search_order),
         cmocka_unit_test(test_block_unblock),
+        cmocka_unit_test(test_shared_meshes),
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_sample_jobs),
         cmocka_unit_test(test_out_of_memory),

@@ -23,6 +23,15 @@
 ** (its exits) with their costs: the exit a unit takes has a lower cost than
 ** the node it entered by, so units never go round in circles. Local fields
 ** are built on first use and published with a compare-and-swap.
+**
+** A local field is made over a mesh of its sector's open quads. That mesh
+** (with its boundary, built by the first field over it) depends only on
+** the sector and the blocked quads, so the hier keeps it for every
+** destination (hmesh): built by the first destination that needs it,
+** published the same way, counted by reference (a destination's local
+** field holds one), and dropped by qn_hier_update for the sectors it
+** changes. Destinations made before an update keep theirs until they are
+** updated or destroyed.
 */
 #include "internal.h"
 #include "core/nsearch.h"
@@ -31,6 +40,14 @@
 
 #define SECTOR_QUADS 128.0f /* the mesh's quads per sector on average, by default */
 #define MAX_SECTORS (1u << 24)
+
+/* A sector's local mesh, shared by the destinations (see above). */
+typedef struct hmesh {
+    qn_mesh *mesh;          /* NULL when the sector has no open quad */
+    uint32_t *loc;          /* the sector's k-th quad -> its local index, QN_NONE: blocked */
+    uint32_t nq;            /* the sector's quads */
+    _Atomic(uint32_t) refs; /* the hier's, and one per local field over it */
+} hmesh;
 
 typedef struct hnode {
     qn_vec2 at;
@@ -76,6 +93,7 @@ struct qn_hier {
     qn_rect *sbox; /* per sector: the box of its nodes (the node search's aim) */
     uint32_t *qn_start, *qn_list; /* per quad: nodes on its border portals */
     bool broken; /* an update ran out of memory: rebuild on the next */
+    _Atomic(hmesh *) *smesh; /* per sector: its local mesh, NULL until built */
 };
 
 /* ---- small helpers ----------------------------------------------------------- */
@@ -1030,7 +1048,13 @@ qn_status qn_hier_create(const qn_mesh *mesh, const qn_hier_opts *opts, const qn
     h->version = mesh->version;
     h->epoch = 1;
     st = layout(h, opts, err);
-    if (st == QN_OK && !(refine(h) && tiles(h) && all_parts(h) && graph_build(h, NULL, NULL)))
+    if (st == QN_OK) {
+        h->smesh = qn__alloc(&a, ((size_t)h->nsec + 1) * sizeof *h->smesh);
+        for (uint32_t s = 0; h->smesh && s < h->nsec; s++)
+            atomic_init(&h->smesh[s], NULL);
+    }
+    if (st == QN_OK &&
+        !(h->smesh && refine(h) && tiles(h) && all_parts(h) && graph_build(h, NULL, NULL)))
         st = hier_fail(err);
     if (st != QN_OK) {
         qn_hier_destroy(h);
@@ -1040,10 +1064,28 @@ qn_status qn_hier_create(const qn_mesh *mesh, const qn_hier_opts *opts, const qn
     return QN_OK;
 }
 
+/* Drops one reference to hm (NULL: none); the last frees it. */
+static void hmesh_release(const qn_allocator *a, hmesh *hm) {
+    if (!hm || atomic_fetch_sub(&hm->refs, 1) != 1) return;
+    qn_mesh_destroy(hm->mesh);
+    qn__free(a, hm->loc, ((size_t)hm->nq + 1) * sizeof(uint32_t));
+    qn__free(a, hm, sizeof *hm);
+}
+
+/* Drops the hier's reference to sector s's local mesh. */
+static void hmesh_drop(qn_hier *h, uint32_t s) {
+    hmesh_release(&h->alloc, atomic_exchange(&h->smesh[s], NULL));
+}
+
 void qn_hier_destroy(qn_hier *h) {
     if (!h) return;
     qn_allocator a = h->alloc;
     uint32_t nq = h->mesh->quad_count;
+    if (h->smesh) {
+        for (uint32_t s = 0; s < h->nsec; s++)
+            hmesh_drop(h, s);
+        qn__free(&a, h->smesh, ((size_t)h->nsec + 1) * sizeof *h->smesh);
+    }
     graph_free(h);
     if (h->sq_start) csr_free(&a, &h->sq_start, &h->sq_list, h->nsec, nq);
     else qn__free(&a, h->sq_list, ((size_t)nq + 1) * sizeof(uint32_t));
@@ -1111,6 +1153,8 @@ qn_status qn_hier_update(qn_hier *h, qn_error *err) {
     bool all = h->broken || !changed_sectors(h, dirty);
     for (uint32_t q = 0; all && q < h->parent->quad_count; q++)
         sync_quad(h, q);
+    for (uint32_t s = 0; s < h->nsec; s++) /* their quads' blocked flags changed */
+        if (all || dirty[s]) hmesh_drop(h, s);
     for (uint32_t s = 0; s < h->nsec; s++)
         if (all || dirty[s]) sector_parts(h, s, stack, &next);
     qn__free(&h->alloc, stack, ((size_t)most + 1) * sizeof(uint32_t));
@@ -1132,6 +1176,18 @@ qn_status qn_hier_update(qn_hier *h, qn_error *err) {
 
 uint32_t qn_hier_sector_count(const qn_hier *h) { return h ? h->nsec : 0; }
 uint32_t qn_hier_node_count(const qn_hier *h) { return h ? h->nnode : 0; }
+/* The sectors' local meshes built so far. */
+static size_t smesh_bytes(const qn_hier *h) {
+    size_t b = 0;
+    for (uint32_t s = 0; h->smesh && s < h->nsec; s++) {
+        const hmesh *hm = atomic_load_explicit(&h->smesh[s], memory_order_acquire);
+        if (hm)
+            b += sizeof *hm + ((size_t)hm->nq + 1) * sizeof(uint32_t) +
+                 (hm->mesh ? qn_mesh_bytes(hm->mesh) : 0);
+    }
+    return b;
+}
+
 size_t qn_hier_bytes(const qn_hier *h) {
     if (!h) return 0;
     size_t nq = h->mesh->quad_count, ns = h->nsec;
@@ -1141,18 +1197,28 @@ size_t qn_hier_bytes(const qn_hier *h) {
            (nq + 1) * sizeof(uint32_t) + (ns + 1) * sizeof(size_t) + h->ndist * sizeof(float) +
            (ns + 1) * sizeof(qn_rect) + ((size_t)h->mesh->portal_count + 1) * sizeof(uint32_t) +
            (h->own ? qn_mesh_bytes(h->own) + ((size_t)h->parent->quad_count + 1) * sizeof(uint32_t)
-                   : 0);
+                   : 0) +
+           (ns + 1) * sizeof *h->smesh + smesh_bytes(h);
+}
+
+size_t qn_hier_trim(qn_hier *h) {
+    if (!h || !h->smesh) return 0;
+    size_t before = smesh_bytes(h);
+    for (uint32_t s = 0; s < h->nsec; s++) {
+        hmesh *hm = atomic_load(&h->smesh[s]);
+        if (hm && atomic_load(&hm->refs) == 1) hmesh_drop(h, s); /* no local field holds it */
+    }
+    return before - smesh_bytes(h);
 }
 
 /* ---- destinations ---------------------------------------------------------------- */
 
-/* A sector's local field: a mesh of its open quads and the exact field
-** over it; loc[k] maps the sector's k-th quad to its local index. */
+/* A sector's local field: the exact field over the sector's local mesh
+** (the hier's, shared: hm holds a reference to it). */
 typedef struct hloc {
-    qn_mesh *mesh;
+    hmesh *hm;
+    qn_mesh *mesh; /* hm->mesh */
     qn_field *field;
-    uint32_t *loc;
-    uint32_t nq;    /* the sector's quads */
     uint32_t *exit; /* the node of each seed (QN_NONE: the goal) */
     uint32_t nseed, ecap;
     size_t bytes;
@@ -1291,11 +1357,11 @@ static void settle_locked(const qn_hfield *f, uint32_t s) {
     qn__nsearch_locked(&mf->ns, settle_step, mf, s);
 }
 
-static void loc_free(const qn_allocator *a, hloc *l) {
+static void loc_free(const qn_hfield *f, hloc *l) {
+    const qn_allocator *a = &f->alloc;
     if (!l) return;
-    qn_field_destroy(l->field);
-    qn_mesh_destroy(l->mesh);
-    qn__free(a, l->loc, ((size_t)l->nq + 1) * sizeof(uint32_t));
+    qn_field_destroy(l->field); /* before its mesh may go */
+    hmesh_release(&f->h->alloc, l->hm);
     qn__free(a, l->exit, (size_t)l->ecap * sizeof(uint32_t));
     qn__free(a, l, sizeof *l);
 }
@@ -1304,7 +1370,7 @@ static void loc_free(const qn_allocator *a, hloc *l) {
 static void drop_locals(qn_hfield *f) {
     for (uint32_t s = 0; s < f->h->nsec; s++) {
         hloc *l = atomic_load(&f->loc[s]);
-        if (l && l != &f->sh->none) loc_free(&f->alloc, l);
+        if (l && l != &f->sh->none) loc_free(f, l);
         atomic_store(&f->loc[s], NULL);
     }
     atomic_store(&f->sh->built, 0);
@@ -1423,26 +1489,31 @@ uint32_t qn_hfield_sectors_built(const qn_hfield *f) { return f ? atomic_load(&f
 
 /* ---- local fields ------------------------------------------------------------------ */
 
-/* The mesh of sector s's open quads (l->loc maps them). */
-static qn_status local_mesh(const qn_hfield *f, uint32_t s, hloc *l) {
-    const qn_hier *h = f->h;
+/* Builds the mesh of sector s's open quads (hm->loc maps them), with the
+** hier's allocator and one reference (the hier's); NULL when out of
+** memory. hm->mesh stays NULL when the sector has no open quad. */
+static hmesh *hmesh_build(const qn_hier *h, uint32_t s) {
+    const qn_allocator *a = &h->alloc;
     const qn_mesh *m = h->mesh;
     uint32_t first = h->sq_start[s], nq = h->sq_start[s + 1] - first, n = 0, nc = 0;
-    l->nq = nq;
-    l->loc = qn__alloc(&f->alloc, ((size_t)nq + 1) * sizeof(uint32_t));
-    qn_vec2 *v = qn__alloc(&f->alloc, ((size_t)nq * 4 + 1) * sizeof(qn_vec2));
-    uint32_t *idx = qn__alloc(&f->alloc, ((size_t)nq * 4 + 1) * sizeof(uint32_t));
-    float *cost = qn__alloc(&f->alloc, ((size_t)nq + 1) * sizeof(float));
+    hmesh *hm = qn__calloc(a, 1, sizeof *hm);
+    if (!hm) return NULL;
+    atomic_init(&hm->refs, 1);
+    hm->nq = nq;
+    hm->loc = qn__alloc(a, ((size_t)nq + 1) * sizeof(uint32_t));
+    qn_vec2 *v = qn__alloc(a, ((size_t)nq * 4 + 1) * sizeof(qn_vec2));
+    uint32_t *idx = qn__alloc(a, ((size_t)nq * 4 + 1) * sizeof(uint32_t));
+    float *cost = qn__alloc(a, ((size_t)nq + 1) * sizeof(float));
     size_t ccap = 0;
     for (uint32_t k = 0; k < nq; k++) {
         uint32_t q = h->sq_list[first + k];
         ccap += m->qp_start[q + 1] - m->qp_start[q];
     }
-    qn__cand *c = qn__alloc(&f->alloc, (ccap + 1) * sizeof(qn__cand));
-    qn_status st = l->loc && v && idx && cost && c ? QN_OK : QN_E_NOMEM;
+    qn__cand *c = qn__alloc(a, (ccap + 1) * sizeof(qn__cand));
+    qn_status st = hm->loc && v && idx && cost && c ? QN_OK : QN_E_NOMEM;
     for (uint32_t k = 0; st == QN_OK && k < nq; k++) {
         uint32_t q = h->sq_list[first + k];
-        l->loc[k] = m->blocked[q] ? QN_NONE : n;
+        hm->loc[k] = m->blocked[q] ? QN_NONE : n;
         if (m->blocked[q]) continue;
         qn_vec2 kc[4];
         const qn_vec2 *qc = qn__corners(m, q, kc);
@@ -1470,19 +1541,38 @@ static qn_status local_mesh(const qn_hfield *f, uint32_t s, hloc *l) {
                 if (h->sq_list[first + mid] < ids[t]) lo = mid + 1;
                 else hi = mid;
             }
-            ids[t] = l->loc[lo];
+            ids[t] = hm->loc[lo];
         }
         c[i].a = ids[0], c[i].b = ids[1];
     }
     if (st == QN_OK) {
         qn_mesh_desc d = {.vertices = v, .vertex_count = 4 * n, .quads = idx, .quad_count = n, .costs = cost};
-        st = n ? qn__mesh_create_paired(&d, c, nc, &f->alloc, &l->mesh, NULL) : QN_E_UNREACHABLE;
+        if (n) st = qn__mesh_create_paired(&d, c, nc, a, &hm->mesh, NULL);
     }
-    qn__free(&f->alloc, v, ((size_t)nq * 4 + 1) * sizeof(qn_vec2));
-    qn__free(&f->alloc, idx, ((size_t)nq * 4 + 1) * sizeof(uint32_t));
-    qn__free(&f->alloc, cost, ((size_t)nq + 1) * sizeof(float));
-    qn__free(&f->alloc, c, (ccap + 1) * sizeof(qn__cand));
-    return st;
+    qn__free(a, v, ((size_t)nq * 4 + 1) * sizeof(qn_vec2));
+    qn__free(a, idx, ((size_t)nq * 4 + 1) * sizeof(uint32_t));
+    qn__free(a, cost, ((size_t)nq + 1) * sizeof(float));
+    qn__free(a, c, (ccap + 1) * sizeof(qn__cand));
+    if (st != QN_OK) {
+        hmesh_release(a, hm);
+        return NULL;
+    }
+    return hm;
+}
+
+/* Sector s's local mesh, built and published on first use; NULL when out
+** of memory. */
+static hmesh *hmesh_get(const qn_hier *h, uint32_t s) {
+    _Atomic(hmesh *) *slot = &h->smesh[s];
+    hmesh *hm = atomic_load_explicit(slot, memory_order_acquire);
+    if (hm) return hm;
+    hmesh *mine = hmesh_build(h, s), *expected = NULL;
+    if (!mine) return NULL;
+    if (atomic_compare_exchange_strong_explicit(slot, &expected, mine, memory_order_acq_rel,
+                                                memory_order_acquire))
+        return mine;
+    hmesh_release(&h->alloc, mine); /* another thread published first */
+    return expected;
 }
 
 /* Sector s's seeds: its exits (nodes whose way goes on in the other
@@ -1522,18 +1612,20 @@ static bool parent_corners(const qn_hfield *f, uint32_t s, hloc *l) {
     uint32_t *lq = NULL;
     qn__xcorner *c = NULL;
     for (int pass = 0; pass < 2; pass++) {     /* count, then list */
-        for (uint32_t k = 0; k < l->nq; k++) { /* local quads in increasing order */
+        for (uint32_t k = 0; k < l->hm->nq; k++) { /* local quads in increasing order */
             uint32_t q = h->sq_list[first + k], pq = parent_of(h, q);
-            if (l->loc[k] == QN_NONE) continue;
+            if (l->hm->loc[k] == QN_NONE) continue;
             for (uint32_t t = qn__next_corner(pb, pq, 0); t != UINT32_MAX;
                  t = qn__next_corner(pb, pq, t + 1)) {
                 uint32_t j = pb->bstart[pq] + t;
                 if (h->own && !qn__quad_contains(h->own, q, pb->bv[j]))
                     continue; /* another piece's */
-                if (pass)
-                    lq[i] = l->loc[k], c[i++] = (qn__xcorner){pb->bv[j], pb->vwall[pb->bvid[j]]};
-                else
+                if (!pass) {
                     n++;
+                    continue;
+                }
+                lq[i] = l->hm->loc[k];
+                c[i++] = (qn__xcorner){pb->bv[j], pb->vwall[pb->bvid[j]]};
             }
         }
         if (pass || !n) break;
@@ -1556,7 +1648,17 @@ static hloc *local_build(const qn_hfield *f, uint32_t s) {
     uint32_t cap = f->h->sn_start[s + 1] - f->h->sn_start[s] + 1;
     qn_status st = local_seeds(f, s, l, &at, &g0);
     if (st == QN_OK && l->nseed == 0) st = QN_E_UNREACHABLE;
-    if (st == QN_OK) st = local_mesh(f, s, l);
+    if (st == QN_OK) {
+        hmesh *hm = hmesh_get(f->h, s);
+        if (!hm)
+            st = QN_E_NOMEM;
+        else if (!hm->mesh)
+            st = QN_E_UNREACHABLE;
+        else {
+            atomic_fetch_add(&hm->refs, 1);
+            l->hm = hm, l->mesh = hm->mesh;
+        }
+    }
     if (st == QN_OK) {
         qn_field_opts o = {.radius = f->radius};
         st = qn__field_create_seeded(l->mesh, at, g0, l->nseed, &o, &f->alloc, &l->field, NULL);
@@ -1565,11 +1667,11 @@ static hloc *local_build(const qn_hfield *f, uint32_t s) {
     qn__free(&f->alloc, at, (size_t)cap * sizeof(qn_vec2));
     qn__free(&f->alloc, g0, (size_t)cap * sizeof(float));
     if (st != QN_OK) {
-        loc_free(&f->alloc, l);
+        loc_free(f, l);
         return st == QN_E_NOMEM ? NULL : &f->sh->none;
     }
-    l->bytes = sizeof *l + (size_t)cap * sizeof(uint32_t) + ((size_t)l->nq + 1) * sizeof(uint32_t) +
-               qn_mesh_bytes(l->mesh) + qn_field_bytes(l->field);
+    /* the mesh is the hier's (qn_hier_bytes) */
+    l->bytes = sizeof *l + (size_t)cap * sizeof(uint32_t) + qn_field_bytes(l->field);
     return l;
 }
 
@@ -1591,7 +1693,7 @@ static const hloc *local_get(const qn_hfield *f, uint32_t s) {
         }
         return mine;
     }
-    if (mine != &f->sh->none) loc_free(&f->alloc, mine); /* another thread published first */
+    if (mine != &f->sh->none) loc_free(f, mine); /* another thread published first */
     return expected;
 }
 
@@ -1709,7 +1811,7 @@ static uint32_t local_quad(const qn_hfield *f, const hloc *l, uint32_t q) {
         if (h->sq_list[mid] < q) lo = mid + 1;
         else hi = mid;
     }
-    return l->loc[lo - h->sq_start[s]];
+    return l->hm->loc[lo - h->sq_start[s]];
 }
 
 /* The exit node that the local field sends a unit at p straight toward:

@@ -454,8 +454,9 @@ static void check_tiles(const qn_grid *g, const qn_vec2 *pos) {
 }
 
 /* Hierarchical quad instances: threads racing to build the local fields
-** of one fresh destination (each published once by compare-and-swap, a
-** losing copy freed) answer as one thread. */
+** of two fresh destinations of a fresh hier, and the sector meshes the
+** two share (each published once by compare-and-swap, a losing copy
+** freed), answer as one thread does on a hier of its own. */
 typedef struct hier_job {
     const qn_hfield *f;
     const qn_vec2 *pos;
@@ -470,31 +471,43 @@ static void *hier_main(void *arg) {
 }
 
 static void check_hier(const qn_mesh *m, qn_vec2 goal, const qn_vec2 *pos) {
-    qn_hier *h = NULL;
+    qn_hier *h = NULL, *h2 = NULL;
     qn_rect r = qn_mesh_bounds(m);
     qn_hier_opts o = {.sector_size = (r.max.x - r.min.x) / 6.0f};
-    qn_hfield *one = NULL, *f = NULL;
+    qn_hfield *one = NULL, *f = NULL, *one0 = NULL, *f0 = NULL;
     if (qn_hier_create(m, &o, NULL, &h, NULL) != QN_OK ||
+        qn_hier_create(m, &o, NULL, &h2, NULL) != QN_OK ||
         qn_hfield_create(h, goal, 0.25f, NULL, &one, NULL) != QN_OK ||
-        qn_hfield_create(h, goal, 0.25f, NULL, &f, NULL) != QN_OK) {
+        qn_hfield_create(h, goal, 0.0f, NULL, &one0, NULL) != QN_OK ||
+        qn_hfield_create(h2, goal, 0.25f, NULL, &f, NULL) != QN_OK ||
+        qn_hfield_create(h2, goal, 0.0f, NULL, &f0, NULL) != QN_OK) {
         fail("hier: cannot build");
     } else {
-        qn_vec2 *ref = must(malloc(UNITS * sizeof *ref), "hier directions");
-        uint8_t *rst = must(malloc(UNITS), "hier statuses");
-        qn_hfield_sample_batch(one, pos, ref, rst, NULL, UNITS);
+        qn_vec2 *ref[2] = {must(malloc(UNITS * sizeof(qn_vec2)), "hier directions"),
+                           must(malloc(UNITS * sizeof(qn_vec2)), "hier directions")};
+        uint8_t *rst[2] = {must(malloc(UNITS), "hier statuses"),
+                           must(malloc(UNITS), "hier statuses")};
+        qn_hfield_sample_batch(one, pos, ref[0], rst[0], NULL, UNITS);
+        qn_hfield_sample_batch(one0, pos, ref[1], rst[1], NULL, UNITS);
         pthread_t ids[THREADS];
         hier_job jobs[THREADS];
-        for (uint32_t i = 0; i < THREADS; i++)
-            jobs[i] = (hier_job){f, pos, must(malloc(UNITS * sizeof(qn_vec2)), "hier directions"),
+        for (uint32_t i = 0; i < THREADS; i++) /* half on each destination */
+            jobs[i] = (hier_job){i % 2 ? f0 : f, pos,
+                                 must(malloc(UNITS * sizeof(qn_vec2)), "hier directions"),
                                  must(malloc(UNITS), "hier statuses")};
         spawn_all(ids, THREADS, hier_main, jobs, sizeof jobs[0]);
         join_all(ids, THREADS);
         for (uint32_t i = 0; i < THREADS; i++) {
-            if (memcmp(jobs[i].dirs, ref, UNITS * sizeof *ref) != 0 || memcmp(jobs[i].st, rst, UNITS) != 0)
+            if (memcmp(jobs[i].dirs, ref[i % 2], UNITS * sizeof(qn_vec2)) != 0 ||
+                memcmp(jobs[i].st, rst[i % 2], UNITS) != 0)
                 fail("hier: thread %u differs", i);
             free(jobs[i].dirs);
             free(jobs[i].st);
         }
+        qn_vec2 *ref0 = ref[0];
+        uint8_t *rst0 = rst[0];
+        free(ref[1]);
+        free(rst[1]);
         if (qn_hfield_sectors_built(f) != qn_hfield_sectors_built(one)) fail("hier: sectors built differ");
         /* A fresh destination sampled in 8 jobs on the built-in runner's
         ** threads: the same statuses; directions the same but for rare
@@ -508,19 +521,22 @@ static void check_hier(const qn_mesh *m, qn_vec2 goal, const qn_vec2 *pos) {
         } else {
             uint32_t turned = 0;
             for (uint32_t i = 0; i < UNITS; i++)
-                turned += fabsf(dj[i].x - ref[i].x) > 1e-3f || fabsf(dj[i].y - ref[i].y) > 1e-3f;
-            if (memcmp(sj, rst, UNITS) != 0 || turned > UNITS / 100)
+                turned += fabsf(dj[i].x - ref0[i].x) > 1e-3f || fabsf(dj[i].y - ref0[i].y) > 1e-3f;
+            if (memcmp(sj, rst0, UNITS) != 0 || turned > UNITS / 100)
                 fail("hier: qn_hfield_sample_jobs differs (%u directions)", turned);
         }
         qn_hfield_destroy(fj);
         free(dj);
         free(sj);
-        free(ref);
-        free(rst);
+        free(ref0);
+        free(rst0);
     }
     qn_hfield_destroy(one);
+    qn_hfield_destroy(one0);
     qn_hfield_destroy(f);
+    qn_hfield_destroy(f0);
     qn_hier_destroy(h);
+    qn_hier_destroy(h2);
 }
 
 /* check_builds on a bundled level of its own. */

@@ -329,6 +329,21 @@ static void test_walk_grids_wide_agents(void **state) {
     assert_true(walks > 450);
 }
 
+/* n points at random from which m's goal can be reached (fixed seed). */
+static void open_points(const qn_mesh *m, qn_vec2 goal, uint64_t seed, qn_vec2 *pts, uint32_t n) {
+    qn_rect b = qn_mesh_bounds(m);
+    qn_field *full = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &full, NULL), QN_OK);
+    for (uint32_t i = 0; i < n;) {
+        qn_vec2 p = {b.min.x + (float)qn_rand_unit(&seed) * (b.max.x - b.min.x),
+                     b.min.y + (float)qn_rand_unit(&seed) * (b.max.y - b.min.y)};
+        uint32_t q;
+        if (qn_mesh_locate(m, p, QN_NONE, &q) == QN_OK && isfinite(qn_field_cost_at(full, p, q)))
+            pts[i++] = p;
+    }
+    qn_field_destroy(full);
+}
+
 /* The node search runs as far as the sectors asked for need, aimed at each
 ** in turn: asking for the same sectors in opposite orders gives the same
 ** costs everywhere, and no cost is below the exact one (each is the length
@@ -348,18 +363,7 @@ static void test_search_order(void **state) {
     assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &full, NULL), QN_OK);
     enum { N = 400 };
     static qn_vec2 pts[N];
-    uint32_t n = 0, q;
-    uint64_t rng = 77;
-    qn_rect b = qn_mesh_bounds(m);
-    while (n < N) {
-        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-        float u = (float)(rng >> 40) / 16777216.0f;
-        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-        float v = (float)(rng >> 40) / 16777216.0f;
-        qn_vec2 p = {b.min.x + u * (b.max.x - b.min.x), b.min.y + v * (b.max.y - b.min.y)};
-        if (qn_mesh_locate(m, p, QN_NONE, &q) == QN_OK && isfinite(qn_field_cost_at(full, p, q)))
-            pts[n++] = p;
-    }
+    open_points(m, goal, 77, pts, N);
     /* fa: one point at a time, first to last; fb: last to first */
     for (uint32_t i = 0; i < N; i++) assert_int_equal(qn_hfield_prepare(fa, &pts[i], 1), QN_OK);
     for (uint32_t i = N; i-- > 0;) assert_int_equal(qn_hfield_prepare(fb, &pts[i], 1), QN_OK);
@@ -430,21 +434,6 @@ static void test_block_unblock(void **state) {
     qn_hier_destroy(h);
     qn_mesh_destroy(m);
     qn_grid_destroy(g);
-}
-
-/* n points at random from which m's goal can be reached (fixed seed). */
-static void open_points(const qn_mesh *m, qn_vec2 goal, uint64_t seed, qn_vec2 *pts, uint32_t n) {
-    qn_rect b = qn_mesh_bounds(m);
-    qn_field *full = NULL;
-    assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &full, NULL), QN_OK);
-    for (uint32_t i = 0; i < n;) {
-        qn_vec2 p = {b.min.x + (float)qn_rand_unit(&seed) * (b.max.x - b.min.x),
-                     b.min.y + (float)qn_rand_unit(&seed) * (b.max.y - b.min.y)};
-        uint32_t q;
-        if (qn_mesh_locate(m, p, QN_NONE, &q) == QN_OK && isfinite(qn_field_cost_at(full, p, q)))
-            pts[i++] = p;
-    }
-    qn_field_destroy(full);
 }
 
 /* A destination's answers equal those of the same destination on a hier

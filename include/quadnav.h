@@ -608,8 +608,10 @@ QN_API size_t qn_field_bytes(const qn_field *field);
 ** quad's entries). INFINITY when unreachable or blocked or out of range. */
 QN_API float qn_field_quad_cost(const qn_field *field, uint32_t quad);
 /* The portal the quad leaves by; QN_NONE for goal quads and unreachable ones.
-** The quad beyond never costs more, and following exits from any quad ends
-** at a goal quad. Discrete: the cheapest portal (lowest index on a tie).
+** The quad beyond never costs more (but for float rounding: a part in a
+** million, and on a mesh far from the origin a rounding step of its
+** coordinates), and following exits from any quad ends at a goal quad. Discrete: the cheapest
+*portal (lowest index on a tie).
 ** Exact: toward the cheapest neighbour among those the build took before
 ** the quad (it takes quads in order of cost from the goal quads out); the
 ** quads round a corner that shortest paths bend at share that corner's

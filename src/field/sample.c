@@ -283,6 +283,13 @@ static uint32_t open_neighbour(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 ** faster wedge first, see below). */
 #define SPM_BOUND_FIRST 8
 
+/* The slack qn__spm_root gives a wedge's sides at v from the root: a
+** diamond angle is off by at most half a step, which turns its direction
+** (of length 1 or less) by at most 1 / QN__SPM_ANGLE radians and so moves
+** a cross product with v by at most |v| / QN__SPM_ANGLE; the slack takes
+** that and float rounding (|vx| + |vy| >= |v|), plus tol. */
+static float wedge_slack(qn_vec2 v, float tol) { return 6.5e-5f * (fabsf(v.x) + fabsf(v.y)) + tol; }
+
 /* The root through which the shortest path from p (in quad q) leaves, and
 ** the path's length in *cost: the least |p - r| + g(r) over q's entries
 ** whose wedge holds p (a hair of slack on the wedge's sides, where two
@@ -305,12 +312,7 @@ const qn__sroot *qn__spm_root(const qn_field *f, uint32_t q, qn_vec2 p, float *c
         float ax = fabsf(v.x), ay = fabsf(v.y), bound = (ax > ay ? ax : ay) + r->g;
         if (many && !(bound < bv)) continue;
         if (!(e->root & QN__SPM_ON)) {
-            /* A diamond angle is off by at most half a step, which turns
-            ** its direction (of length 1 or less) by at most 1 /
-            ** QN__SPM_ANGLE radians and so moves a cross product with v
-            ** by at most |v| / QN__SPM_ANGLE; the slack takes that and
-            ** float rounding (|vx| + |vy| >= |v|). */
-            float slack = 6.5e-5f * (ax + ay) + tol;
+            float slack = wedge_slack(v, tol);
 #if QN__HAVE_SSE2
             /* qn__spm_dir of both angles at once, lanes 0 and 1: (1 - f, f)
             ** turned k quarter turns, as a swap for an odd k and sign
@@ -374,12 +376,12 @@ const qn__sroot *qn__spm_root_loose(const qn_field *f, uint32_t q, qn_vec2 p, fl
 }
 
 /* Clips the convex polygon v[0..n) (counter-clockwise) to the half-plane
-** cross(d, x) >= 0 into o (room for n + 1); returns o's count. */
-static int clip_half(const qn_vec2 *v, int n, qn_vec2 d, qn_vec2 *o) {
+** cross(d, x) >= -slack into o (room for n + 1); returns o's count. */
+static int clip_half(const qn_vec2 *v, int n, qn_vec2 d, float slack, qn_vec2 *o) {
     int k = 0;
     for (int i = 0; i < n; i++) {
         qn_vec2 a = v[i == 0 ? n - 1 : i - 1], b = v[i];
-        float ha = qn__cross(d, a), hb = qn__cross(d, b);
+        float ha = qn__cross(d, a) + slack, hb = qn__cross(d, b) + slack;
         if ((ha < 0.0f) != (hb < 0.0f))
             o[k++] = qn__add(a, qn__scale(qn__sub(b, a), ha / (ha - hb)));
         if (hb >= 0.0f) o[k++] = b;
@@ -388,14 +390,22 @@ static int clip_half(const qn_vec2 *v, int n, qn_vec2 d, qn_vec2 *o) {
 }
 
 /* The distance from root r to the part of quad q in the wedge between the
-** directions dr (right) and dl (left) from r; NAN when the wedge misses q. */
+** directions dr (right) and dl (left) from r, its sides widened by the
+** slack qn__spm_root gives them (at the quad's farthest corner), so that
+** the least cost is taken where the sampler takes it: a diamond angle is
+** off by up to half a step, and a corner of the quad on a side (slivers
+** round a vertex) fell outside by that, for a quad cost 4e-4 over the
+** least. NAN when the wedge misses q. */
 static float wedge_distance(const qn_mesh *m, uint32_t q, qn_vec2 r, qn_vec2 dr, qn_vec2 dl) {
     qn_vec2 k_at[4], a[6], b[7];
     const qn_vec2 *k = qn__corners(m, q, k_at);
-    for (int i = 0; i < 4; i++)
+    float slack = 0.0f;
+    for (int i = 0; i < 4; i++) {
         a[i] = qn__sub(k[i], r); /* r at the origin */
-    int n = clip_half(a, 4, dr, b);
-    n = clip_half(b, n, qn__v2(-dl.x, -dl.y), a);
+        slack = fmaxf(slack, wedge_slack(a[i], 0.0f));
+    }
+    int n = clip_half(a, 4, dr, slack, b);
+    n = clip_half(b, n, qn__v2(-dl.x, -dl.y), slack, a);
     return n == 0 ? NAN : qn__convex_distance(qn__v2(0.0f, 0.0f), a, n);
 }
 
@@ -422,7 +432,8 @@ float qn__spm_quad_cost(const qn_field *f, uint32_t q) {
         bool in_wedge = false;
         if (!m->planes) { /* the rectangle's nearest point, when the wedge holds it */
             qn_vec2 v = qn__sub(qn__rect_nearest(m->rects[q], r->at), r->at);
-            in_wedge = qn__cross(dr, v) >= 0.0f && qn__cross(v, dl) >= 0.0f;
+            float sl = wedge_slack(v, 0.0f);
+            in_wedge = qn__cross(dr, v) >= -sl && qn__cross(v, dl) >= -sl;
         }
         /* Else the wedge's part of the quad; the whole quad's distance when
         ** float noise leaves none. */

@@ -193,8 +193,10 @@ static inline void fz_check_slot(const qn_field *f, uint32_t q, bool exits) {
     FZ_CHECK(qn__portal_open(m, e, f->radius), "quad %u leaves by closed portal %u", q, e);
     uint32_t nx = qn_field_quad_next(f, q);
     FZ_CHECK(nx == qn__portal_other(m, e, q), "quad %u next %u", q, nx);
-    FZ_CHECK(qn_field_quad_cost(f, nx) <= c, "quad %u (cost %.9g) leads uphill to %u (%.9g)", q,
-             (double)c, nx, (double)qn_field_quad_cost(f, nx));
+    /* But for float rounding (tests/test_exact.c's check_exits says how much). */
+    float up = f->spm ? c * 2e-6f + 0.125f * m->eps : 0.0f;
+    FZ_CHECK(qn_field_quad_cost(f, nx) <= c + up, "quad %u (cost %.9g) leads uphill to %u (%.9g)",
+             q, (double)c, nx, (double)qn_field_quad_cost(f, nx));
 }
 
 /* Every exit chain ends in a goal quad (no cycles), linear time. */

@@ -610,8 +610,8 @@ QN_API float qn_field_quad_cost(const qn_field *field, uint32_t quad);
 /* The portal the quad leaves by; QN_NONE for goal quads and unreachable ones.
 ** The quad beyond never costs more (but for float rounding: a part in a
 ** million, and on a mesh far from the origin a rounding step of its
-** coordinates), and following exits from any quad ends at a goal quad. Discrete: the cheapest
-*portal (lowest index on a tie).
+** coordinates), and following exits from any quad ends at a goal quad.
+** Discrete: the cheapest portal (lowest index on a tie).
 ** Exact: toward the cheapest neighbour among those the build took before
 ** the quad (it takes quads in order of cost from the goal quads out); the
 ** quads round a corner that shortest paths bend at share that corner's
@@ -944,8 +944,8 @@ QN_API uint32_t qn_hier_node_count(const qn_hier *hier);   /* 0 for NULL */
 ** quads, and that mesh is the hier's, built by the first destination that
 ** needs it (with the hier's allocator) and shared by every destination
 ** after it (a new destination where earlier ones have been builds only
-** its fields: about a sixth faster, and a quarter of the bytes, on a
-** cluttered 4096 x 4096 map). qn_hier_update drops the meshes of the
+** its fields: about a sixth faster on a cluttered 4096 x 4096 map, and
+** each destination holds a third fewer bytes). qn_hier_update drops the meshes of the
 ** sectors it changes (destinations made before keep theirs until they
 ** are updated or destroyed). */
 QN_API size_t qn_hier_bytes(const qn_hier *hier);

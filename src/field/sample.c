@@ -393,9 +393,10 @@ static int clip_half(const qn_vec2 *v, int n, qn_vec2 d, float slack, qn_vec2 *o
 ** directions dr (right) and dl (left) from r, its sides widened by the
 ** slack qn__spm_root gives them (at the quad's farthest corner), so that
 ** the least cost is taken where the sampler takes it: a diamond angle is
-** off by up to half a step, and a corner of the quad on a side (slivers
-** round a vertex) fell outside by that, for a quad cost 4e-4 over the
-** least. NAN when the wedge misses q. */
+** off by up to half a step, and a corner of the quad on a side (fans of
+** slivers round a vertex) fell outside by that, for a quad cost above a
+** neighbour's (0.08 over on a fan of kites 100 across) and an exit
+** leading uphill. NAN when the wedge misses q. */
 static float wedge_distance(const qn_mesh *m, uint32_t q, qn_vec2 r, qn_vec2 dr, qn_vec2 dl) {
     qn_vec2 k_at[4], a[6], b[7];
     const qn_vec2 *k = qn__corners(m, q, k_at);

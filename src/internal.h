@@ -637,6 +637,12 @@ uint32_t qn__nearest(const qn_mesh *m, qn_vec2 p, qn__quad_filter keep, const vo
 
 /* Locate without argument checks; QN_NONE when outside (mesh_query.c). */
 uint32_t qn__locate(const qn_mesh *m, qn_vec2 p, uint32_t hint);
+/* A quad other than not_q whose tolerant inside holds p and for which
+** ok(ctx, q) holds; QN_NONE when there is none. Where quads touch, a point
+** within the tolerance of their shared line is inside both, and
+** qn__locate answers the first it meets. */
+uint32_t qn__locate_other(const qn_mesh *m, qn_vec2 p, uint32_t not_q, qn__quad_filter ok,
+                          const void *ctx);
 
 /* ---- level internals (level.c, bake.c) --------------------------------- */
 
@@ -964,6 +970,15 @@ static inline bool qn__field_reaches(const qn_field *f, uint32_t q) {
     qn__spm_range(f->spm, q, &first, &end);
     return end > first;
 }
+
+/* The quad of field f that p stands in, given q, the one point location
+** found (open, QN_NONE allowed): q itself when f reaches it, else another
+** open quad holding p (within the mesh's tolerance) that f reaches, else
+** q. A point within the tolerance of a fence (two quads that touch with no
+** portal between) is in both; it belongs to the side the field reaches,
+** or a unit placed in a reached quad beside an enclosed one was told its
+** goal was unreachable (field.c). */
+uint32_t qn__field_quad_of(const qn_field *f, uint32_t q, qn_vec2 p);
 
 /* Sets quad q's record in f->hops from its slot (sample.c). */
 void qn__field_hop(qn_field *f, uint32_t q);

@@ -228,6 +228,45 @@ static void test_batch_matches_single(void **state) {
     unmake(&x);
 }
 
+/* A fence far from the origin: quad 0 touches quad 1 with no portal (the
+** level's links leave it shut in), and a point just inside quad 1, within
+** the mesh tolerance (0.02 at 20,000 units) of the fence, is inside quad 0
+** too, which point location finds first. It belongs to quad 1, the side
+** the field reaches: before, the sampler answered QN_E_UNREACHABLE there
+** and qn_field_cost_at INFINITY (1 or 2 of 300 sim units on such levels). */
+static void test_fence_side(void **state) {
+    (void)state;
+    static const char json[] =
+        "{\"format\": 1, \"quads\": [{\"rect\": [20000, 0, 20001, 1]}, "
+        "{\"rect\": [20001, 0, 20002, 1]}, {\"rect\": [20002, 0, 20003, 1]}], "
+        "\"links\": [[1, 2]], \"goals\": [{\"name\": \"g\", \"at\": [20002.5, 0.5]}]}";
+    qn_level *lv = NULL;
+    assert_int_equal(qn_level_load_mem(json, sizeof json - 1, NULL, &lv, NULL), QN_OK);
+    const qn_mesh *m = qn_level_mesh(lv);
+    qn_vec2 goal = {20002.5f, 0.5f};
+    uint32_t shared = 0;
+    for (int disc = 0; disc < 2; disc++) {
+        qn_field_opts o = {.discrete = disc != 0};
+        qn_field *f = NULL;
+        assert_int_equal(qn_field_create(m, &goal, 1, &o, NULL, &f, NULL), QN_OK);
+        assert_false(isfinite(qn_field_quad_cost(f, 0)));
+        for (float dx = 0.002f; dx < 0.03f; dx += 0.002f) {
+            qn_vec2 p = {20001.0f + dx, 0.5f}, d;
+            uint32_t q, hint = QN_NONE;
+            assert_int_equal(qn_mesh_locate(m, p, QN_NONE, &q), QN_OK);
+            shared += q == 0;
+            assert_int_equal(qn_field_sample(f, p, &hint, &d), QN_OK);
+            assert_int_equal(hint, 1);
+            assert_true(d.x > 0.9f);
+            float c = qn_field_cost_at(f, p, QN_NONE);
+            assert_true(fabsf(c - (1.5f - dx)) < 0.01f);
+        }
+        qn_field_destroy(f);
+    }
+    assert_true(shared > 0); /* the case arose: point location said quad 0 */
+    qn_level_destroy(lv);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_projection_inside),
@@ -238,6 +277,7 @@ int main(void) {
         cmocka_unit_test(test_exit_from_position),
         cmocka_unit_test(test_statuses),
         cmocka_unit_test(test_batch_matches_single),
+        cmocka_unit_test(test_fence_side),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -952,6 +952,7 @@ static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_
     uint32_t q = (hint < m->quad_count && qn__quad_contains(m, hint, p)) ? hint
                                                                         : qn__locate(m, p, QN_NONE);
     if (q != QN_NONE && m->blocked[q]) q = open_neighbour(m, q, p);
+    if (q != QN_NONE && !m->blocked[q] && !qn__field_reaches(f, q)) q = qn__field_quad_of(f, q, p);
     if (f->spm) {
         if (quad_io) *quad_io = q;
         if (q == QN_NONE) return QN_E_OUTSIDE;

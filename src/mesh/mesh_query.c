@@ -136,6 +136,16 @@ uint32_t qn__locate(const qn_mesh *m, qn_vec2 p, uint32_t hint) {
     return QN_NONE;
 }
 
+uint32_t qn__locate_other(const qn_mesh *m, qn_vec2 p, uint32_t not_q, qn__quad_filter ok,
+                          const void *ctx) {
+    size_t cell = bucket_of(m, p, NULL, NULL);
+    for (uint32_t i = m->cell_start[cell]; i < m->cell_start[cell + 1]; i++) {
+        uint32_t q = qn__bucket_quad(m, cell, i);
+        if (q != not_q && qn__quad_contains(m, q, p) && ok(ctx, q)) return q;
+    }
+    return QN_NONE;
+}
+
 qn_status qn_mesh_locate(const qn_mesh *mesh, qn_vec2 p, uint32_t hint, uint32_t *quad) {
     if (quad) *quad = QN_NONE;
     if (!mesh || !quad || !qn__finite2(p)) return QN_E_INVALID_ARG;

@@ -1217,7 +1217,6 @@ size_t qn_hier_trim(qn_hier *h) {
 ** (the hier's, shared: hm holds a reference to it). */
 typedef struct hloc {
     hmesh *hm;
-    qn_mesh *mesh; /* hm->mesh */
     qn_field *field;
     uint32_t *exit; /* the node of each seed (QN_NONE: the goal) */
     uint32_t nseed, ecap;
@@ -1656,12 +1655,12 @@ static hloc *local_build(const qn_hfield *f, uint32_t s) {
             st = QN_E_UNREACHABLE;
         else {
             atomic_fetch_add(&hm->refs, 1);
-            l->hm = hm, l->mesh = hm->mesh;
+            l->hm = hm;
         }
     }
     if (st == QN_OK) {
         qn_field_opts o = {.radius = f->radius};
-        st = qn__field_create_seeded(l->mesh, at, g0, l->nseed, &o, &f->alloc, &l->field, NULL);
+        st = qn__field_create_seeded(l->hm->mesh, at, g0, l->nseed, &o, &f->alloc, &l->field, NULL);
         if (st == QN_OK && !parent_corners(f, s, l)) st = QN_E_NOMEM;
     }
     qn__free(&f->alloc, at, (size_t)cap * sizeof(qn_vec2));
@@ -1832,7 +1831,8 @@ static uint32_t heading_exit(const qn_hfield *f, const hloc *l, uint32_t lq, qn_
 ** way from a quad it reaches)? */
 static bool bad_local(const hloc *l, uint32_t lq, qn_status st) {
     if (st == QN_E_OUTSIDE) return true;
-    return st == QN_E_UNREACHABLE && lq < l->mesh->quad_count && qn__field_reaches(l->field, lq);
+    return st == QN_E_UNREACHABLE && lq < l->hm->mesh->quad_count &&
+           qn__field_reaches(l->field, lq);
 }
 
 /* The local field's sample at p, with how far ahead when asked. */

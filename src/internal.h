@@ -418,6 +418,13 @@ struct qn_mesh {
 
 #define QN__JOURNAL 1024u
 
+/* A function kept out of line: a rare case out of a hot caller's way. */
+#if defined(__GNUC__) || defined(__clang__)
+#define QN__NOINLINE __attribute__((noinline))
+#else
+#define QN__NOINLINE
+#endif
+
 /* The interval engine's tolerance, and a point path's berth round corners:
 ** four tolerances of the extent (lengths inside the level), not under a
 ** quarter of eps (a couple of float steps of the coordinates themselves)

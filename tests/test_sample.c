@@ -267,17 +267,73 @@ static void test_fence_side(void **state) {
     qn_level_destroy(lv);
 }
 
+/* A fence ending at a corner root whose obstacle side the walls do not
+** give (the way on runs straight back along the fence), 20,000 units out,
+** where the reach tolerance is 0.08: a unit of radius 0.25 behind the
+** fence, 0.05 from its end. Before, it stood "on the corner" and went on
+** along the way, along the fence's wrong side, then was sent back across
+** the fence to the point beside the corner and slid back along it: the
+** same two places for ever (1 or 2 of 300 sim units on far fence levels).
+** It must go round the end: it arrives, and never moves away from the goal
+** by more than a radius and a step past where it started. */
+static void test_fence_end(void **state) {
+    (void)state;
+    /* 5 x 2 unit cells; the fence shuts the lower row from the upper one
+    ** from x = 0 to 4: the lower row is reached round the end at (4, 1). */
+    static const char json[] =
+        "{\"format\": 1, \"quads\": [{\"rect\": [20000, -15000, 20001, -14999]}, "
+        "{\"rect\": [20001, -15000, 20002, -14999]}, {\"rect\": [20002, -15000, 20003, -14999]}, "
+        "{\"rect\": [20003, -15000, 20004, -14999]}, {\"rect\": [20004, -15000, 20005, -14999]}, "
+        "{\"rect\": [20000, -14999, 20001, -14998]}, {\"rect\": [20001, -14999, 20002, -14998]}, "
+        "{\"rect\": [20002, -14999, 20003, -14998]}, {\"rect\": [20003, -14999, 20004, -14998]}, "
+        "{\"rect\": [20004, -14999, 20005, -14998]}], "
+        "\"links\": [[0, 1], [1, 2], [2, 3], [3, 4], [4, 9], [5, 6], [6, 7], [7, 8], [8, 9]], "
+        "\"goals\": [{\"name\": \"g\", \"at\": [20000.5, -14998.9]}]}";
+    qn_level *lv = NULL;
+    assert_int_equal(qn_level_load_mem(json, sizeof json - 1, NULL, &lv, NULL), QN_OK);
+    const qn_mesh *m = qn_level_mesh(lv);
+    qn_vec2 goal = {20000.5f, -14998.9f};
+    qn_field_opts o = {.radius = 0.25f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, &o, NULL, &f, NULL), QN_OK);
+    const qn_vec2 starts[] = {{20003.98f, -14999.047f},
+                              {20003.78f, -14999.047f},
+                              {20003.9f, -14999.2f},
+                              {20003.6f, -14999.1f}};
+    for (size_t k = 0; k < sizeof starts / sizeof *starts; k++) {
+        qn_vec2 p = starts[k];
+        uint32_t hint = QN_NONE;
+        float c0 = qn_field_cost_at(f, p, QN_NONE), most = c0;
+        assert_true(isfinite(c0));
+        int steps = 0;
+        for (; steps < 400; steps++) {
+            qn_vec2 d, next, hit;
+            float ahead;
+            qn_status st = qn_field_sample_ahead(f, p, &hint, &d, &ahead);
+            if (st == QN_AT_GOAL) break;
+            assert_int_equal(st, QN_OK);
+            float len = ahead < 0.2f ? (ahead > 0.05f ? ahead : 0.05f) : 0.2f;
+            next = (qn_vec2){p.x + len * d.x, p.y + len * d.y};
+            assert_int_equal(qn_mesh_segment_inside(m, p, next, hint, &hit), QN_OK);
+            p = next;
+            float c = qn_field_cost_at(f, p, QN_NONE);
+            most = c > most ? c : most;
+            if (hypotf(p.x - goal.x, p.y - goal.y) < 0.2f) break;
+        }
+        assert_true(steps < 400);
+        assert_true(most < c0 + 0.25f + 0.2f + 0.05f);
+    }
+    qn_field_destroy(f);
+    qn_level_destroy(lv);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_projection_inside),
-        cmocka_unit_test(test_projection_outside),
-        cmocka_unit_test(test_corner_clamp),
-        cmocka_unit_test(test_next_portal),
-        cmocka_unit_test(test_funnel_corner),
-        cmocka_unit_test(test_exit_from_position),
-        cmocka_unit_test(test_statuses),
-        cmocka_unit_test(test_batch_matches_single),
-        cmocka_unit_test(test_fence_side),
+        cmocka_unit_test(test_projection_inside), cmocka_unit_test(test_projection_outside),
+        cmocka_unit_test(test_corner_clamp),      cmocka_unit_test(test_next_portal),
+        cmocka_unit_test(test_funnel_corner),     cmocka_unit_test(test_exit_from_position),
+        cmocka_unit_test(test_statuses),          cmocka_unit_test(test_batch_matches_single),
+        cmocka_unit_test(test_fence_side),        cmocka_unit_test(test_fence_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -502,45 +502,96 @@ static float fuzz_most(const qn_mesh *m) {
     return WEDGE_FUZZ * ((b.max.x - b.min.x) + (b.max.y - b.min.y)) + WEDGE_FUZZ_EPS * m->eps;
 }
 
-/* Toward corner root r from p, passing it on the outside: along the tangent
-** to the circle of the agent's radius (a hair for a point agent) round the
-** corner, on the side away from the obstacle; round the circle when inside
-** it; on toward the next root when standing on it. With go, also how far
-** the unit may go that way before it turns: to where the tangent touches
-** the circle, or to the point it aims at inside the circle (a radius when
-** it stands on the corner or goes on along the way). */
-static qn_vec2 round_corner(const qn_field *f, const corner *r, qn_vec2 p, float side, float len,
-                            float *go) {
+/* Round the corner at c along the circle about it, from p (u = p - c,
+** of length ul > 0), in the turn's direction (side +1: counterclockwise),
+** and out toward the circle of radius rad while inside it. */
+static qn_vec2 along_circle(qn_vec2 u, float ul, float side, float rad) {
+    qn_vec2 tn = side > 0.0f ? qn__v2(-u.y, u.x) : qn__v2(u.y, -u.x);
+    float out = ul < rad ? 0.5f * (1.0f - ul / rad) : 0.0f;
+    return unit_dir(qn__add(tn, qn__scale(u, out)));
+}
+
+/* Does the way from p to a, both near corner c, cross the wall there: the
+** ray from c along w, the sum of the directions of the walls leaving c
+** (which points into the obstacle; along a fence that ends at c)? Worked
+** out near c, without the mesh's tolerances (a walk through the quads
+** would let a way that passes a hundredth from a fence's end through). */
+static bool wall_between(qn_vec2 c, qn_vec2 w, qn_vec2 p, qn_vec2 a) {
+    qn_vec2 u = qn__sub(p, c), v = qn__sub(a, c);
+    float su = qn__cross(w, u), sv = qn__cross(w, v);
+    if (!(su * sv < 0.0f)) return false; /* one side of the wall's line */
+    qn_vec2 x = qn__add(u, qn__scale(qn__sub(v, u), su / (su - sv)));
+    return qn__dot(x, w) > 0.0f;
+}
+
+/* The walls' direction sum (qn__boundary's vwall) at point c when it is a
+** vertex of quad q's cycle (within tol), else zero. */
+static qn_vec2 walls_at(const qn_mesh *m, uint32_t q, qn_vec2 c, float tol) {
+    const qn__boundary *b = atomic_load(&m->bnd);
+    if (b)
+        for (uint32_t i = b->bstart[q]; i < b->bstart[q + 1]; i++)
+            if (fabsf(b->bv[i].x - c.x) <= tol && fabsf(b->bv[i].y - c.y) <= tol)
+                return b->vwall[b->bvid[i]];
+    return qn__v2(0.0f, 0.0f);
+}
+
+/* round_corner's case of a unit inside the circle (pushed there, or
+** started there), or standing on the corner (on), side known: out to the
+** point a radius from the corner square to the way on, on the open side,
+** and from there on along the way (on the corner: on along the way at
+** once). A unit stepping past that point, in a gap between two such
+** circles, would be sent back and forth between them. Where a wall at the
+** corner stands between the unit and that point (a fence's end, the unit
+** behind it and within a radius of it), it goes round the corner along the
+** circle first: straight on, it would walk into the wall, and along the
+** way, away from the corner on the wrong side of it. Kept out of
+** round_corner's way: few samples come here. */
+static QN__NOINLINE qn_vec2 inside_corner(const qn_field *f, uint32_t q, const corner *r, qn_vec2 p,
+                                          float side, float len, bool on, float *go) {
+    float rad = agent_radius(f);
+    qn_vec2 o = unit_dir(corner_out(r));
+    qn_vec2 open = side > 0.0f ? qn__v2(o.y, -o.x) : qn__v2(-o.y, o.x);
+    qn_vec2 at = qn__add(r->at, qn__scale(open, rad));
+    if (r->root &&
+        wall_between(r->at, walls_at(f->mesh, q, r->at, qn__tol_inner(f->mesh)), p, at)) {
+        if (go) *go = 0.5f * rad;
+        return along_circle(qn__sub(p, r->at), len, side, rad);
+    }
+    if (on) return o;
+    qn_vec2 a = qn__sub(at, p);
+    float la = qn__len(a);
+    if (!(la > 0.1f * rad)) return o;
+    if (go) *go = la;
+    return qn__scale(a, 1.0f / la);
+}
+
+/* Toward corner root r from p (in quad q), passing it on the outside:
+** along the tangent to the circle of the agent's radius (a hair for a
+** point agent) round the corner, on the side away from the obstacle; round
+** the circle when inside it; on toward the next root when standing on it.
+** With go, also how far the unit may go that way before it turns: to where
+** the tangent touches the circle, or to the point it aims at inside the
+** circle (a radius when it stands on the corner or goes on along the way). */
+static qn_vec2 round_corner(const qn_field *f, uint32_t q, const corner *r, qn_vec2 p, float side,
+                            float len, float *go) {
     qn_vec2 d = qn__sub(r->at, p);
     float rad = agent_radius(f), dd = qn__dot(d, d);
     /* The tangent's length (the way to where it touches the circle). */
     float t2 = dd - rad * rad, t = sqrtf(t2 > 0.0f ? t2 : 0.0f);
     if (go) *go = len > rad ? t : rad;
-    if (len <= reach_tolerance(f->mesh)) return unit_dir(corner_out(r));
     if (r->side != 0.0f) side = r->side;
-    if (side == 0.0f) side = turn_side(r, d);
-    if (side == 0.0f) return qn__scale(d, 1.0f / len);
-    if (len >= rad) {
-        /* The tangent: d turned by the angle whose sine is rad / |d|, away
-        ** from the obstacle, as (d t + side rad perp(d)) / |d|^2 (one root
-        ** and one division, side by side, where turning the unit vector
-        ** took two roots and a division in a row; for a hair of a radius
-        ** t is |d| to float precision). */
-        float k = side * rad, inv = 1.0f / dd;
-        return qn__v2((d.x * t + k * d.y) * inv, (d.y * t - k * d.x) * inv);
-    }
-    /* Inside the circle (pushed there, or started there): out to the
-    ** point a radius from the corner square to the way on, on the open
-    ** side; from there on along the way. A unit stepping past that point,
-    ** in a gap between two such circles, would be sent back and forth
-    ** between them. */
-    qn_vec2 o = unit_dir(corner_out(r));
-    qn_vec2 open = side > 0.0f ? qn__v2(o.y, -o.x) : qn__v2(-o.y, o.x);
-    qn_vec2 a = qn__sub(qn__add(r->at, qn__scale(open, rad)), p);
-    float la = qn__len(a);
-    if (!(la > 0.1f * rad)) return o;
-    if (go) *go = la;
-    return qn__scale(a, 1.0f / la);
+    if (side == 0.0f && len > 0.0f) side = turn_side(r, d);
+    bool on = len <= reach_tolerance(f->mesh);
+    if (side == 0.0f || !(len > 0.0f))
+        return on ? unit_dir(corner_out(r)) : qn__scale(d, 1.0f / len);
+    if (on || len < rad) return inside_corner(f, q, r, p, side, len, on, go);
+    /* The tangent: d turned by the angle whose sine is rad / |d|, away from
+    ** the obstacle, as (d t + side rad perp(d)) / |d|^2 (one root and one
+    ** division, side by side, where turning the unit vector took two roots
+    ** and a division in a row; for a hair of a radius t is |d| to float
+    ** precision). */
+    float k = side * rad, inv = 1.0f / dd;
+    return qn__v2((d.x * t + k * d.y) * inv, (d.y * t - k * d.x) * inv);
 }
 
 /* corner_in_way's test of an obstacle corner c (w: the sum of the unit
@@ -604,6 +655,10 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         /* Passing farther than the radius, on either side, is clear. */
         float lateral = qn__cross(dir, v);
         if (fabsf(lateral) >= rad * 0.999f) continue;
+        /* An agent with a body whose way passes it well on the other side
+        ** than its own paths do (a thin wall at the corner, the unit on its
+        ** far side): grazed() below takes it, by the side it lies on. */
+        if (f->radius > 0.0f && cs * lateral < -0.25f * rad) continue;
         /* Its way on within 60 degrees of dir (|o| is not 1). */
         qn_vec2 o = qn__spm_dir(c->out);
         float od = qn__dot(o, dir);
@@ -902,7 +957,7 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
         go = len;
     } else {
         corner rc = root_corner(r);
-        d = round_corner(f, &rc, p, (e->root & QN__SPM_ON) ? qn__spm_side(e) : 0.0f, len,
+        d = round_corner(f, q, &rc, p, (e->root & QN__SPM_ON) ? qn__spm_side(e) : 0.0f, len,
                          ahead ? &go : NULL);
     }
     float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
@@ -916,7 +971,7 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     qn_vec2 to;
     uint32_t cut;
     if (corner_in_way(f, q, p, d, len, r->at, fuzz, &cut, &c)) {
-        d = round_corner(f, &c, p, c.side, qn__len(qn__sub(c.at, p)), ahead ? &go : NULL);
+        d = round_corner(f, q, &c, p, c.side, qn__len(qn__sub(c.at, p)), ahead ? &go : NULL);
     } else if (cut != UINT32_MAX && corner_cut(f, q, p, d, len, cut, &to)) {
         qn_vec2 t = qn__sub(to, p);
         go = qn__len(t);

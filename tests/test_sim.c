@@ -202,9 +202,47 @@ static void test_block_during_run(void **state) {
     qn_level_destroy(level);
 }
 
+/* A 24 x 24 grid of unit cells with ten fences (cells side by side with no
+** link), turned 0.35 degrees and moved 20,000 units out (the mesh
+** tolerance is 0.02 there): 300 units of radius 0.25 all arrive. Two ways
+** round fences' ends failed here: a unit behind a fence, within a radius
+** of its end, went to and fro beside it; and a unit passing a fence's end
+** on one side was sent round it on the side the corner's own paths take,
+** beyond the fence, on alternate steps. */
+static void test_far_fences(void **state) {
+    (void)state;
+    const char *dir = getenv("QN_TEST_DATA_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/good/fences_far.json", dir && *dir ? dir : "tests/data");
+    qn_level *level = NULL;
+    qn_error e;
+    if (qn_level_load_file(path, NULL, &level, &e) != QN_OK) fail_msg("%s: %s", path, e.message);
+    qn_vec2 goal;
+    const char *gname;
+    assert_int_equal(qn_level_goal(level, 0, &gname, &goal), QN_OK);
+    qn_field_opts fo = {.radius = 0.25f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(qn_level_mesh(level), &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+    qn_sim_world w;
+    qn_sim_quad_ctx ctx;
+    qn_sim_world_quad(&w, &ctx, f, goal);
+    qn_sim_opts o = {0};
+    o.units = 300;
+    o.seed = 4;
+    o.step = 0.2f;
+    qn_sim_result res;
+    assert_int_equal(qn_sim_run(&w, &o, &res), QN_OK);
+    if (res.arrived != res.units || res.wall_contacts || res.stuck)
+        fail_msg("arrived %u/%u, contacts %llu, stuck %u", res.arrived, res.units,
+                 (unsigned long long)res.wall_contacts, res.stuck);
+    qn_field_destroy(f);
+    qn_level_destroy(level);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_harness_straight),
+        cmocka_unit_test(test_far_fences),
         cmocka_unit_test(test_town),
         cmocka_unit_test(test_maze),
         cmocka_unit_test(test_field),

@@ -636,7 +636,9 @@ QN_API uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad);
 ** of the portal's cost plus the distance from p to its crossable part times
 ** the quad's cost (the estimate the sampler picks exits by); in a goal quad,
 ** the distance to the nearest goal point times the quad's cost. INFINITY when
-** outside, blocked or unreachable. */
+** outside, blocked or unreachable. A point on the edge of a blocked quad and
+** an open one stands in the open one, and a point within the mesh tolerance
+** of a fence on the side the field reaches, here as for qn_field_sample. */
 QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
 
 /* ------------------------------------------------------------------ */

@@ -979,12 +979,16 @@ static inline bool qn__field_reaches(const qn_field *f, uint32_t q) {
 }
 
 /* The quad of field f that p stands in, given q, the one point location
-** found (open, QN_NONE allowed): q itself when f reaches it, else another
-** open quad holding p (within the mesh's tolerance) that f reaches, else
-** q. A point within the tolerance of a fence (two quads that touch with no
-** portal between) is in both; it belongs to the side the field reaches,
-** or a unit placed in a reached quad beside an enclosed one was told its
-** goal was unreachable (field.c). */
+** found (QN_NONE allowed), for the sampler and qn_field_cost_at alike:
+** - a blocked q gives way to an open portal neighbour holding p (a point
+**   on the edge between the two stands on open ground);
+** - an open q the field does not reach, to another open quad holding p
+**   (within the mesh's tolerance) that it reaches: a point within the
+**   tolerance of a fence (two quads that touch with no portal between) is
+**   in both, and belongs to the side the field reaches, or a unit placed in
+**   a reached quad beside an enclosed one was told its goal was
+**   unreachable;
+** - else q itself (field.c). */
 uint32_t qn__field_quad_of(const qn_field *f, uint32_t q, qn_vec2 p);
 
 /* Sets quad q's record in f->hops from its slot (sample.c). */

@@ -327,6 +327,39 @@ static void test_fence_end(void **state) {
     qn_level_destroy(lv);
 }
 
+/* A point on the edge between a blocked quad and an open one stands on
+** open ground, for the sampler and qn_field_cost_at alike (point location
+** finds the blocked quad, which comes first). Before, the sample answered
+** QN_OK from the open quad while the cost said INFINITY. */
+static void test_blocked_edge(void **state) {
+    (void)state;
+    for (int disc = 0; disc < 2; disc++) {
+        static fixture x;
+        memset(&x, 0, sizeof x);
+        tm_add_rect(&x.t, 0, 0, 4, 4); /* blocked */
+        tm_add_rect(&x.t, 4, 0, 8, 4);
+        x.t.blocked[0] = 1;
+        qn_mesh_desc d = tm_desc(&x.t);
+        assert_int_equal(qn_mesh_create(&d, NULL, &x.m, NULL), QN_OK);
+        qn_vec2 goal = {6, 2};
+        qn_field_opts o = {.discrete = disc != 0};
+        assert_int_equal(qn_field_create(x.m, &goal, 1, &o, NULL, &x.f, NULL), QN_OK);
+        qn_vec2 p = {4, 3}, dir;
+        uint32_t q = QN_NONE;
+        assert_int_equal(qn_mesh_locate(x.m, p, QN_NONE, &q), QN_OK);
+        assert_int_equal(q, 0); /* the case: location says the blocked quad */
+        q = QN_NONE;
+        assert_int_equal(qn_field_sample(x.f, p, &q, &dir), QN_OK);
+        assert_int_equal(q, 1);
+        float c = qn_field_cost_at(x.f, p, QN_NONE);
+        assert_true(fabsf(c - hypotf(2, 1)) < 1e-3f);
+        /* Inside the blocked quad: blocked, and no cost. */
+        assert_int_equal(qn_field_sample(x.f, (qn_vec2){2, 2}, NULL, &dir), QN_E_BLOCKED);
+        assert_false(isfinite(qn_field_cost_at(x.f, (qn_vec2){2, 2}, QN_NONE)));
+        unmake(&x);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_projection_inside), cmocka_unit_test(test_projection_outside),
@@ -334,6 +367,7 @@ int main(void) {
         cmocka_unit_test(test_funnel_corner),     cmocka_unit_test(test_exit_from_position),
         cmocka_unit_test(test_statuses),          cmocka_unit_test(test_batch_matches_single),
         cmocka_unit_test(test_fence_side),        cmocka_unit_test(test_fence_end),
+        cmocka_unit_test(test_blocked_edge),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

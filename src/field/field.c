@@ -849,16 +849,25 @@ static bool reached_open(const void *ctx, uint32_t q) {
 }
 
 uint32_t qn__field_quad_of(const qn_field *f, uint32_t q, qn_vec2 p) {
-    if (q == QN_NONE || qn__field_reaches(f, q)) return q;
-    uint32_t r = qn__locate_other(f->mesh, p, q, reached_open, f);
+    const qn_mesh *m = f->mesh;
+    if (q == QN_NONE) return q;
+    if (m->blocked[q])
+        for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+            uint32_t r = qn__portal_other(m, m->qp_list[k], q);
+            if (!m->blocked[r] && qn__quad_contains(m, r, p)) {
+                q = r;
+                break;
+            }
+        }
+    if (m->blocked[q] || qn__field_reaches(f, q)) return q;
+    uint32_t r = qn__locate_other(m, p, q, reached_open, f);
     return r != QN_NONE ? r : q;
 }
 
 float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
     if (!field || !qn__finite2(p)) return INFINITY;
     const qn_mesh *m = field->mesh;
-    uint32_t q = qn__locate(m, p, hint);
-    if (q != QN_NONE && !m->blocked[q]) q = qn__field_quad_of(field, q, p);
+    uint32_t q = qn__field_quad_of(field, qn__locate(m, p, hint), p);
     if (q == QN_NONE || m->blocked[q]) return INFINITY;
     float exact;
     if (field->spm) { /* INFINITY where no entry is */

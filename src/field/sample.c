@@ -264,16 +264,6 @@ static uint32_t cross_if_on_exit(const qn_field *f, uint32_t q, qn_vec2 p, uint3
     return q;
 }
 
-/* A point on the edge between a blocked quad and an open one belongs to the
-** open one: a unit stepping out of blocked ground is out. */
-static uint32_t open_neighbour(const qn_mesh *m, uint32_t q, qn_vec2 p) {
-    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
-        uint32_t r = qn__portal_other(m, m->qp_list[k], q);
-        if (!m->blocked[r] && qn__quad_contains(m, r, p)) return r;
-    }
-    return q;
-}
-
 /* ---- exact instances ------------------------------------------------------ */
 
 /* A quad with this many entries or more tests each one's bound before its
@@ -1006,8 +996,7 @@ static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_
     ** here, before the general lookup. */
     uint32_t q = (hint < m->quad_count && qn__quad_contains(m, hint, p)) ? hint
                                                                         : qn__locate(m, p, QN_NONE);
-    if (q != QN_NONE && m->blocked[q]) q = open_neighbour(m, q, p);
-    if (q != QN_NONE && !m->blocked[q] && !qn__field_reaches(f, q)) q = qn__field_quad_of(f, q, p);
+    if (q != QN_NONE && (m->blocked[q] || !qn__field_reaches(f, q))) q = qn__field_quad_of(f, q, p);
     if (f->spm) {
         if (quad_io) *quad_io = q;
         if (q == QN_NONE) return QN_E_OUTSIDE;

@@ -304,6 +304,13 @@ static inline void fz_check_sampling(const qn_field *f, const qn_vec2 *pts, uint
         fz_check_sample(f, pts[i], st, q, d);
         float c = qn_field_cost_at(f, pts[i], QN_NONE);
         uint32_t lq = fz_brute_locate(m, pts[i]);
+        /* A point in a blocked quad and an open portal neighbour stands in
+        ** the neighbour (the first, in the quad's portal order). */
+        for (uint32_t k = lq != QN_NONE && m->blocked[lq] ? m->qp_start[lq] : 0;
+             lq != QN_NONE && m->blocked[lq] && k < m->qp_start[lq + 1]; k++) {
+            uint32_t r = qn__portal_other(m, m->qp_list[k], lq);
+            if (!m->blocked[r] && qn__quad_contains(m, r, pts[i])) lq = r;
+        }
         bool want = lq != QN_NONE && !m->blocked[lq] && isfinite(qn_field_quad_cost(f, lq));
         /* An open quad the field does not reach gives way to another open
         ** one holding the point that it reaches (qn__field_quad_of). */

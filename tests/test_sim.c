@@ -213,7 +213,7 @@ static void test_far_fences(void **state) {
     (void)state;
     const char *dir = getenv("QN_TEST_DATA_DIR");
     char path[4096];
-    snprintf(path, sizeof path, "%s/good/fences_far.json", dir && *dir ? dir : "tests/data");
+    snprintf(path, sizeof path, "%s/far/fences_far.json", dir && *dir ? dir : "tests/data");
     qn_level *level = NULL;
     qn_error e;
     if (qn_level_load_file(path, NULL, &level, &e) != QN_OK) fail_msg("%s: %s", path, e.message);

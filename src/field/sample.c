@@ -528,8 +528,8 @@ static qn_vec2 walls_at(const qn_mesh *m, uint32_t q, qn_vec2 c, float tol) {
 /* round_corner's case of a unit inside the circle (pushed there, or
 ** started there), or standing on the corner (on), side known: out to the
 ** point a radius from the corner square to the way on, on the open side,
-** and from there on along the way (on the corner: on along the way at
-** once). A unit stepping past that point, in a gap between two such
+** and from there on along the way (on the corner and on the open side of
+** the way: on along the way at once). A unit stepping past that point, in a gap between two such
 ** circles, would be sent back and forth between them. Where a wall at the
 ** corner stands between the unit and that point (a fence's end, the unit
 ** behind it and within a radius of it), it goes round the corner along the
@@ -547,7 +547,12 @@ static QN__NOINLINE qn_vec2 inside_corner(const qn_field *f, uint32_t q, const c
         if (go) *go = 0.5f * rad;
         return along_circle(qn__sub(p, r->at), len, side, rad);
     }
-    if (on) return o;
+    /* On the corner, on the open side of the way's line (or on it): on
+    ** along the way. On the obstacle's side, even within the reach
+    ** tolerance of the corner (a few float steps of the coordinates: a
+    ** tenth of a unit 30,000 units out), that way runs into the obstacle's
+    ** face: out to the point beside the corner first. */
+    if (on && qn__dot(qn__sub(p, r->at), open) >= 0.0f) return o;
     qn_vec2 a = qn__sub(at, p);
     float la = qn__len(a);
     if (!(la > 0.1f * rad)) return o;

@@ -159,6 +159,22 @@ check("sim --crowd arrival", j.get("arrived") == 40 and j.get("stuck") == 0
       and j.get("wall_contacts") == 0, out)
 rc, _, err = run(["sim", "--crowd", LEVELS[0], "--units", "1000000"])
 check("sim --crowd too many", rc == 1 and "cannot hold" in err, err)
+# A level with a room its goal cannot be reached from (8 x 3 unit cells; no
+# link crosses x = 5): no unit starts there, so every unit arrives.
+with tempfile.TemporaryDirectory() as tmp:
+    cells = [(i, j) for j in range(3) for i in range(8)]
+    idx = {c: k for k, c in enumerate(cells)}
+    links = [[idx[(i, j)], idx[(i + 1, j)]] for (i, j) in cells if i + 1 < 8 and i != 4]
+    links += [[idx[(i, j)], idx[(i, j + 1)]] for (i, j) in cells if j + 1 < 3]
+    lv = {"format": 1, "quads": [{"rect": [i, j, i + 1, j + 1]} for (i, j) in cells],
+          "links": links, "goals": [{"name": "g", "at": [1.5, 1.5]}]}
+    path = os.path.join(tmp, "room.json")
+    with open(path, "w") as f:
+        json.dump(lv, f)
+    rc, out, _ = run(["sim", "--crowd", path, "--units", "24", "--radius", "0.2", "--json"])
+    j = one_json("sim --crowd fenced room", out)
+    check("sim --crowd starts where the goal is reached", rc == 0 and j.get("arrived") == 24
+          and j.get("stuck") == 0, out)
 rc, _, err = run(["sim", "--crowd", "--scenario", "nowhere"])
 check("sim --crowd unknown scenario", rc == 1 and "unknown scenario" in err, err)
 with tempfile.TemporaryDirectory() as tmp:

@@ -1,7 +1,8 @@
 /*
 ** crowd_scene.c: the crowd scenarios (see crowd_scene.h). Generated levels
 ** are unions of axis-aligned rectangles; units start at random places at
-** least their radius from every wall and from one another.
+** least their radius from every wall and from one another (on a level,
+** where the goal can be reached from).
 */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "crowd_scene.h"
@@ -136,9 +137,11 @@ static double count_one(void *ud, float depth, float rsum) {
 }
 
 /* A random spot in box b for a disc of radius r: clear of walls and of the
-** discs placed so far. false after many misses. */
-static bool random_spot(const qn_mesh *m, placer *pl, rect4 b, float r, uint64_t *rng,
-                        qn_vec2 *out) {
+** discs placed so far, and (reach not NULL) where that field reaches, so
+** that no unit starts where its goal cannot be reached. false after many
+** misses. */
+static bool random_spot(const qn_mesh *m, const qn_field *reach, placer *pl, rect4 b, float r,
+                        uint64_t *rng, qn_vec2 *out) {
     for (int tries = 0; tries < 2000; tries++) {
         qn_vec2 x = {b.x0 + (float)qn_rand_unit(rng) * (b.x1 - b.x0),
                      b.y0 + (float)qn_rand_unit(rng) * (b.y1 - b.y0)};
@@ -146,6 +149,7 @@ static bool random_spot(const qn_mesh *m, placer *pl, rect4 b, float r, uint64_t
         bool clear = false;
         if (qn_mesh_locate(m, x, QN_NONE, &q) != QN_OK || qn_mesh_quad_blocked(m, q)) continue;
         if (qn_mesh_line_of_sight(m, x, x, r * 1.05f, q, &clear) != QN_OK || !clear) continue;
+        if (reach && !isfinite(qn_field_cost_at(reach, x, q))) continue;
         if (placer_near(pl, x, r * 1.05f, QN_NONE, count_one, NULL) > 0.0) continue;
         *out = x;
         return true;
@@ -192,11 +196,11 @@ static int make_crowd(qn_crowd_scene *s, const qn_crowd_opts *opts) {
 }
 
 /* Places `n` units of group g in box b, bound for the group's goal region. */
-static int spawn_group(qn_crowd_scene *s, placer *pl, uint32_t g, rect4 b, uint32_t n,
-                       float region, uint64_t *rng) {
+static int spawn_group(qn_crowd_scene *s, placer *pl, uint32_t g, rect4 b, uint32_t n, float region,
+                       uint64_t *rng, const qn_field *reach) {
     for (uint32_t i = 0; i < n; i++) {
         qn_vec2 at;
-        if (!random_spot(s->mesh, pl, b, s->radius, rng, &at))
+        if (!random_spot(s->mesh, reach, pl, b, s->radius, rng, &at))
             return qn_cli_error("crowd: the level cannot hold %u units of radius %g here "
                                 "(placed %u of group %u)",
                                 n, (double)s->radius, i, g);
@@ -283,7 +287,7 @@ static int build_rooms(qn_crowd_scene *s, const layout *l, uint32_t units, uint6
     int rc = placer_init(&pl, s->radius * 1.05f, n) ? 0 : 1;
     for (uint32_t g = 0; rc == 0 && g < l->groups; g++) {
         uint32_t k = n * (g + 1) / l->groups - n * g / l->groups;
-        rc = spawn_group(s, &pl, g, l->spawn[g], k, region_for(k, s->radius), &rng);
+        rc = spawn_group(s, &pl, g, l->spawn[g], k, region_for(k, s->radius), &rng, NULL);
     }
     placer_free(&pl);
     return rc;
@@ -366,7 +370,8 @@ static int formation(qn_crowd_scene *s, uint32_t units, const qn_crowd_opts *opt
     for (uint32_t k = 0; rc == 0 && k < s->nfollow; k++) {
         qn_vec2 at;
         rect4 box = {14, 24, 22, 28};
-        if (!random_spot(s->mesh, &pl, box, s->radius, &rng, &at)) rc = 1;
+        if (!random_spot(s->mesh, NULL, &pl, box, s->radius, &rng, &at))
+            rc = 1;
         else placer_add(&pl, at, s->radius);
         qn_crowd_unit_desc f = unit_desc(s, 0, at);
         f.goal_radius = region;
@@ -428,7 +433,10 @@ int qn_crowd_scene_mesh(qn_crowd_scene *s, const qn_mesh *mesh, qn_vec2 goal, ui
     uint64_t rng = seed;
     int rc = placer_init(&pl, s->radius * 1.05f, units) ? 0 : 1;
     rect4 box = {b.min.x, b.min.y, b.max.x, b.max.y};
-    if (rc == 0) rc = spawn_group(s, &pl, 0, box, units, region_for(units, s->radius), &rng);
+    /* A level may have ground its goal cannot be reached from (an island,
+    ** a room fenced off): no unit starts there, as with quadnav sim. */
+    if (rc == 0)
+        rc = spawn_group(s, &pl, 0, box, units, region_for(units, s->radius), &rng, s->fields[0]);
     placer_free(&pl);
     return rc;
 }

@@ -1291,6 +1291,62 @@ static void test_radii_one_pathfinder(void **state) {
                   reached[5]);
 }
 
+/* A grid of unit cells with ten fences (cells side by side with no link),
+** at the origin and turned 0.35 degrees and moved 20,000 units out
+** (tests/data/far/): the far field's cost at a point is the origin's at the
+** same point. A view's side that runs along a lattice diagonal passes
+** vertex after vertex; each clip near one added float steps to its end,
+** and 20,000 units out the end drifted past the tolerance from the fence's
+** end it reached, which then was no corner to bend round: costs were up to
+** 14 units high at 21 of 400 points. Points within 0.05 of a wall are left
+** out (within the mesh tolerance, 0.02 there, a point is on both sides of
+** a fence). */
+static void test_far_fence_costs(void **state) {
+    (void)state;
+    const char *dir = getenv("QN_TEST_DATA_DIR");
+    const char *names[2] = {"fences_origin.json", "fences_far.json"};
+    qn_level *lv[2];
+    qn_field *f[2];
+    for (int i = 0; i < 2; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/far/%s", dir && *dir ? dir : "tests/data", names[i]);
+        qn_error e;
+        if (qn_level_load_file(path, NULL, &lv[i], &e) != QN_OK)
+            fail_msg("%s: %s", path, e.message);
+        qn_vec2 goal;
+        const char *gname;
+        assert_int_equal(qn_level_goal(lv[i], 0, &gname, &goal), QN_OK);
+        assert_int_equal(qn_field_create(qn_level_mesh(lv[i]), &goal, 1, NULL, NULL, &f[i], NULL),
+                         QN_OK);
+    }
+    const qn_mesh *far = qn_level_mesh(lv[1]);
+    uint64_t s = 77;
+    uint32_t compared = 0, off = 0;
+    for (int k = 0; k < 600; k++) {
+        qn_vec2 p = {(float)(tm_rand(&s) % 24000) / 1000.0f,
+                     (float)(tm_rand(&s) % 24000) / 1000.0f};
+        float t = qn_field_cost_at(f[0], p, QN_NONE);
+        if (!isfinite(t)) continue;
+        qn_vec2 q = tm_far_point(p, 0.35, 20000.0, -15000.0);
+        bool clear = false;
+        assert_int_equal(qn_mesh_line_of_sight(far, q, q, 0.05f, QN_NONE, &clear), QN_OK);
+        if (!clear) continue;
+        float c = qn_field_cost_at(f[1], q, QN_NONE);
+        compared++;
+        if (!(fabsf(c - t) <= 0.02f + 1e-3f * t)) {
+            if (off++ < 5)
+                print_message("(%g, %g): %g at the origin, %g far out\n", (double)p.x, (double)p.y,
+                              (double)t, (double)c);
+        }
+    }
+    assert_true(compared > 300);
+    assert_int_equal(off, 0);
+    for (int i = 0; i < 2; i++) {
+        qn_field_destroy(f[i]);
+        qn_level_destroy(lv[i]);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_visibility_graph),
@@ -1303,6 +1359,7 @@ int main(void) {
         cmocka_unit_test(test_walk_levels),
         cmocka_unit_test(test_walk_far_levels),
         cmocka_unit_test(test_far_jittered_meshes),
+        cmocka_unit_test(test_far_fence_costs),
         cmocka_unit_test(test_walk_map),
         cmocka_unit_test(test_corner_masks),
         cmocka_unit_test(test_closing_same_map),

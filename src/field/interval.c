@@ -87,6 +87,7 @@ struct qn__isearch {
     const qn__pgeo *geo;
     qn_allocator alloc;
     float tol, radius;
+    float snap2;     /* the mesh tolerance, squared (add_piece) */
     uint32_t nv, nr; /* vertex ids, roots (vertex ids then goals) */
     qn_status st;
     /* growing pools */
@@ -766,6 +767,19 @@ static bool dead_end(const xsearch *S, uint32_t q) {
 static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_edge *se, float t0,
                       float t1, uint32_t from) {
     qn_vec2 ab = qn__sub(se->b, se->a);
+    /* A view's end within the mesh tolerance of an end of the sub-edge is
+    ** that end, exactly. A view's sides are carried from portal to portal
+    ** in floats; where one runs through vertices (a diagonal through a
+    ** lattice), each clip near a vertex adds a few float steps, and far from
+    ** the origin they add up past the tolerance within a few portals. The
+    ** corner at the end is then not found as one (bend_at), and all that
+    ** only that corner sees is reached the long way (exact costs 50 % too
+    ** high 20,000 units out). */
+    if (t0 > 0.0f || t1 < 1.0f) {
+        float l2 = qn__dot(ab, ab), u = 1.0f - t1;
+        if (t0 * t0 * l2 <= S->snap2) t0 = 0.0f;
+        if (u * u * l2 <= S->snap2) t1 = 1.0f;
+    }
     qn_vec2 x0 = qn__add(se->a, qn__scale(ab, t0)), x1 = qn__add(se->a, qn__scale(ab, t1));
     /* Squared: no test waits on a square root. */
     qn_vec2 d01 = qn__sub(x1, x0);
@@ -1473,6 +1487,7 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     if (!S->b || !S->geo) return QN_E_NOMEM;
     S->alloc = *a;
     S->tol = qn__tol_inner(m); /* lengths inside the level, not coordinates */
+    S->snap2 = m->eps * m->eps;
     S->nv = S->b->nv;
     S->ngoal = seeds;
     S->nr = S->nv + seeds;

@@ -1298,9 +1298,12 @@ static void test_radii_one_pathfinder(void **state) {
 ** vertex after vertex; each clip near one added float steps to its end,
 ** and 20,000 units out the end drifted past the tolerance from the fence's
 ** end it reached, which then was no corner to bend round: costs were up to
-** 14 units high at 21 of 400 points. Points within 0.05 of a wall are left
-** out (within the mesh tolerance, 0.02 there, a point is on both sides of
-** a fence). */
+** 14 units high at 21 of 400 points. The point paths from there too:
+** qn_path_find started a point within the tolerance of a cell's edge in
+** the cell beyond (and so went back to that edge's portal first), or on a
+** fence's shut-in side (unreachable). Points within 0.05 of a wall are
+** left out (within the mesh tolerance, 0.02 there, a point is on both
+** sides of a fence). */
 static void test_far_fence_costs(void **state) {
     (void)state;
     const char *dir = getenv("QN_TEST_DATA_DIR");
@@ -1320,8 +1323,14 @@ static void test_far_fence_costs(void **state) {
                          QN_OK);
     }
     const qn_mesh *far = qn_level_mesh(lv[1]);
+    qn_pathfinder *pf = NULL;
+    assert_int_equal(qn_pathfinder_create(far, NULL, &pf, NULL), QN_OK);
+    static qn_vec2 way[4096];
+    qn_vec2 fgoal;
+    const char *gname;
+    assert_int_equal(qn_level_goal(lv[1], 0, &gname, &fgoal), QN_OK);
     uint64_t s = 77;
-    uint32_t compared = 0, off = 0;
+    uint32_t compared = 0, off = 0, poff = 0;
     for (int k = 0; k < 600; k++) {
         qn_vec2 p = {(float)(tm_rand(&s) % 24000) / 1000.0f,
                      (float)(tm_rand(&s) % 24000) / 1000.0f};
@@ -1338,9 +1347,21 @@ static void test_far_fence_costs(void **state) {
                 print_message("(%g, %g): %g at the origin, %g far out\n", (double)p.x, (double)p.y,
                               (double)t, (double)c);
         }
+        /* The point path from there: as long, but for the corners' insets
+        ** (a few tolerances each). */
+        uint32_t n = 0;
+        qn_status st = qn_path_find(pf, q, fgoal, 0.0f, way, 4096, &n, NULL);
+        double len = st == QN_OK ? qn_path_length(way, n) : (double)INFINITY;
+        if (!(fabs(len - (double)t) <= 0.05 + 2e-3 * (double)t)) {
+            if (poff++ < 5)
+                print_message("(%g, %g): %g at the origin, path %g far out (%s)\n", (double)p.x,
+                              (double)p.y, (double)t, len, qn_status_name(st));
+        }
     }
+    qn_pathfinder_destroy(pf);
     assert_true(compared > 300);
     assert_int_equal(off, 0);
+    assert_int_equal(poff, 0);
     for (int i = 0; i < 2; i++) {
         qn_field_destroy(f[i]);
         qn_level_destroy(lv[i]);

@@ -389,6 +389,9 @@ typedef struct query {
     const qn_mesh *m;
     qn_vec2 from, to;
     uint32_t qs, qg;
+    /* The corridor's first and last quads: qs and qg, but for the any-angle
+    ** corridor of an end within the tolerance of a shared edge (ends_quad). */
+    uint32_t cs, cg;
     float radius;
 } query;
 
@@ -547,21 +550,51 @@ static void corridor_step(qn_pathfinder *pf, uint32_t c, uint32_t q, uint32_t *n
 /* Shortest any-angle corridor, from the shared interval engine: the portals
 ** its shortest path crosses, loops cut. QN_OK, QN_E_UNREACHABLE, QN_E_NOMEM,
 ** or QN_E_LIMIT when the state bound is hit (the caller falls back). */
+/* Does quad q hold p without the mesh tolerance? */
+static bool holds_strictly(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    qn__planes tmp;
+    const qn__planes *pl = qn__quad_planes(m, q, &tmp);
+    for (int i = 0; i < 4; i++)
+        if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i]) return false;
+    return true;
+}
+
+/* The quad the any-angle corridor starts (or ends) in for point p, located
+** in q: q when it holds p without the mesh tolerance, else an open portal
+** neighbour (for the radius) that does, else q. A point within the
+** tolerance of a shared edge is located in the lower-numbered quad (as
+** fields locate it, so that the cost search's costs agree with theirs); a
+** corridor starting there would lead through a portal behind the point,
+** and the string pulled path back to that portal first (20,000 units out,
+** where the tolerance is 0.02: a path 0.9 up and back). */
+static uint32_t ends_quad(const qn_mesh *m, uint32_t q, qn_vec2 p, float radius) {
+    if (holds_strictly(m, q, p)) return q;
+    for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
+        uint32_t e = m->qp_list[k], r = qn__portal_other(m, e, q);
+        if (qn__portal_open(m, e, radius) && holds_strictly(m, r, p)) return r;
+    }
+    return q;
+}
+
 static qn_status any_angle(query *Q, uint32_t *count) {
     qn_pathfinder *pf = Q->pf;
     float len;
+    const qn_mesh *m = Q->m;
+    uint32_t qs = ends_quad(m, Q->qs, Q->from, Q->radius);
+    uint32_t qt = ends_quad(m, Q->qg, Q->to, Q->radius);
     if (pf->lon)
         qn__isearch_bounds(pf->is, pf->lm->d, pf->lm->k, pf->sel, pf->nsel, pf->tlo, pf->thi,
                            pf->lm->slack);
     else qn__isearch_bounds(pf->is, NULL, 0, NULL, 0, NULL, NULL, 0.0f);
-    qn_status st = qn__isearch_path(pf->is, Q->from, Q->qs, Q->to, Q->qg, Q->radius, &len);
+    qn_status st = qn__isearch_path(pf->is, Q->from, qs, Q->to, qt, Q->radius, &len);
     pf->lwork += qn__isearch_states(pf->is);
     if (st != QN_OK) return st;
+    Q->cs = qs, Q->cg = qt;
     uint32_t len_chain = qn__isearch_chain(pf->is, pf->chain_p, pf->chain_q, pf->np + 1);
     if (len_chain == UINT32_MAX) return QN_E_LIMIT;
     uint32_t n = 0;
-    pf->cstamp[Q->qs] = pf->gen;
-    pf->cpos[Q->qs] = 0;
+    pf->cstamp[qs] = pf->gen;
+    pf->cpos[qs] = 0;
     for (uint32_t i = 0; i < len_chain; i++) {
         uint32_t e = pf->chain_p[i], q = pf->chain_q[i];
         corridor_step(pf, e | (pf->mesh->pq[e].q[0] == q ? SIDE_BIT : 0u), q, &n);
@@ -734,8 +767,8 @@ static qn_vec2 touch(const fvert *v, qn_vec2 d) {
 
 /* Corridor quad i: the one entered by portal i (the start quad for 0). */
 static uint32_t corridor_quad(const query *Q, uint32_t n, uint32_t i) {
-    if (i == 0) return Q->qs;
-    if (i > n) return Q->qg;
+    if (i == 0) return Q->cs;
+    if (i > n) return Q->cg;
     uint32_t c = Q->pf->corridor[i - 1];
     return Q->m->pq[c & ~SIDE_BIT].q[(c & SIDE_BIT) ? 0 : 1];
 }
@@ -787,7 +820,7 @@ static float end_side(const near_corner *nc, bool start, qn_vec2 c) {
     ** goal quad: at an end of the exit (entry) portal, or a corner made a
     ** bend there) that crosses the portal's line between its two ends: its
     ** line too can pass a corner of that quad on the wrong side. */
-    bool bend = qn__quad_contains(Q->m, start ? Q->qs : Q->qg, start ? a : b);
+    bool bend = qn__quad_contains(Q->m, start ? Q->cs : Q->cg, start ? a : b);
     if (end || bend) {
         const qn__pgeo *g = &Q->pf->geo[Q->pf->corridor[start ? 0 : nc->n - 1] & ~SIDE_BIT];
         qn_vec2 d = qn__sub(b, a), w = qn__sub(g->p1, g->p0);
@@ -1180,14 +1213,40 @@ static qn_status check_find_args(const qn_pathfinder *pf, qn_vec2 from, qn_vec2 
     return QN_OK;
 }
 
+/* Is quad q open and in island ctx->island? */
+typedef struct island_of {
+    const qn_mesh *m;
+    uint32_t island;
+} island_of;
+
+static bool in_island(const void *ctx, uint32_t q) {
+    const island_of *w = ctx;
+    return !w->m->blocked[q] && w->m->island[q] == w->island;
+}
+
 /* Locates both ends: QN_E_OUTSIDE or QN_E_BLOCKED, else QN_OK. The same
-** point location as qn_field_create and qn_field_cost_at, so costs agree. */
+** point location as qn_field_create and qn_field_cost_at, so costs agree:
+** an end within the tolerance of a fence (two quads that touch with no
+** portal between), located on a side the other end cannot be reached
+** from, stands on the other side when that one can (as a field's point
+** does: qn__field_quad_of); the start is moved first. */
 static qn_status place_ends(query *Q) {
     const qn_mesh *m = Q->m;
     Q->qs = qn__locate(m, Q->from, QN_NONE);
     Q->qg = qn__locate(m, Q->to, QN_NONE);
     if (Q->qs == QN_NONE || Q->qg == QN_NONE) return QN_E_OUTSIDE;
     if (m->blocked[Q->qs] || m->blocked[Q->qg]) return QN_E_BLOCKED;
+    if (m->island[Q->qs] != m->island[Q->qg]) {
+        island_of w = {m, m->island[Q->qg]};
+        uint32_t r = qn__locate_other(m, Q->from, Q->qs, in_island, &w);
+        if (r != QN_NONE) Q->qs = r;
+    }
+    if (m->island[Q->qs] != m->island[Q->qg]) {
+        island_of w = {m, m->island[Q->qs]};
+        uint32_t r = qn__locate_other(m, Q->to, Q->qg, in_island, &w);
+        if (r != QN_NONE) Q->qg = r;
+    }
+    Q->cs = Q->qs, Q->cg = Q->qg;
     return QN_OK;
 }
 
@@ -1199,6 +1258,7 @@ static qn_status find_corridor(query *Q, float *cost, uint32_t *n) {
     bool model = cost != NULL || !pf->uniform;
     float c = 0.0f;
     qn_status st = model ? search(Q, &c) : QN_OK;
+    Q->cs = Q->qs, Q->cg = Q->qg;
     if (cost) *cost = c;
     if (st != QN_OK) return st;
     if (pf->uniform) {
@@ -1267,7 +1327,7 @@ qn_status qn_path_find(qn_pathfinder *pf, qn_vec2 from, qn_vec2 to, float radius
     if (cost) *cost = 0.0f;
     qn_status st = check_find_args(pf, from, to, radius, waypoints, cap, count);
     if (st != QN_OK) return st;
-    query Q = {pf, pf->mesh, from, to, QN_NONE, QN_NONE, radius};
+    query Q = {pf, pf->mesh, from, to, QN_NONE, QN_NONE, QN_NONE, QN_NONE, radius};
     st = place_ends(&Q);
     if (st != QN_OK) return st;
     const qn_mesh *m = Q.m;

@@ -769,7 +769,10 @@ QN_API size_t qn_pathfinder_bytes(const qn_pathfinder *pf);
 ** pool cannot grow; QN_E_INVALID_ARG (NULL pf or count, waypoints NULL with
 ** cap > 0, a non-finite point, a radius that is negative or not finite).
 ** Points are located as qn_mesh_locate does (the lowest quad index on a
-** shared edge). On failure *count and *cost are 0 (except for
+** shared edge), but for an end within the mesh tolerance of a fence (two
+** quads that touch with no portal between) located on a side the other
+** end cannot be reached from: it stands on the other side, as for
+** qn_field_cost_at. On failure *count and *cost are 0 (except for
 ** QN_E_BUFFER_TOO_SMALL).
 **   pf         in,out  the query object (its scratch changes)
 **   from, to   in      world units, finite

@@ -547,9 +547,6 @@ static void corridor_step(qn_pathfinder *pf, uint32_t c, uint32_t q, uint32_t *n
     pf->cpos[q] = *n;
 }
 
-/* Shortest any-angle corridor, from the shared interval engine: the portals
-** its shortest path crosses, loops cut. QN_OK, QN_E_UNREACHABLE, QN_E_NOMEM,
-** or QN_E_LIMIT when the state bound is hit (the caller falls back). */
 /* Does quad q hold p without the mesh tolerance? */
 static bool holds_strictly(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     qn__planes tmp;
@@ -576,6 +573,9 @@ static uint32_t ends_quad(const qn_mesh *m, uint32_t q, qn_vec2 p, float radius)
     return q;
 }
 
+/* Shortest any-angle corridor, from the shared interval engine: the portals
+** its shortest path crosses, loops cut. QN_OK, QN_E_UNREACHABLE, QN_E_NOMEM,
+** or QN_E_LIMIT when the state bound is hit (the caller falls back). */
 static qn_status any_angle(query *Q, uint32_t *count) {
     qn_pathfinder *pf = Q->pf;
     float len;

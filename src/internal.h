@@ -508,19 +508,24 @@ static inline const qn__planes *qn__quad_planes(const qn_mesh *m, uint32_t q, qn
     return tmp;
 }
 
-/* Inclusive point-in-quad test with the mesh tolerance. A rectangle's
-** planes reduce it to the same comparisons on its sides (the products with
-** 0 and +-1 are exact; x1 + eps is the negation of -x1 - eps). */
-static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+/* Inclusive point-in-quad test within tol of the quad's sides. A
+** rectangle's planes reduce it to the same comparisons on its sides (the
+** products with 0 and +-1 are exact; x1 + tol is the negation of
+** -x1 - tol). */
+static inline bool qn__quad_holds(const qn_mesh *m, uint32_t q, qn_vec2 p, float tol) {
     if (!m->planes) {
         qn_rect r = m->rects[q];
-        return !(p.y < r.min.y - m->eps || p.x > r.max.x + m->eps || p.y > r.max.y + m->eps ||
-                 p.x < r.min.x - m->eps);
+        return !(p.y < r.min.y - tol || p.x > r.max.x + tol || p.y > r.max.y + tol ||
+                 p.x < r.min.x - tol);
     }
     const qn__planes *pl = &m->planes[q];
     for (int i = 0; i < 4; i++)
-        if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i] - m->eps) return false;
+        if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i] - tol) return false;
     return true;
+}
+/* The same with the mesh tolerance: the library's point-in-quad test. */
+static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
+    return qn__quad_holds(m, q, p, m->eps);
 }
 /* The point of rectangle r nearest p (p itself when r holds it). */
 static inline qn_vec2 qn__rect_nearest(qn_rect r, qn_vec2 p) {

@@ -228,6 +228,16 @@ static void test_batch_matches_single(void **state) {
     unmake(&x);
 }
 
+/* A level from JSON text (sizeof of a literal, its NUL included), and its
+** first goal into *goal. */
+static qn_level *level_from(const char *json, size_t size, qn_vec2 *goal) {
+    qn_level *lv = NULL;
+    const char *name;
+    assert_int_equal(qn_level_load_mem(json, size - 1, NULL, &lv, NULL), QN_OK);
+    assert_int_equal(qn_level_goal(lv, 0, &name, goal), QN_OK);
+    return lv;
+}
+
 /* A fence far from the origin: quad 0 touches quad 1 with no portal (the
 ** level's links leave it shut in), and a point just inside quad 1, within
 ** the mesh tolerance (0.02 at 20,000 units) of the fence, is inside quad 0
@@ -240,10 +250,9 @@ static void test_fence_side(void **state) {
         "{\"format\": 1, \"quads\": [{\"rect\": [20000, 0, 20001, 1]}, "
         "{\"rect\": [20001, 0, 20002, 1]}, {\"rect\": [20002, 0, 20003, 1]}], "
         "\"links\": [[1, 2]], \"goals\": [{\"name\": \"g\", \"at\": [20002.5, 0.5]}]}";
-    qn_level *lv = NULL;
-    assert_int_equal(qn_level_load_mem(json, sizeof json - 1, NULL, &lv, NULL), QN_OK);
+    qn_vec2 goal;
+    qn_level *lv = level_from(json, sizeof json, &goal);
     const qn_mesh *m = qn_level_mesh(lv);
-    qn_vec2 goal = {20002.5f, 0.5f};
     uint32_t shared = 0;
     for (int disc = 0; disc < 2; disc++) {
         qn_field_opts o = {.discrete = disc != 0};
@@ -289,10 +298,9 @@ static void test_fence_end(void **state) {
         "{\"rect\": [20004, -14999, 20005, -14998]}], "
         "\"links\": [[0, 1], [1, 2], [2, 3], [3, 4], [4, 9], [5, 6], [6, 7], [7, 8], [8, 9]], "
         "\"goals\": [{\"name\": \"g\", \"at\": [20000.5, -14998.9]}]}";
-    qn_level *lv = NULL;
-    assert_int_equal(qn_level_load_mem(json, sizeof json - 1, NULL, &lv, NULL), QN_OK);
+    qn_vec2 goal;
+    qn_level *lv = level_from(json, sizeof json, &goal);
     const qn_mesh *m = qn_level_mesh(lv);
-    qn_vec2 goal = {20000.5f, -14998.9f};
     qn_field_opts o = {.radius = 0.25f};
     qn_field *f = NULL;
     assert_int_equal(qn_field_create(m, &goal, 1, &o, NULL, &f, NULL), QN_OK);

@@ -537,8 +537,7 @@ static qn_vec2 walls_at(const qn_mesh *m, uint32_t q, qn_vec2 c, float tol) {
 ** way, away from the corner on the wrong side of it. Kept out of
 ** round_corner's way: few samples come here. */
 static QN__NOINLINE qn_vec2 inside_corner(const qn_field *f, uint32_t q, const corner *r, qn_vec2 p,
-                                          float side, float len, bool on, float *go) {
-    float rad = agent_radius(f);
+                                          float side, float len, float rad, bool on, float *go) {
     qn_vec2 o = unit_dir(corner_out(r));
     qn_vec2 open = side > 0.0f ? qn__v2(o.y, -o.x) : qn__v2(-o.y, o.x);
     qn_vec2 at = qn__add(r->at, qn__scale(open, rad));
@@ -579,7 +578,7 @@ static qn_vec2 round_corner(const qn_field *f, uint32_t q, const corner *r, qn_v
     bool on = len <= reach_tolerance(f->mesh);
     if (side == 0.0f || !(len > 0.0f))
         return on ? unit_dir(corner_out(r)) : qn__scale(d, 1.0f / len);
-    if (on || len < rad) return inside_corner(f, q, r, p, side, len, on, go);
+    if (on || len < rad) return inside_corner(f, q, r, p, side, len, rad, on, go);
     /* The tangent: d turned by the angle whose sine is rad / |d|, away from
     ** the obstacle, as (d t + side rad perp(d)) / |d|^2 (one root and one
     ** division, side by side, where turning the unit vector took two roots

@@ -547,15 +547,6 @@ static void corridor_step(qn_pathfinder *pf, uint32_t c, uint32_t q, uint32_t *n
     pf->cpos[q] = *n;
 }
 
-/* Does quad q hold p without the mesh tolerance? */
-static bool holds_strictly(const qn_mesh *m, uint32_t q, qn_vec2 p) {
-    qn__planes tmp;
-    const qn__planes *pl = qn__quad_planes(m, q, &tmp);
-    for (int i = 0; i < 4; i++)
-        if (pl->nx[i] * p.x + pl->ny[i] * p.y < pl->c[i]) return false;
-    return true;
-}
-
 /* The quad the any-angle corridor starts (or ends) in for point p, located
 ** in q: q when it holds p without the mesh tolerance, else an open portal
 ** neighbour (for the radius) that does, else q. A point within the
@@ -565,10 +556,10 @@ static bool holds_strictly(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 ** and the string pulled path back to that portal first (20,000 units out,
 ** where the tolerance is 0.02: a path 0.9 up and back). */
 static uint32_t ends_quad(const qn_mesh *m, uint32_t q, qn_vec2 p, float radius) {
-    if (holds_strictly(m, q, p)) return q;
+    if (qn__quad_holds(m, q, p, 0.0f)) return q;
     for (uint32_t k = m->qp_start[q]; k < m->qp_start[q + 1]; k++) {
         uint32_t e = m->qp_list[k], r = qn__portal_other(m, e, q);
-        if (qn__portal_open(m, e, radius) && holds_strictly(m, r, p)) return r;
+        if (qn__portal_open(m, e, radius) && qn__quad_holds(m, r, p, 0.0f)) return r;
     }
     return q;
 }

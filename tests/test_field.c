@@ -292,6 +292,31 @@ static void test_oom(void **state) {
     qn__spm_shut_min_quads = shut_default;
 }
 
+/* An exact field on a mesh whose open quads all cost 2: its costs are the
+** distances times 2, as the header says (they were the bare distances). */
+static void test_exact_common_cost(void **state) {
+    (void)state;
+    static tm_mesh room;
+    room.n = 0;
+    for (int y = 0; y < 10; y++)
+        for (int x = 0; x < 10; x++) {
+            tm_add_rect(&room, 2.0f * (float)x, 2.0f * (float)y, 2.0f * (float)x + 2.0f,
+                        2.0f * (float)y + 2.0f);
+            room.costs[room.n - 1] = 2.0f;
+        }
+    qn_mesh_desc d = tm_desc(&room);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    qn_vec2 goal = {10.0f, 10.0f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);
+    assert_float_equal(qn_field_cost_at(f, (qn_vec2){15.0f, 10.0f}, QN_NONE), 10.0f, 1e-4f);
+    /* Quad 0 (0..2 x 0..2): its nearest point (2, 2), 8 * sqrt(2) away. */
+    assert_float_equal(qn_field_quad_cost(f, 0), 2.0f * 11.3137f, 1e-3f);
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_bellman_ford),
@@ -300,6 +325,7 @@ int main(void) {
         cmocka_unit_test(test_costs_and_cost_at),
         cmocka_unit_test(test_bad_goals),
         cmocka_unit_test(test_oom),
+        cmocka_unit_test(test_exact_common_cost),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -805,7 +805,8 @@ size_t qn_field_bytes(const qn_field *field) {
 
 float qn_field_quad_cost(const qn_field *field, uint32_t quad) {
     if (!field || quad >= field->mesh->quad_count) return INFINITY;
-    if (field->spm) return qn__spm_quad_cost(field, quad);
+    /* An exact map holds distances: times the quads' common cost. */
+    if (field->spm) return qn__spm_quad_cost(field, quad) * qn__quad_cost(field->mesh, quad);
     return field->slots[quad].cost;
 }
 
@@ -870,10 +871,10 @@ float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint) {
     uint32_t q = qn__field_quad_of(field, qn__locate(m, p, hint), p);
     if (q == QN_NONE || m->blocked[q]) return INFINITY;
     float exact;
-    if (field->spm) { /* INFINITY where no entry is */
+    if (field->spm) { /* INFINITY where no entry is; a distance, times the common cost */
         if (!qn__spm_root(field, q, p, &exact, NULL, NULL))
             qn__spm_root_loose(field, q, p, &exact, NULL, NULL);
-        return exact;
+        return exact * qn__quad_cost(m, q);
     }
     qn__slot s = field->slots[q];
     if (s.exit == QN_NONE) return INFINITY;

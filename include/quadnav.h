@@ -640,6 +640,23 @@ QN_API uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad);
 ** an open one stands in the open one, and a point within the mesh tolerance
 ** of a fence on the side the field reaches, here as for qn_field_sample. */
 QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
+/* How far from the goal the field's ground holds `area` square units: the
+** least cost R such that the points of cost at most R (qn_field_cost_at)
+** cover that area, into *radius; all of the ground the field reaches when
+** that is less. An exact field's costs are never below the straight
+** distance (multipliers are at least 1), so a disc of radius R round the
+** goal takes in that ground (a discrete field's costs are estimates, which
+** can be a little lower): a crowd's arrival region (qn_crowd_unit_desc.goal_radius) sized
+** for a group on cluttered ground, where a disc of open ground's size holds
+** too few units (in a maze's corridors, a small part of them). For a field
+** of several goals, the ground within R of any. Measured on about 2,000
+** sample points (a lattice per quad, a few more on small quads), so R is
+** as good as that: a sizing, not an exact area. The walk visits the quads
+** nearest the goal first and stops at R; it allocates a bit per quad of
+** the mesh and the samples, with the field's allocator. Codes: QN_OK,
+** QN_E_INVALID_ARG (NULL field or radius, area not finite and > 0),
+** QN_E_NOMEM. Thread-safe with samplers of the same field. */
+QN_API qn_status qn_field_region_radius(const qn_field *field, float area, float *radius);
 
 /* ------------------------------------------------------------------ */
 /* Sampling: exact fields and the edge-projection sampler              */
@@ -1558,8 +1575,10 @@ typedef struct qn_crowd_unit_desc {
     ** go through it on the way elsewhere (outside its own region's rim), so
     ** a full region neither walls in nor blocks units of other goals. The
     ** caller sizes the region for the group: the area of the discs over a
-    ** packing density of 0.25 (radius * sqrt(units / 0.25)) leaves room, as
-    ** units keep the avoidance margin between them. */
+    ** packing density of 0.25 (radius * sqrt(units / 0.25) on open ground)
+    ** leaves room, as units keep the avoidance margin between them; on
+    ** cluttered ground, qn_field_region_radius finds the radius that holds
+    ** that area of the field's ground. */
     qn_vec2 goal;
     float goal_radius; /* [0, QN_MAX_COORD] */
 } qn_crowd_unit_desc;

@@ -317,6 +317,84 @@ static void test_exact_common_cost(void **state) {
     qn_mesh_destroy(m);
 }
 
+/* qn_field_region_radius: the cost within which the field's ground covers
+** an area. In a room the ground within R of a goal in its middle is a disc;
+** along a corridor, a strip as long as R; the cost is the distance times
+** the quads' cost. */
+static void test_region_radius(void **state) {
+    (void)state;
+    static tm_mesh room, lane;
+    room.n = lane.n = 0;
+    for (int y = 0; y < 10; y++)
+        for (int x = 0; x < 10; x++)
+            tm_add_rect(&room, 2.0f * (float)x, 2.0f * (float)y, 2.0f * (float)x + 2.0f,
+                        2.0f * (float)y + 2.0f);
+    for (int x = 0; x < 100; x++)
+        tm_add_rect(&lane, (float)x, 0.0f, (float)x + 1.0f, 1.0f);
+    for (int pass = 0; pass < 3; pass++) { /* exact, discrete, exact at cost 2 */
+        for (uint32_t q = 0; q < room.n; q++)
+            room.costs[q] = pass == 2 ? 2.0f : 1.0f;
+        qn_mesh_desc d = tm_desc(&room);
+        qn_mesh *m = NULL;
+        assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+        qn_vec2 goal = {10.0f, 10.0f};
+        qn_field_opts o = {.discrete = pass == 1};
+        qn_field *f = NULL;
+        assert_int_equal(qn_field_create(m, &goal, 1, &o, NULL, &f, NULL), QN_OK);
+        float R = -1.0f, scale = pass == 2 ? 2.0f : 1.0f;
+        assert_int_equal(qn_field_region_radius(f, 3.14159265f * 25.0f, &R), QN_OK);
+        if (pass == 1) { /* the portal model's costs: estimates near the distance */
+            assert_true(R >= 4.5f && R <= 6.0f);
+        } else {
+            assert_float_equal(R, 5.0f * scale, 0.15f * scale);
+        }
+        /* More than the room: all of it, out to its corners. */
+        assert_int_equal(qn_field_region_radius(f, 1000.0f, &R), QN_OK);
+        if (pass != 1) assert_float_equal(R, 14.142f * scale, 0.3f * scale);
+        qn_field_destroy(f);
+        qn_mesh_destroy(m);
+    }
+    qn_mesh_desc d = tm_desc(&lane);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    qn_vec2 goal = {0.5f, 0.5f};
+    failalloc fa;
+    qn_allocator a = failalloc_init(&fa, UINT64_MAX);
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, NULL, &a, &f, NULL), QN_OK);
+    float R = -1.0f;
+    /* 30 square units of a lane 1 wide: about 30 along it, where a disc of
+    ** open ground would take 3.1. */
+    assert_int_equal(qn_field_region_radius(f, 30.0f, &R), QN_OK);
+    assert_float_equal(R, 29.5f, 0.5f);
+    assert_int_equal(qn_field_region_radius(f, 500.0f, &R), QN_OK);
+    assert_float_equal(R, 99.5f, 0.5f);
+    /* Out of memory at each allocation in turn: QN_E_NOMEM, nothing kept. */
+    int64_t base = atomic_load(&fa.live);
+    uint64_t n = 0;
+    for (;; n++) {
+        fa.fail_at = atomic_load(&fa.calls) + n;
+        qn_status st = qn_field_region_radius(f, 30.0f, &R);
+        assert_int_equal(atomic_load(&fa.live), base);
+        if (st == QN_OK) break;
+        assert_int_equal(st, QN_E_NOMEM);
+        assert_float_equal(R, 0.0f, 0.0f);
+    }
+    assert_true(n >= 3);
+    fa.fail_at = UINT64_MAX;
+    assert_float_equal(R, 29.5f, 0.5f);
+    /* Bad arguments. */
+    assert_int_equal(qn_field_region_radius(NULL, 30.0f, &R), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_region_radius(f, 30.0f, NULL), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_region_radius(f, 0.0f, &R), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_region_radius(f, -1.0f, &R), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_region_radius(f, NAN, &R), QN_E_INVALID_ARG);
+    assert_int_equal(qn_field_region_radius(f, INFINITY, &R), QN_E_INVALID_ARG);
+    qn_field_destroy(f);
+    assert_int_equal(atomic_load(&fa.live), 0);
+    qn_mesh_destroy(m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_bellman_ford),
@@ -326,6 +404,7 @@ int main(void) {
         cmocka_unit_test(test_bad_goals),
         cmocka_unit_test(test_oom),
         cmocka_unit_test(test_exact_common_cost),
+        cmocka_unit_test(test_region_radius),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -175,6 +175,28 @@ with tempfile.TemporaryDirectory() as tmp:
     j = one_json("sim --crowd fenced room", out)
     check("sim --crowd starts where the goal is reached", rc == 0 and j.get("arrived") == 24
           and j.get("stuck") == 0, out)
+# A crowd in a maze one cell wide: a corridor that winds 19 times across an
+# 81 x 39 map, the goal at one end. The units' queue runs far along the
+# corridor, beyond a disc of open ground's size (the arrival region is sized
+# by the ground the goal's field reaches), and the far end is 1,500 cells
+# away (the step budget grows with the farthest unit's cost).
+with tempfile.TemporaryDirectory() as tmp:
+    w, h = 81, 39
+    rows = []
+    for y in range(h):
+        if y % 2 == 1:
+            rows.append("@" + "." * (w - 2) + "@")
+        else:
+            gap = -1 if y in (0, h - 1) else (w - 2 if (y // 2) % 2 else 1)
+            rows.append("".join("." if x == gap else "@" for x in range(w)))
+    path = os.path.join(tmp, "snake.map")
+    with open(path, "w") as f:
+        f.write("type octile\nheight %d\nwidth %d\nmap\n%s\n" % (h, w, "\n".join(rows)))
+    rc, out, err = run(["sim", "--crowd", path, "--goal", "1.5,1.5", "--units", "60",
+                        "--radius", "0.25", "--json"])
+    j = one_json("sim --crowd maze", out)
+    check("sim --crowd in a maze one cell wide", rc == 0 and j.get("arrived") == 60
+          and j.get("stuck") == 0 and j.get("wall_contacts") == 0, out + err)
 rc, _, err = run(["sim", "--crowd", "--scenario", "nowhere"])
 check("sim --crowd unknown scenario", rc == 1 and "unknown scenario" in err, err)
 with tempfile.TemporaryDirectory() as tmp:

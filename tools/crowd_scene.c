@@ -163,6 +163,19 @@ static float region_for(uint32_t n, float r) {
     return r * sqrtf((float)n / PACKING);
 }
 
+/* The region for n units on a level: region_for's area (the discs over the
+** packing density) measured as ground the goal's field reaches
+** (qn_field_region_radius), not as a disc of open ground: round a goal
+** among obstacles, and along the corridors of a maze, that disc held too
+** few units, and the last queued beyond its rim and never arrived. Never
+** below region_for; -1 when out of memory. */
+static float region_on_level(const qn_crowd_scene *s, uint32_t n) {
+    float open = region_for(n, s->radius), r = s->radius, R;
+    float area = (float)n * 3.14159265f * r * r / PACKING;
+    if (qn_field_region_radius(s->fields[0], area, &R) != QN_OK) return -1.0f;
+    return R > open ? R : open;
+}
+
 static qn_crowd_unit_desc unit_desc(const qn_crowd_scene *s, uint32_t g, qn_vec2 at) {
     qn_crowd_unit_desc d = {0};
     d.position = at;
@@ -409,6 +422,23 @@ int qn_crowd_scene_build(qn_crowd_scene *s, const char *name, uint32_t units, ui
     return build_rooms(s, &l, units, seed, opts);
 }
 
+/* A level's step budget: 8000 steps, or more where units start far from
+** the goal (a maze, a big map): 4 x the farthest unit's cost to the goal
+** over the distance a step at full speed covers, plus 400 (quadnav sim
+** gives each unit 4 x its cost in steps). A unit that could not walk its
+** way in time was reported stuck. */
+static uint32_t level_budget(const qn_crowd_scene *s) {
+    double far = 0.0;
+    for (uint32_t id = 0; id < qn_crowd_id_bound(s->crowd); id++) {
+        qn_crowd_unit u;
+        if (qn_crowd_get(s->crowd, id, &u) != QN_OK) continue;
+        float c = qn_field_cost_at(s->fields[0], u.position, u.quad);
+        if (isfinite(c) && (double)c > far) far = (double)c;
+    }
+    double steps = 4.0 * far / (double)(s->speed * s->dt) + 400.0;
+    return steps > 8000.0 ? (steps < 4e8 ? (uint32_t)steps : 400000000u) : 8000u;
+}
+
 int qn_crowd_scene_level(qn_crowd_scene *s, const char *path, const char *goal, uint32_t units,
                          uint64_t seed, float radius) {
     scene_defaults(s, "level");
@@ -435,9 +465,11 @@ int qn_crowd_scene_mesh(qn_crowd_scene *s, const qn_mesh *mesh, qn_vec2 goal, ui
     rect4 box = {b.min.x, b.min.y, b.max.x, b.max.y};
     /* A level may have ground its goal cannot be reached from (an island,
     ** a room fenced off): no unit starts there, as with quadnav sim. */
-    if (rc == 0)
-        rc = spawn_group(s, &pl, 0, box, units, region_for(units, s->radius), &rng, s->fields[0]);
+    float region = region_on_level(s, units);
+    if (region < 0.0f) rc = qn_cli_error("crowd: out of memory");
+    if (rc == 0) rc = spawn_group(s, &pl, 0, box, units, region, &rng, s->fields[0]);
     placer_free(&pl);
+    if (rc == 0) s->budget = level_budget(s);
     return rc;
 }
 

@@ -1,4 +1,5 @@
-/* test_crowd.c: the crowd layer. Two units head-on; units never leave the
+/* test_crowd.c: the crowd layer. Two units head-on; a queue round a bend
+** of a corridor one wide; units never leave the
 ** mesh under random pushes on random meshes; determinism across runs,
 ** thread counts and range splits; add and remove during a run; small
 ** scenarios' metrics with margins; argument checks and out-of-memory. */
@@ -82,6 +83,63 @@ static void test_head_on(void **state) {
         qn_crowd_destroy(c);
         qn_mesh_destroy(m);
     }
+}
+
+/* A queue where a corridor one wide turns: the unit ahead stands in the
+** corner of the bend, against both walls, its follower behind it with their
+** margins touching at a slant. The unit ahead goes on round the bend (it
+** stood still for good when the pair shared their avoidance: it could not
+** move across toward the follower, and the follower could not move into
+** it), and both arrive, never overlapping. */
+static void test_queue_round_a_bend(void **state) {
+    (void)state;
+    static tm_mesh t;
+    t.n = 0;
+    tm_add_rect(&t, 4, 154, 5, 155);  /* the bend */
+    tm_add_rect(&t, 5, 154, 12, 155); /* on to the goal */
+    tm_add_rect(&t, 4, 155, 5, 162);  /* the way they came */
+    qn_mesh_desc d = tm_desc(&t);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    qn_vec2 goal = {11.5f, 154.5f};
+    qn_field_opts fo = {.radius = 0.4f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+    qn_crowd *c = NULL;
+    assert_int_equal(qn_crowd_create(m, NULL, NULL, &c, NULL), QN_OK);
+    const qn_vec2 at[2] = {{4.4f, 154.4f}, {4.6f, 155.42f}};
+    uint32_t id[2];
+    for (int k = 0; k < 2; k++) {
+        qn_crowd_unit_desc u = unit_at(at[k].x, at[k].y);
+        u.radius = 0.4f;
+        u.max_speed = 1.5f;
+        u.max_accel = 6.0f;
+        u.field = f;
+        u.goal = goal;
+        u.goal_radius = 1.5f;
+        assert_int_equal(qn_crowd_add(c, &u, &id[k], NULL), QN_OK);
+    }
+    double worst = 0.0;
+    qn_crowd_stats st;
+    int steps = 0;
+    for (; steps < 600; steps++) {
+        assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
+        double o = pair_overlap(c, id[0], id[1]);
+        worst = o > worst ? o : worst;
+        qn_crowd_get_stats(c, &st);
+        if (st.arrived == 2) break;
+        if (steps == 50) { /* well round the bend by now */
+            qn_crowd_unit u;
+            assert_int_equal(qn_crowd_get(c, id[0], &u), QN_OK);
+            assert_true(u.position.x > 6.0f);
+        }
+    }
+    assert_int_equal(st.arrived, 2);
+    assert_true(worst < 0.05);
+    assert_int_equal(st.wall_contacts, 0);
+    qn_crowd_destroy(c);
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
 }
 
 /* A corridor 8 wide filled wall to wall, 28 long, by units that arrived at their goal
@@ -424,6 +482,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_head_on),
         cmocka_unit_test(test_pass_through_arrived),
+        cmocka_unit_test(test_queue_round_a_bend),
         cmocka_unit_test(test_never_leaves_mesh),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_add_remove),

@@ -381,6 +381,35 @@ static qn_vec2 keep_gaps(const qn_crowd *c, uint32_t i, const knn *k, qn_vec2 v,
     return qn__scale(v, s);
 }
 
+/* Does unit a want to go toward unit b: its desired velocity as of the last
+** step within 60 degrees of the way to b? */
+static bool heads_for(const qn__cunits *u, uint32_t a, uint32_t b) {
+    qn_vec2 d = u->des[a], to = qn__sub(u->pos[b], u->pos[a]);
+    float dt = qn__dot(d, to);
+    return dt > 0.0f && 4.0f * dt * dt > 3.0f * qn__dot(d, d) * qn__dot(to, to);
+}
+
+/* Does j follow i: j heads for i and i does not head for j (a queue, not
+** two units meeting)? Not for a formation's units (they hold slots), nor
+** when either has arrived (arrived units make way by their own rule). Both
+** units of a pair read the same last-step state. */
+static bool follows(const qn__cunits *u, uint32_t j, uint32_t i) {
+    if ((u->flags[i] | u->flags[j]) & QN__CU_ARRIVED) return false;
+    if (u->leader[i] != QN_NONE || u->leader[j] != QN_NONE) return false;
+    return heads_for(u, j, i) && !heads_for(u, i, j);
+}
+
+/* Unit i held up by units that follow it: the lines of nl half-planes
+** (the first nw the walls) without those of its followers (follower[k]
+** for line nw + k), into out; returns how many are left. */
+static uint32_t without_followers(const qn__line *lines, uint32_t nl, uint32_t nw,
+                                  const bool *follower, qn__line *out) {
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < nl; k++)
+        if (k < nw || !follower[k - nw]) out[n++] = lines[k];
+    return n;
+}
+
 static void step_unit(qn_crowd *c, uint32_t i) {
     qn__cunits *u = &c->u;
     float dt = c->dt, r = u->rad[i], vmax = u->vmax[i];
@@ -397,10 +426,13 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     qn__line lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
     uint32_t nw = qn__walls_lines(&c->walls, p, r, r + vmax * c->tau_wall + 1e-3f, c->tau_wall,
                                   dt, lines, MAX_WALL_LINES);
-    uint32_t n = nw;
+    uint32_t n = nw, nf = 0;
+    bool follower[QN_CROWD_MAX_NEIGHBOURS];
     float inv_tau = 1.0f / c->tau, inv_dt = 1.0f / dt;
     for (uint32_t m = 0; m < k.n; m++) {
         uint32_t j = k.c[m].who;
+        follower[m] = follows(u, j, i);
+        nf += follower[m];
         /* Arrived units make way: they take the larger share against units
         ** still on their way (the pair's shares still add up to one). */
         bool ai = (u->flags[i] & QN__CU_ARRIVED) != 0, aj = (u->flags[j] & QN__CU_ARRIVED) != 0;
@@ -410,6 +442,19 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     }
     qn_vec2 nv = vmax > 0.0f ? qn__orca_solve(lines, n, nw, vmax, nudge(pref, u->id[i], c->steps))
                              : qn__v2(0, 0);
+    /* Held up (under a tenth of the speed it prefers) with followers among
+    ** its neighbours: it goes on as if they were not there, and they make
+    ** way (they avoid it as ever). With their shares kept, a queue in a
+    ** corridor one cell wide stood still for good where the corridor turns:
+    ** the unit ahead, against the wall of the bend, may not move across
+    ** toward the follower that touches its margin at a slant, and the
+    ** follower may not move into it. Only when held up: leaving followers
+    ** out everywhere made lanes of counterflow slower, and some jammed. */
+    if (nf && vmax > 0.0f && qn__dot(nv, nv) < 0.01f * qn__dot(pref, pref)) {
+        qn__line free_lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
+        uint32_t nfree = without_followers(lines, n, nw, follower, free_lines);
+        nv = qn__orca_solve(free_lines, nfree, nw, vmax, nudge(pref, u->id[i], c->steps));
+    }
     nv = keep_gaps(c, i, &k, nv, dt);
     qn_vec2 np = p;
     uint32_t nq = u->quad[i];

@@ -426,13 +426,10 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     qn__line lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
     uint32_t nw = qn__walls_lines(&c->walls, p, r, r + vmax * c->tau_wall + 1e-3f, c->tau_wall,
                                   dt, lines, MAX_WALL_LINES);
-    uint32_t n = nw, nf = 0;
-    bool follower[QN_CROWD_MAX_NEIGHBOURS];
+    uint32_t n = nw;
     float inv_tau = 1.0f / c->tau, inv_dt = 1.0f / dt;
     for (uint32_t m = 0; m < k.n; m++) {
         uint32_t j = k.c[m].who;
-        follower[m] = follows(u, j, i);
-        nf += follower[m];
         /* Arrived units make way: they take the larger share against units
         ** still on their way (the pair's shares still add up to one). */
         bool ai = (u->flags[i] & QN__CU_ARRIVED) != 0, aj = (u->flags[j] & QN__CU_ARRIVED) != 0;
@@ -450,10 +447,16 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     ** toward the follower that touches its margin at a slant, and the
     ** follower may not move into it. Only when held up: leaving followers
     ** out everywhere made lanes of counterflow slower, and some jammed. */
-    if (nf && vmax > 0.0f && qn__dot(nv, nv) < 0.01f * qn__dot(pref, pref)) {
-        qn__line free_lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
-        uint32_t nfree = without_followers(lines, n, nw, follower, free_lines);
-        nv = qn__orca_solve(free_lines, nfree, nw, vmax, nudge(pref, u->id[i], c->steps));
+    if (vmax > 0.0f && qn__dot(nv, nv) < 0.01f * qn__dot(pref, pref)) {
+        bool follower[QN_CROWD_MAX_NEIGHBOURS];
+        uint32_t nf = 0;
+        for (uint32_t m = 0; m < k.n; m++)
+            nf += follower[m] = follows(u, k.c[m].who, i);
+        if (nf) {
+            qn__line free_lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
+            uint32_t nfree = without_followers(lines, n, nw, follower, free_lines);
+            nv = qn__orca_solve(free_lines, nfree, nw, vmax, nudge(pref, u->id[i], c->steps));
+        }
     }
     nv = keep_gaps(c, i, &k, nv, dt);
     qn_vec2 np = p;

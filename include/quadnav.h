@@ -642,7 +642,8 @@ QN_API uint32_t qn_field_quad_next(const qn_field *field, uint32_t quad);
 QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
 /* How far from the goal the field's ground holds `area` square units: the
 ** least cost R such that the points of cost at most R (qn_field_cost_at)
-** cover that area, into *radius; all of the ground the field reaches when
+** where a unit of the field's radius has room (the points a radius away
+** along the axes are reached too) cover that area, into *radius; all of the ground the field reaches when
 ** that is less. An exact field's costs are never below the straight
 ** distance (multipliers are at least 1), so a disc of radius R round the
 ** goal takes in that ground (a discrete field's costs are estimates, which

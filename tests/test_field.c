@@ -369,6 +369,14 @@ static void test_region_radius(void **state) {
     assert_float_equal(R, 29.5f, 0.5f);
     assert_int_equal(qn_field_region_radius(f, 500.0f, &R), QN_OK);
     assert_float_equal(R, 99.5f, 0.5f);
+    /* For units of radius 0.25, only the middle half of the lane has room
+    ** (to the lattice's rows: 5 of 9): about twice as far. */
+    qn_field_opts wide = {.radius = 0.25f};
+    qn_field *fw = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, &wide, NULL, &fw, NULL), QN_OK);
+    assert_int_equal(qn_field_region_radius(fw, 30.0f, &R), QN_OK);
+    assert_true(R > 50.0f && R < 62.0f);
+    qn_field_destroy(fw);
     /* Out of memory at each allocation in turn: QN_E_NOMEM, nothing kept. */
     int64_t base = atomic_load(&fa.live);
     uint64_t n = 0;

@@ -7,7 +7,8 @@
 ** of each quad's cost (the cost at its centre less its largest distance to
 ** a corner times its cost multiplier: a cost grows no faster than that
 ** inside a convex quad), samples each quad on a lattice of its own (points
-** weighted by the quad's area over their count) with qn_field_cost_at. The
+** weighted by the quad's area over their count) with qn_field_cost_at,
+** where a unit of the field's radius has room (room_for). The
 ** radius is the least cost whose samples cover the area; it is final once
 ** the next quad's bound lies above it, as no point left can cost less.
 */
@@ -82,7 +83,20 @@ static void queue(rwalk *w, uint32_t q) {
     if (hi < INFINITY && hi > w->most) w->most = hi;
 }
 
-/* Quad q's samples: a lattice of its (u, v) square, mapped onto it. */
+/* Is there room at p for a unit of the field's radius: are the points a
+** radius from p along the axes reached too? (A disc near a wall's corner
+** can still poke into it: a sizing, not a clearance map.) */
+static bool room_for(const rwalk *w, qn_vec2 p, uint32_t q) {
+    float r = w->f->radius;
+    if (!(r > 0.0f)) return true;
+    const qn_vec2 d[4] = {{r, 0.0f}, {-r, 0.0f}, {0.0f, r}, {0.0f, -r}};
+    for (int k = 0; k < 4; k++)
+        if (!isfinite(qn_field_cost_at(w->f, qn__add(p, d[k]), q))) return false;
+    return true;
+}
+
+/* Quad q's samples: a lattice of its (u, v) square, mapped onto it, where
+** a unit has room (room_for). */
 static void sample_quad(rwalk *w, uint32_t q) {
     qn_vec2 k_at[4];
     const qn_vec2 *k = qn__corners(w->m, q, k_at);
@@ -108,8 +122,9 @@ static void sample_quad(rwalk *w, uint32_t q) {
             float u = ((float)i + 0.5f) / (float)nu, v = ((float)j + 0.5f) / (float)nv;
             qn_vec2 a = qn__add(k[0], qn__scale(qn__sub(k[1], k[0]), u));
             qn_vec2 b = qn__add(k[3], qn__scale(qn__sub(k[2], k[3]), u));
-            float c = qn_field_cost_at(w->f, qn__add(a, qn__scale(qn__sub(b, a), v)), q);
-            if (!isfinite(c)) continue;
+            qn_vec2 at = qn__add(a, qn__scale(qn__sub(b, a), v));
+            float c = qn_field_cost_at(w->f, at, q);
+            if (!isfinite(c) || !room_for(w, at, q)) continue;
             w->s[w->ns++] = (rsample){c, wt};
             w->weight += (double)wt;
         }

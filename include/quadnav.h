@@ -643,14 +643,15 @@ QN_API float qn_field_cost_at(const qn_field *field, qn_vec2 p, uint32_t hint);
 /* How far from the goal the field's ground holds `area` square units: the
 ** least cost R such that the points of cost at most R (qn_field_cost_at)
 ** where a unit of the field's radius has room (the points a radius away
-** along the axes are reached too) cover that area, into *radius; all of the ground the field reaches when
-** that is less. An exact field's costs are never below the straight
-** distance (multipliers are at least 1), so a disc of radius R round the
-** goal takes in that ground (a discrete field's costs are estimates, which
-** can be a little lower): a crowd's arrival region (qn_crowd_unit_desc.goal_radius) sized
-** for a group on cluttered ground, where a disc of open ground's size holds
-** too few units (in a maze's corridors, a small part of them). For a field
-** of several goals, the ground within R of any. Measured on about 2,000
+** along the axes are reached too) cover that area, into *radius; all of
+** the ground the field reaches when that is less. An exact field's costs
+** are never below the straight distance (multipliers are at least 1), so
+** a disc of radius R round the goal takes in that ground (a discrete
+** field's costs are estimates, which can be a little lower): a crowd's
+** arrival region (qn_crowd_unit_desc.goal_radius) sized for a group on
+** cluttered ground, where a disc of open ground's size holds too few
+** units (in a maze's corridors, a small part of them). For a field of
+** several goals, the ground within R of any. Measured on about 2,000
 ** sample points (a lattice per quad, a few more on small quads), so R is
 ** as good as that: a sizing, not an exact area. The walk visits the quads
 ** nearest the goal first and stops at R; it allocates a bit per quad of

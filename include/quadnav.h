@@ -1565,14 +1565,19 @@ typedef struct qn_crowd_unit_desc {
     ** qn_crowd_set_field). */
     const qn_field *field;
     uint32_t group; /* free for the caller; read back by qn_crowd_get */
-    /* Arrival region: a disc of goal_radius around goal (goal_radius 0: no
-    ** region; the unit stops at QN_AT_GOAL). Inside it a unit slows down and
-    ** arrives (stops for good, until it gets a new goal or is teleported)
-    ** once it is within its radius of the goal point, or has been held up
-    ** inside the region (or within its diameter of the region's rim, where
-    ** the last units of a full region stop) for a second (moving slower than a third of the speed
-    ** it wants, because units that arrived before it are in the way): the
-    ** region fills from the goal outwards, without stacking. An arrived
+    /* Arrival region: the points within goal_radius of goal (goal_radius 0:
+    ** no region; the unit stops at QN_AT_GOAL): for a unit that follows an
+    ** exact instance of that goal, within goal_radius along the instance
+    ** (its cost, over the quads' common cost: round obstacles and along
+    ** corridors the region reaches less far than a disc), else a disc.
+    ** Inside it a unit slows down and arrives (stops for good, until it
+    ** gets a new goal or is teleported) once it is within its radius of the
+    ** goal point, or has been held up inside the region (or within its
+    ** diameter of the region's rim, where the last units of a full region
+    ** stop; or up to twice goal_radius out, touching a unit that arrived at
+    ** the same goal point) for a second (moving slower than a third of the
+    ** speed it wants, because units that arrived before it are in the way):
+    ** the region fills from the goal outwards, without stacking. An arrived
     ** unit steps aside (square to the passer's way) for a unit that wants to
     ** go through it on the way elsewhere (outside its own region's rim), so
     ** a full region neither walls in nor blocks units of other goals. The

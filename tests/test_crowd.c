@@ -1,5 +1,5 @@
 /* test_crowd.c: the crowd layer. Two units head-on; a queue round a bend
-** of a corridor one wide; units never leave the
+** of a corridor one wide; an arrival region along the way; units never leave the
 ** mesh under random pushes on random meshes; determinism across runs,
 ** thread counts and range splits; add and remove during a run; small
 ** scenarios' metrics with margins; argument checks and out-of-memory. */
@@ -137,6 +137,95 @@ static void test_queue_round_a_bend(void **state) {
     assert_int_equal(st.arrived, 2);
     assert_true(worst < 0.05);
     assert_int_equal(st.wall_contacts, 0);
+    qn_crowd_destroy(c);
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
+}
+
+/* The arrival region of a unit that follows an exact instance reaches
+** along the instance: in a U of corridors, a unit in the far arm, 8 from
+** the goal in a straight line but 46 along the U, is outside a region of
+** radius 10 (on the old disc it was inside, and slowed down), and walks on
+** at full speed until it is within the region along the way. */
+static void test_region_along_the_way(void **state) {
+    (void)state;
+    static tm_mesh t;
+    t.n = 0;
+    tm_add_rect(&t, 0, 0, 2, 20);
+    tm_add_rect(&t, 0, 20, 10, 22);
+    tm_add_rect(&t, 8, 0, 10, 20);
+    qn_mesh_desc d = tm_desc(&t);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    qn_vec2 goal = {1.0f, 1.0f};
+    qn_field_opts fo = {.radius = 0.5f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+    qn_crowd *c = NULL;
+    assert_int_equal(qn_crowd_create(m, NULL, NULL, &c, NULL), QN_OK);
+    qn_crowd_unit_desc u = unit_at(9.0f, 1.0f);
+    u.field = f;
+    u.goal = goal;
+    u.goal_radius = 10.0f;
+    uint32_t id;
+    assert_int_equal(qn_crowd_add(c, &u, &id, NULL), QN_OK);
+    qn_crowd_unit now;
+    for (int k = 0; k < 10; k++)
+        assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
+    assert_int_equal(qn_crowd_get(c, id, &now), QN_OK);
+    assert_true(hypotf(now.position.x - goal.x, now.position.y - goal.y) < 10.0f);
+    assert_true(hypotf(now.velocity.x, now.velocity.y) > 0.95f * u.max_speed);
+    /* Along the way in, it slows down, and arrives. */
+    bool slowed = false;
+    qn_crowd_stats st;
+    for (int k = 0; k < 600; k++) {
+        assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
+        assert_int_equal(qn_crowd_get(c, id, &now), QN_OK);
+        slowed |= now.position.x < 2.0f && now.position.y < 6.0f &&
+                  hypotf(now.velocity.x, now.velocity.y) < 0.6f * u.max_speed;
+        qn_crowd_get_stats(c, &st);
+        if (st.arrived == 1) break;
+    }
+    assert_true(slowed);
+    assert_int_equal(st.arrived, 1);
+    qn_crowd_destroy(c);
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
+}
+
+/* A full region's last units: four units single file in a corridor to a
+** goal at its end, in a region of radius 2.2 (rim 3.2) that holds three.
+** The fourth stops touching the third, about 4 from the goal, beyond the
+** rim, and arrives there (it waited for good). */
+static void test_arrive_against_arrived(void **state) {
+    (void)state;
+    static tm_mesh t;
+    t.n = 0;
+    tm_add_rect(&t, 0, 0, 30, 1.2f);
+    qn_mesh_desc d = tm_desc(&t);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    qn_vec2 goal = {0.6f, 0.6f};
+    qn_field_opts fo = {.radius = 0.5f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+    qn_crowd *c = NULL;
+    assert_int_equal(qn_crowd_create(m, NULL, NULL, &c, NULL), QN_OK);
+    for (int k = 0; k < 4; k++) {
+        qn_crowd_unit_desc u = unit_at(10.0f + 2.0f * (float)k, 0.6f);
+        u.field = f;
+        u.goal = goal;
+        u.goal_radius = 2.2f;
+        uint32_t id;
+        assert_int_equal(qn_crowd_add(c, &u, &id, NULL), QN_OK);
+    }
+    qn_crowd_stats st;
+    for (int k = 0; k < 600; k++) {
+        assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
+        qn_crowd_get_stats(c, &st);
+        if (st.arrived == 4) break;
+    }
+    assert_int_equal(st.arrived, 4);
     qn_crowd_destroy(c);
     qn_field_destroy(f);
     qn_mesh_destroy(m);
@@ -483,6 +572,8 @@ int main(void) {
         cmocka_unit_test(test_head_on),
         cmocka_unit_test(test_pass_through_arrived),
         cmocka_unit_test(test_queue_round_a_bend),
+        cmocka_unit_test(test_region_along_the_way),
+        cmocka_unit_test(test_arrive_against_arrived),
         cmocka_unit_test(test_never_leaves_mesh),
         cmocka_unit_test(test_determinism),
         cmocka_unit_test(test_add_remove),

@@ -259,18 +259,36 @@ static qn_vec2 walk_path(const qn_crowd *c, uint32_t i, float dt, uint32_t *next
     return qn__scale(d, speed / l);
 }
 
-/* Slows a unit inside its arrival region, down to a quarter of max speed
-** at the goal point. */
-static qn_vec2 arrival_slow(const qn__cunits *u, uint32_t i, qn_vec2 v) {
+/* How far unit i is from its goal, for its arrival region: the straight
+** distance; for a unit that follows an exact instance, within the region's
+** rim in a straight line, its way there along the instance (the cost at
+** the unit less the cost at the goal point, over the quads' common cost),
+** when longer. The two agree on open ground; round obstacles, and along a
+** maze's corridors, the way is longer, and a disc took in ground far from
+** the goal along it, where units that stopped blocked a corridor for good. */
+static float goal_distance(const qn__cunits *u, uint32_t i) {
+    float d = qn__len(qn__sub(u->goal[i], u->pos[i]));
+    const qn_field *f = u->field[i];
+    if (!f || !f->spm || u->path[i].n || u->goal_r[i] <= 0.0f ||
+        d > u->goal_r[i] + 2.0f * u->rad[i])
+        return d;
+    float cp = qn_field_cost_at(f, u->pos[i], u->quad[i]);
+    float cg = qn_field_cost_at(f, u->goal[i], QN_NONE);
+    float way = (cp - cg) / qn__quad_cost(f->mesh, u->quad[i]);
+    return way > d ? way : d; /* (NAN and INFINITY: not > d, or > d as they should) */
+}
+
+/* Slows a unit inside its arrival region (d: goal_distance), down to a
+** quarter of max speed at the goal point. */
+static qn_vec2 arrival_slow(const qn__cunits *u, uint32_t i, float d, qn_vec2 v) {
     float gr = u->goal_r[i];
     if (gr <= 0.0f) return v;
-    float d = qn__len(qn__sub(u->goal[i], u->pos[i]));
     if (d >= gr) return v;
     float f = d / gr;
     return qn__scale(v, f < 0.25f ? 0.25f : f);
 }
 
-static qn_vec2 desired(const qn_crowd *c, uint32_t i, float dt, uint32_t *next) {
+static qn_vec2 desired(const qn_crowd *c, uint32_t i, float dt, float gd, uint32_t *next) {
     const qn__cunits *u = &c->u;
     *next = u->path_next[i];
     if (u->flags[i] & QN__CU_ARRIVED) return qn__v2(0, 0);
@@ -280,10 +298,28 @@ static qn_vec2 desired(const qn_crowd *c, uint32_t i, float dt, uint32_t *next) 
     if (u->path[i].n) v = walk_path(c, i, dt, next);
     else if (u->field[i]) v = qn__scale(field_dir(u->field[i], u->pos[i], u->quad[i]), u->vmax[i]);
     else v = qn__v2(0, 0);
-    return arrival_slow(u, i, v);
+    return arrival_slow(u, i, gd, v);
 }
 
 /* ---- one unit ------------------------------------------------------------- */
+
+/* Does unit i touch (their margins do) a neighbour that arrived at the same
+** goal point? A full region's last units then stop beyond its rim, up to
+** twice its radius from the goal: on cluttered ground the arrived units
+** pack less densely than on open ground (pockets they cannot reach), and
+** those units queued beyond the rim for good. */
+static bool against_arrived(const qn__cunits *u, uint32_t i, const knn *k) {
+    for (uint32_t m = 0; m < k->n; m++) {
+        uint32_t j = k->c[m].who;
+        if (!(u->flags[j] & QN__CU_ARRIVED) || u->goal[j].x != u->goal[i].x ||
+            u->goal[j].y != u->goal[i].y)
+            continue;
+        float touch = 1.1f * PAD * (u->rad[i] + u->rad[j]);
+        qn_vec2 d = qn__sub(u->pos[j], u->pos[i]);
+        if (qn__dot(d, d) <= touch * touch) return true;
+    }
+    return false;
+}
 
 /* Sticky arrival (see qn_crowd_unit_desc): at the goal point, or after
 ** ARRIVE_WAIT seconds in a row inside the region (or within a diameter of
@@ -291,14 +327,14 @@ static qn_vec2 desired(const qn_crowd *c, uint32_t i, float dt, uint32_t *next) 
 ** units already there). The wait lets
 ** avoidance slide it round into gaps first, so the region fills instead of
 ** growing fingers. *wait gets the count of such steps so far. */
-static bool arrives(const qn_crowd *c, uint32_t i, qn_vec2 want, uint16_t *wait) {
+static bool arrives(const qn_crowd *c, uint32_t i, float gd, const knn *k, qn_vec2 want,
+                    uint16_t *wait) {
     const qn__cunits *u = &c->u;
     *wait = 0;
     if (u->flags[i] & QN__CU_ARRIVED) return true;
     float gr = u->goal_r[i], r = u->rad[i], rim = gr + 2.0f * r;
-    qn_vec2 to = qn__sub(u->goal[i], u->pos[i]);
-    if (gr <= 0.0f || qn__dot(to, to) > rim * rim) return false;
-    if (qn__dot(to, to) <= r * r) return true;
+    if (gr <= 0.0f || !(gd <= rim || (gd <= 2.0f * gr && against_arrived(u, i, k)))) return false;
+    if (gd <= r) return true;
     float v2 = qn__dot(u->vel[i], u->vel[i]), w2 = qn__dot(want, want);
     if (v2 * 9.0f > w2) return false;
     *wait = (uint16_t)(u->wait[i] < UINT16_MAX ? u->wait[i] + 1 : UINT16_MAX);
@@ -320,9 +356,7 @@ static qn_vec2 nudge(qn_vec2 v, uint32_t id, uint64_t step) {
 ** so not about to arrive here): units arrived in its way step aside. */
 static bool passing(const qn__cunits *u, uint32_t j) {
     if (u->flags[j] & QN__CU_ARRIVED) return false;
-    float rim = u->goal_r[j] + 2.0f * u->rad[j];
-    qn_vec2 to = qn__sub(u->goal[j], u->pos[j]);
-    return u->goal_r[j] <= 0.0f || qn__dot(to, to) > rim * rim;
+    return u->goal_r[j] <= 0.0f || !(goal_distance(u, j) <= u->goal_r[j] + 2.0f * u->rad[j]);
 }
 
 /* Arrived unit i steps aside, square to their way, for passers-by among
@@ -415,13 +449,14 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     float dt = c->dt, r = u->rad[i], vmax = u->vmax[i];
     qn_vec2 p = u->pos[i], v = u->vel[i];
     uint32_t next;
-    qn_vec2 want = desired(c, i, dt, &next);
+    float gd = goal_distance(u, i);
+    qn_vec2 want = desired(c, i, dt, gd, &next);
     qn_vec2 pref = qn__add(v, clamp_len(qn__sub(want, v), u->amax[i] * dt));
     knn k;
     k.n = 0;
     k.cap = c->max_nb;
     neighbours(c, i, r + c->max_rad + c->nb_range, &k);
-    bool arrived = arrives(c, i, want, &u->nwait[i]);
+    bool arrived = arrives(c, i, gd, &k, want, &u->nwait[i]);
     if (arrived) pref = step_aside(c, i, &k);
     qn__line lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
     uint32_t nw = qn__walls_lines(&c->walls, p, r, r + vmax * c->tau_wall + 1e-3f, c->tau_wall,

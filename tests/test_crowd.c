@@ -1,5 +1,6 @@
 /* test_crowd.c: the crowd layer. Two units head-on; a queue round a bend
-** of a corridor one wide; an arrival region along the way; units never leave the
+** of a corridor one wide; two ways merging into a gap one unit wide; an
+** arrival region along the way; units never leave the
 ** mesh under random pushes on random meshes; determinism across runs,
 ** thread counts and range splits; add and remove during a run; small
 ** scenarios' metrics with margins; argument checks and out-of-memory. */
@@ -133,6 +134,57 @@ static void test_queue_round_a_bend(void **state) {
             assert_int_equal(qn_crowd_get(c, id[0], &u), QN_OK);
             assert_true(u.position.x > 6.0f);
         }
+    }
+    assert_int_equal(st.arrived, 2);
+    assert_true(worst < 0.05);
+    assert_int_equal(st.wall_contacts, 0);
+    qn_crowd_destroy(c);
+    qn_field_destroy(f);
+    qn_mesh_destroy(m);
+}
+
+/* Two ways merge in a cell one wide (as in a random map): one unit comes
+** from the east, one from the north, both bound west. Held up in the cell,
+** each against a wall and each in the other's way, they stood still for
+** good (neither heads for the other alone); the one nearer the goal along
+** their instance goes first, and both arrive. */
+static void test_merge_into_a_gap(void **state) {
+    (void)state;
+    static tm_mesh t;
+    t.n = 0;
+    tm_add_rect(&t, -10, 1, 1, 2); /* west, to the goal */
+    tm_add_rect(&t, 1, 1, 2, 2);   /* the cell */
+    tm_add_rect(&t, 1, -5, 2, 1);  /* north */
+    tm_add_rect(&t, 2, 1, 8, 2);   /* east */
+    qn_mesh_desc d = tm_desc(&t);
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    qn_vec2 goal = {-9.5f, 1.5f};
+    qn_field_opts fo = {.radius = 0.3f};
+    qn_field *f = NULL;
+    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
+    qn_crowd *c = NULL;
+    assert_int_equal(qn_crowd_create(m, NULL, NULL, &c, NULL), QN_OK);
+    const qn_vec2 at[2] = {{1.7f, 1.7f}, {1.3f, 1.03f}};
+    for (int k = 0; k < 2; k++) {
+        qn_crowd_unit_desc u = unit_at(at[k].x, at[k].y);
+        u.radius = 0.3f;
+        u.max_speed = 1.5f;
+        u.max_accel = 6.0f;
+        u.field = f;
+        u.goal = goal;
+        u.goal_radius = 1.5f;
+        uint32_t id;
+        assert_int_equal(qn_crowd_add(c, &u, &id, NULL), QN_OK);
+    }
+    qn_crowd_stats st;
+    double worst = 0.0;
+    for (int k = 0; k < 400; k++) {
+        assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
+        double o = pair_overlap(c, 0, 1);
+        worst = o > worst ? o : worst;
+        qn_crowd_get_stats(c, &st);
+        if (st.arrived == 2) break;
     }
     assert_int_equal(st.arrived, 2);
     assert_true(worst < 0.05);
@@ -572,6 +624,7 @@ int main(void) {
         cmocka_unit_test(test_head_on),
         cmocka_unit_test(test_pass_through_arrived),
         cmocka_unit_test(test_queue_round_a_bend),
+        cmocka_unit_test(test_merge_into_a_gap),
         cmocka_unit_test(test_region_along_the_way),
         cmocka_unit_test(test_arrive_against_arrived),
         cmocka_unit_test(test_never_leaves_mesh),

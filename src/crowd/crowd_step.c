@@ -433,6 +433,25 @@ static bool follows(const qn__cunits *u, uint32_t j, uint32_t i) {
     return heads_for(u, j, i) && !heads_for(u, i, j);
 }
 
+/* Is j behind i on their way to one goal: both follow the same instance
+** (no path, no formation, neither arrived), and j's cost there is higher
+** (by more than a hundredth; ids break nearer ties)? Two units held up
+** where their ways merge into a gap one unit wide (a cell of a random map,
+** each against a wall, each in the other's way) stood still for good:
+** neither heads for the other alone, so neither follows. The one nearer
+** the goal goes first. *ci caches i's cost (NAN until worked out). */
+static bool behind(const qn__cunits *u, uint32_t j, uint32_t i, float *ci) {
+    const qn_field *f = u->field[i];
+    if (!f || u->field[j] != f || u->path[i].n || u->path[j].n) return false;
+    if ((u->flags[i] | u->flags[j]) & QN__CU_ARRIVED) return false;
+    if (u->leader[i] != QN_NONE || u->leader[j] != QN_NONE) return false;
+    if (isnan(*ci)) *ci = qn_field_cost_at(f, u->pos[i], u->quad[i]);
+    float cj = qn_field_cost_at(f, u->pos[j], u->quad[j]);
+    if (!isfinite(*ci) || !isfinite(cj)) return false;
+    float gap = cj - *ci;
+    return gap > 0.01f || (fabsf(gap) <= 0.01f && u->id[j] > u->id[i]);
+}
+
 /* Unit i held up by units that follow it: the lines of nl half-planes
 ** (the first nw the walls) without those of its followers (follower[k]
 ** for line nw + k), into out; returns how many are left. */
@@ -475,8 +494,8 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     qn_vec2 nv = vmax > 0.0f ? qn__orca_solve(lines, n, nw, vmax, nudge(pref, u->id[i], c->steps))
                              : qn__v2(0, 0);
     /* Held up (under a tenth of the speed it prefers) with followers among
-    ** its neighbours: it goes on as if they were not there, and they make
-    ** way (they avoid it as ever). With their shares kept, a queue in a
+    ** its neighbours (follows, behind): it goes on as if they were not
+    ** there, and they make way (they avoid it as ever). With their shares kept, a queue in a
     ** corridor one cell wide stood still for good where the corridor turns:
     ** the unit ahead, against the wall of the bend, may not move across
     ** toward the follower that touches its margin at a slant, and the
@@ -485,8 +504,9 @@ static void step_unit(qn_crowd *c, uint32_t i) {
     if (vmax > 0.0f && qn__dot(nv, nv) < 0.01f * qn__dot(pref, pref)) {
         bool follower[QN_CROWD_MAX_NEIGHBOURS];
         uint32_t nf = 0;
+        float ci = NAN; /* i's cost on its instance, when first needed */
         for (uint32_t m = 0; m < k.n; m++)
-            nf += follower[m] = follows(u, k.c[m].who, i);
+            nf += follower[m] = follows(u, k.c[m].who, i) || behind(u, k.c[m].who, i, &ci);
         if (nf) {
             qn__line free_lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
             uint32_t nfree = without_followers(lines, n, nw, follower, free_lines);

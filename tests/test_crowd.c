@@ -86,6 +86,66 @@ static void test_head_on(void **state) {
     }
 }
 
+/* A crowd over the rectangles of t, its units following one exact field
+** of the given agent radius toward goal (the four tests below). */
+typedef struct fixture {
+    qn_mesh *m;
+    qn_field *f;
+    qn_crowd *c;
+    qn_vec2 goal;
+    uint32_t n;
+} fixture;
+
+static void fixture_open(fixture *x, const tm_mesh *t, qn_vec2 goal, float radius) {
+    qn_mesh_desc d = tm_desc(t);
+    memset(x, 0, sizeof *x);
+    x->goal = goal;
+    assert_int_equal(qn_mesh_create(&d, NULL, &x->m, NULL), QN_OK);
+    qn_field_opts fo = {.radius = radius};
+    assert_int_equal(qn_field_create(x->m, &goal, 1, &fo, NULL, &x->f, NULL), QN_OK);
+    assert_int_equal(qn_crowd_create(x->m, NULL, NULL, &x->c, NULL), QN_OK);
+}
+
+/* Adds a unit at p (speed 1.5, of that radius), bound for the goal with
+** a region of radius gr; returns its id. */
+static uint32_t fixture_add(fixture *x, qn_vec2 p, float radius, float gr) {
+    qn_crowd_unit_desc u = unit_at(p.x, p.y);
+    u.radius = radius;
+    u.max_speed = 1.5f;
+    u.max_accel = 6.0f;
+    u.field = x->f;
+    u.goal = x->goal;
+    u.goal_radius = gr;
+    uint32_t id;
+    assert_int_equal(qn_crowd_add(x->c, &u, &id, NULL), QN_OK);
+    x->n++;
+    return id;
+}
+
+/* Steps until every unit has arrived, at most `steps` of 0.1 s; the
+** deepest overlap of units 0 and 1 into *worst (when not NULL). Returns
+** the units arrived. */
+static uint32_t fixture_run(fixture *x, int steps, double *worst) {
+    qn_crowd_stats st = {0};
+    for (int k = 0; k < steps; k++) {
+        assert_int_equal(qn_crowd_step(x->c, 0.1f), QN_OK);
+        if (worst) {
+            double o = pair_overlap(x->c, 0, 1);
+            *worst = o > *worst ? o : *worst;
+        }
+        qn_crowd_get_stats(x->c, &st);
+        if (st.arrived == x->n) break;
+    }
+    assert_int_equal(st.wall_contacts, 0);
+    return st.arrived;
+}
+
+static void fixture_close(fixture *x) {
+    qn_crowd_destroy(x->c);
+    qn_field_destroy(x->f);
+    qn_mesh_destroy(x->m);
+}
+
 /* A queue where a corridor one wide turns: the unit ahead stands in the
 ** corner of the bend, against both walls, its follower behind it with their
 ** margins touching at a slant. The unit ahead goes on round the bend (it
@@ -99,48 +159,18 @@ static void test_queue_round_a_bend(void **state) {
     tm_add_rect(&t, 4, 154, 5, 155);  /* the bend */
     tm_add_rect(&t, 5, 154, 12, 155); /* on to the goal */
     tm_add_rect(&t, 4, 155, 5, 162);  /* the way they came */
-    qn_mesh_desc d = tm_desc(&t);
-    qn_mesh *m = NULL;
-    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
-    qn_vec2 goal = {11.5f, 154.5f};
-    qn_field_opts fo = {.radius = 0.4f};
-    qn_field *f = NULL;
-    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
-    qn_crowd *c = NULL;
-    assert_int_equal(qn_crowd_create(m, NULL, NULL, &c, NULL), QN_OK);
-    const qn_vec2 at[2] = {{4.4f, 154.4f}, {4.6f, 155.42f}};
-    uint32_t id[2];
-    for (int k = 0; k < 2; k++) {
-        qn_crowd_unit_desc u = unit_at(at[k].x, at[k].y);
-        u.radius = 0.4f;
-        u.max_speed = 1.5f;
-        u.max_accel = 6.0f;
-        u.field = f;
-        u.goal = goal;
-        u.goal_radius = 1.5f;
-        assert_int_equal(qn_crowd_add(c, &u, &id[k], NULL), QN_OK);
-    }
+    fixture x;
+    fixture_open(&x, &t, (qn_vec2){11.5f, 154.5f}, 0.4f);
+    uint32_t ahead = fixture_add(&x, (qn_vec2){4.4f, 154.4f}, 0.4f, 1.5f);
+    fixture_add(&x, (qn_vec2){4.6f, 155.42f}, 0.4f, 1.5f);
     double worst = 0.0;
-    qn_crowd_stats st;
-    int steps = 0;
-    for (; steps < 600; steps++) {
-        assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
-        double o = pair_overlap(c, id[0], id[1]);
-        worst = o > worst ? o : worst;
-        qn_crowd_get_stats(c, &st);
-        if (st.arrived == 2) break;
-        if (steps == 50) { /* well round the bend by now */
-            qn_crowd_unit u;
-            assert_int_equal(qn_crowd_get(c, id[0], &u), QN_OK);
-            assert_true(u.position.x > 6.0f);
-        }
-    }
-    assert_int_equal(st.arrived, 2);
+    assert_int_equal(fixture_run(&x, 50, &worst), 0);
+    qn_crowd_unit u; /* well round the bend by now */
+    assert_int_equal(qn_crowd_get(x.c, ahead, &u), QN_OK);
+    assert_true(u.position.x > 6.0f);
+    assert_int_equal(fixture_run(&x, 550, &worst), 2);
     assert_true(worst < 0.05);
-    assert_int_equal(st.wall_contacts, 0);
-    qn_crowd_destroy(c);
-    qn_field_destroy(f);
-    qn_mesh_destroy(m);
+    fixture_close(&x);
 }
 
 /* Two ways merge in a cell one wide (as in a random map): one unit comes
@@ -156,42 +186,14 @@ static void test_merge_into_a_gap(void **state) {
     tm_add_rect(&t, 1, 1, 2, 2);   /* the cell */
     tm_add_rect(&t, 1, -5, 2, 1);  /* north */
     tm_add_rect(&t, 2, 1, 8, 2);   /* east */
-    qn_mesh_desc d = tm_desc(&t);
-    qn_mesh *m = NULL;
-    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
-    qn_vec2 goal = {-9.5f, 1.5f};
-    qn_field_opts fo = {.radius = 0.3f};
-    qn_field *f = NULL;
-    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
-    qn_crowd *c = NULL;
-    assert_int_equal(qn_crowd_create(m, NULL, NULL, &c, NULL), QN_OK);
-    const qn_vec2 at[2] = {{1.7f, 1.7f}, {1.3f, 1.03f}};
-    for (int k = 0; k < 2; k++) {
-        qn_crowd_unit_desc u = unit_at(at[k].x, at[k].y);
-        u.radius = 0.3f;
-        u.max_speed = 1.5f;
-        u.max_accel = 6.0f;
-        u.field = f;
-        u.goal = goal;
-        u.goal_radius = 1.5f;
-        uint32_t id;
-        assert_int_equal(qn_crowd_add(c, &u, &id, NULL), QN_OK);
-    }
-    qn_crowd_stats st;
+    fixture x;
+    fixture_open(&x, &t, (qn_vec2){-9.5f, 1.5f}, 0.3f);
+    fixture_add(&x, (qn_vec2){1.7f, 1.7f}, 0.3f, 1.5f);
+    fixture_add(&x, (qn_vec2){1.3f, 1.03f}, 0.3f, 1.5f);
     double worst = 0.0;
-    for (int k = 0; k < 400; k++) {
-        assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
-        double o = pair_overlap(c, 0, 1);
-        worst = o > worst ? o : worst;
-        qn_crowd_get_stats(c, &st);
-        if (st.arrived == 2) break;
-    }
-    assert_int_equal(st.arrived, 2);
+    assert_int_equal(fixture_run(&x, 400, &worst), 2);
     assert_true(worst < 0.05);
-    assert_int_equal(st.wall_contacts, 0);
-    qn_crowd_destroy(c);
-    qn_field_destroy(f);
-    qn_mesh_destroy(m);
+    fixture_close(&x);
 }
 
 /* The arrival region of a unit that follows an exact instance reaches
@@ -206,43 +208,27 @@ static void test_region_along_the_way(void **state) {
     tm_add_rect(&t, 0, 0, 2, 20);
     tm_add_rect(&t, 0, 20, 10, 22);
     tm_add_rect(&t, 8, 0, 10, 20);
-    qn_mesh_desc d = tm_desc(&t);
-    qn_mesh *m = NULL;
-    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
+    fixture x;
     qn_vec2 goal = {1.0f, 1.0f};
-    qn_field_opts fo = {.radius = 0.5f};
-    qn_field *f = NULL;
-    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
-    qn_crowd *c = NULL;
-    assert_int_equal(qn_crowd_create(m, NULL, NULL, &c, NULL), QN_OK);
-    qn_crowd_unit_desc u = unit_at(9.0f, 1.0f);
-    u.field = f;
-    u.goal = goal;
-    u.goal_radius = 10.0f;
-    uint32_t id;
-    assert_int_equal(qn_crowd_add(c, &u, &id, NULL), QN_OK);
+    fixture_open(&x, &t, goal, 0.5f);
+    uint32_t id = fixture_add(&x, (qn_vec2){9.0f, 1.0f}, 0.5f, 10.0f);
     qn_crowd_unit now;
-    for (int k = 0; k < 10; k++)
-        assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
-    assert_int_equal(qn_crowd_get(c, id, &now), QN_OK);
+    assert_int_equal(fixture_run(&x, 10, NULL), 0);
+    assert_int_equal(qn_crowd_get(x.c, id, &now), QN_OK);
     assert_true(hypotf(now.position.x - goal.x, now.position.y - goal.y) < 10.0f);
-    assert_true(hypotf(now.velocity.x, now.velocity.y) > 0.95f * u.max_speed);
+    assert_true(hypotf(now.velocity.x, now.velocity.y) > 0.95f * 1.5f);
     /* Along the way in, it slows down, and arrives. */
     bool slowed = false;
-    qn_crowd_stats st;
-    for (int k = 0; k < 600; k++) {
-        assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
-        assert_int_equal(qn_crowd_get(c, id, &now), QN_OK);
+    uint32_t arrived = 0;
+    for (int k = 0; k < 600 && !arrived; k++) {
+        arrived = fixture_run(&x, 1, NULL);
+        assert_int_equal(qn_crowd_get(x.c, id, &now), QN_OK);
         slowed |= now.position.x < 2.0f && now.position.y < 6.0f &&
-                  hypotf(now.velocity.x, now.velocity.y) < 0.6f * u.max_speed;
-        qn_crowd_get_stats(c, &st);
-        if (st.arrived == 1) break;
+                  hypotf(now.velocity.x, now.velocity.y) < 0.6f * 1.5f;
     }
     assert_true(slowed);
-    assert_int_equal(st.arrived, 1);
-    qn_crowd_destroy(c);
-    qn_field_destroy(f);
-    qn_mesh_destroy(m);
+    assert_int_equal(arrived, 1);
+    fixture_close(&x);
 }
 
 /* A full region's last units: four units single file in a corridor to a
@@ -254,33 +240,12 @@ static void test_arrive_against_arrived(void **state) {
     static tm_mesh t;
     t.n = 0;
     tm_add_rect(&t, 0, 0, 30, 1.2f);
-    qn_mesh_desc d = tm_desc(&t);
-    qn_mesh *m = NULL;
-    assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
-    qn_vec2 goal = {0.6f, 0.6f};
-    qn_field_opts fo = {.radius = 0.5f};
-    qn_field *f = NULL;
-    assert_int_equal(qn_field_create(m, &goal, 1, &fo, NULL, &f, NULL), QN_OK);
-    qn_crowd *c = NULL;
-    assert_int_equal(qn_crowd_create(m, NULL, NULL, &c, NULL), QN_OK);
-    for (int k = 0; k < 4; k++) {
-        qn_crowd_unit_desc u = unit_at(10.0f + 2.0f * (float)k, 0.6f);
-        u.field = f;
-        u.goal = goal;
-        u.goal_radius = 2.2f;
-        uint32_t id;
-        assert_int_equal(qn_crowd_add(c, &u, &id, NULL), QN_OK);
-    }
-    qn_crowd_stats st;
-    for (int k = 0; k < 600; k++) {
-        assert_int_equal(qn_crowd_step(c, 0.1f), QN_OK);
-        qn_crowd_get_stats(c, &st);
-        if (st.arrived == 4) break;
-    }
-    assert_int_equal(st.arrived, 4);
-    qn_crowd_destroy(c);
-    qn_field_destroy(f);
-    qn_mesh_destroy(m);
+    fixture x;
+    fixture_open(&x, &t, (qn_vec2){0.6f, 0.6f}, 0.5f);
+    for (int k = 0; k < 4; k++)
+        fixture_add(&x, (qn_vec2){10.0f + 2.0f * (float)k, 0.6f}, 0.5f, 2.2f);
+    assert_int_equal(fixture_run(&x, 600, NULL), 4);
+    fixture_close(&x);
 }
 
 /* A corridor 8 wide filled wall to wall, 28 long, by units that arrived at their goal

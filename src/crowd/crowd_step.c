@@ -275,7 +275,7 @@ static float goal_distance(const qn__cunits *u, uint32_t i) {
     float cp = qn_field_cost_at(f, u->pos[i], u->quad[i]);
     float cg = qn_field_cost_at(f, u->goal[i], QN_NONE);
     float way = (cp - cg) / qn__quad_cost(f->mesh, u->quad[i]);
-    return way > d ? way : d; /* (NAN and INFINITY: not > d, or > d as they should) */
+    return way > d ? way : d; /* NAN is not > d (the straight distance); INFINITY is */
 }
 
 /* Slows a unit inside its arrival region (d: goal_distance), down to a
@@ -495,12 +495,13 @@ static void step_unit(qn_crowd *c, uint32_t i) {
                              : qn__v2(0, 0);
     /* Held up (under a tenth of the speed it prefers) with followers among
     ** its neighbours (follows, behind): it goes on as if they were not
-    ** there, and they make way (they avoid it as ever). With their shares kept, a queue in a
-    ** corridor one cell wide stood still for good where the corridor turns:
-    ** the unit ahead, against the wall of the bend, may not move across
-    ** toward the follower that touches its margin at a slant, and the
-    ** follower may not move into it. Only when held up: leaving followers
-    ** out everywhere made lanes of counterflow slower, and some jammed. */
+    ** there, and they make way (they avoid it as ever). With their shares
+    ** kept, a queue in a corridor one cell wide stood still for good where
+    ** the corridor turns: the unit ahead, against the wall of the bend, may
+    ** not move across toward the follower that touches its margin at a
+    ** slant, and the follower may not move into it. Only when held up:
+    ** leaving followers out everywhere made lanes of counterflow slower,
+    ** and some jammed. */
     if (vmax > 0.0f && qn__dot(nv, nv) < 0.01f * qn__dot(pref, pref)) {
         bool follower[QN_CROWD_MAX_NEIGHBOURS];
         uint32_t nf = 0;

@@ -130,7 +130,8 @@ static void sample_quad(rwalk *w, uint32_t q) {
         }
 }
 
-/* The least cost whose samples weigh `area` (sorts the samples; they do). */
+/* The least cost whose samples (sorted here) weigh `area`; the largest
+** when they weigh less. */
 static float quantile(rwalk *w, double area) {
     qsort(w->s, w->ns, sizeof *w->s, cmp_sample);
     double sum = 0.0;

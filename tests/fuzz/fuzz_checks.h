@@ -280,7 +280,7 @@ static inline void fz_check_sample(const qn_field *f, qn_vec2 p, qn_status st, u
 }
 
 /* Samples (one by one and as a batch, which must agree bit for bit), the
-** cost at each point, and the way out. */
+** cost at each point, the way out, and the arrival region's radius. */
 static inline void fz_check_sampling(const qn_field *f, const qn_vec2 *pts, uint32_t n) {
     const qn_mesh *m = f->mesh;
     qn_vec2 dirs[FZ_MAX_POINTS];
@@ -331,6 +331,12 @@ static inline void fz_check_sampling(const qn_field *f, const qn_vec2 *pts, uint
                      qn_status_name(st), q);
         }
     }
+    /* The arrival region's radius for an area: finite, never negative (0
+    ** when the field's allocator, failing on purpose here, runs out). */
+    float R = -1.0f;
+    qn_status st = qn_field_region_radius(f, 1.0f + (float)n, &R);
+    FZ_CHECK(st == QN_E_NOMEM ? R == 0.0f : (st == QN_OK && isfinite(R) && R >= 0.0f),
+             "region radius: %s, %g", qn_status_name(st), (double)R);
 }
 
 /* A path between two points: well-formed, or a failure that fits. */

@@ -98,13 +98,6 @@ struct qn_hier {
 
 /* ---- small helpers ----------------------------------------------------------- */
 
-static qn_vec2 quad_centre(const qn_mesh *m, uint32_t q) {
-    qn_vec2 c_at[4];
-    const qn_vec2 *c = qn__corners(m, q, c_at);
-    return qn__v2(0.25f * (c[0].x + c[1].x + c[2].x + c[3].x),
-                  0.25f * (c[0].y + c[1].y + c[2].y + c[3].y));
-}
-
 static uint32_t sector_of(const qn_hier *h, qn_vec2 p) {
     float fx = (p.x - h->origin.x) / h->side, fy = (p.y - h->origin.y) / h->side;
     uint32_t x = fx <= 0.0f ? 0 : (fx >= (float)(h->sw - 1) ? h->sw - 1 : (uint32_t)fx);
@@ -518,7 +511,7 @@ static bool add_node(qn_hier *h, uint32_t e, qn_vec2 at) {
     n->sec[0] = h->qsec[p->q[0]], n->sec[1] = h->qsec[p->q[1]];
     qn_vec2 u = qn__portal_dir(p);
     n->n = qn__v2(-u.y, u.x);
-    if (qn__dot(n->n, qn__sub(qn__portal_mid(p), quad_centre(m, p->q[0]))) < 0.0f)
+    if (qn__dot(n->n, qn__sub(qn__portal_mid(p), qn__quad_centre(m, p->q[0]))) < 0.0f)
         n->n = qn__scale(n->n, -1.0f);
     return true;
 }
@@ -831,7 +824,8 @@ static bool tiles(qn_hier *h) {
     h->qcomp = qn__alloc(&h->alloc, ((size_t)m->quad_count + 1) * sizeof(uint32_t));
     uint32_t *key = qn__alloc(&h->alloc, ((size_t)m->portal_count + 1) * sizeof(uint32_t));
     bool ok = h->qsec && h->qcomp && key;
-    for (uint32_t q = 0; ok && q < m->quad_count; q++) h->qsec[q] = sector_of(h, quad_centre(m, q));
+    for (uint32_t q = 0; ok && q < m->quad_count; q++)
+        h->qsec[q] = sector_of(h, qn__quad_centre(m, q));
     ok = ok && csr(&h->alloc, h->qsec, m->quad_count, h->nsec, &h->sq_start, &h->sq_list);
     for (uint32_t e = 0; ok && e < m->portal_count; e++) {
         uint32_t a = h->qsec[m->pq[e].q[0]], b = h->qsec[m->pq[e].q[1]];
@@ -1868,7 +1862,7 @@ static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn
     /* A point on the sector's edge can fall a rounding hair off the local
     ** mesh or between two wedges of its quad: retry a little inside. */
     for (float k = 1e-3f; k <= 2e-2f && bad_local(l, lq, st); k *= 4.0f) {
-        qn_vec2 in = qn__add(p, qn__scale(qn__sub(quad_centre(f->h->mesh, q), p), k));
+        qn_vec2 in = qn__add(p, qn__scale(qn__sub(qn__quad_centre(f->h->mesh, q), p), k));
         lq = local_quad(f, l, q);
         st = local_sample(l, in, &lq, dir, ahead);
     }

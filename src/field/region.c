@@ -53,7 +53,7 @@ static int cmp_sample(const void *x, const void *y) {
 static float quad_bound(const rwalk *w, uint32_t q, float *hi) {
     qn_vec2 k_at[4];
     const qn_vec2 *k = qn__corners(w->m, q, k_at);
-    qn_vec2 c = qn__scale(qn__add(qn__add(k[0], k[1]), qn__add(k[2], k[3])), 0.25f);
+    qn_vec2 c = qn__quad_centre(w->m, q);
     float far = 0.0f;
     for (int i = 0; i < 4; i++) {
         float d = qn__len(qn__sub(k[i], c));

@@ -529,8 +529,9 @@ static qn_vec2 walls_at(const qn_mesh *m, uint32_t q, qn_vec2 c, float tol) {
 ** started there), or standing on the corner (on), side known: out to the
 ** point a radius from the corner square to the way on, on the open side,
 ** and from there on along the way (on the corner and on the open side of
-** the way: on along the way at once). A unit stepping past that point, in a gap between two such
-** circles, would be sent back and forth between them. Where a wall at the
+** the way: on along the way at once). A unit stepping past that point, in
+** a gap between two such circles, would be sent back and forth between
+** them. Where a wall at the
 ** corner stands between the unit and that point (a fence's end, the unit
 ** behind it and within a radius of it), it goes round the corner along the
 ** circle first: straight on, it would walk into the wall, and along the

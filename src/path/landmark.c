@@ -94,12 +94,6 @@ static uint32_t quad_of(const qn__boundary *b, uint32_t quads, uint32_t i) {
     return lo;
 }
 
-static qn_vec2 quad_centre(const qn_mesh *m, uint32_t q) {
-    qn_vec2 k_at[4];
-    const qn_vec2 *k = qn__corners(m, q, k_at);
-    return qn__v2(0.25f * (k[0].x + k[1].x + k[2].x + k[3].x), 0.25f * (k[0].y + k[1].y + k[2].y + k[3].y));
-}
-
 /* The open quad of the island with the most quads (QN_NONE: none). */
 static uint32_t start_quad(const qn_mesh *m, const qn_allocator *a) {
     uint32_t *count = qn__calloc(a, (size_t)m->island_count + 1, sizeof *count), best = QN_NONE;
@@ -150,9 +144,9 @@ qn_status qn__landmarks_build(const qn_mesh *m, const qn_allocator *a, uint32_t 
     /* Farthest-point placement: the first from the middle of the largest
     ** island, each next at the vertex farthest from those placed. */
     uint32_t far = QN_NONE;
-    qn_status st = add_landmark(L, m, a, quad_centre(m, q0), 0, &far);
+    qn_status st = add_landmark(L, m, a, qn__quad_centre(m, q0), 0, &far);
     for (uint32_t j = 0; j < L->k && st == QN_OK && far != QN_NONE; j++) {
-        qn_vec2 at = quad_centre(m, quad_of(b, m->quad_count, far));
+        qn_vec2 at = qn__quad_centre(m, quad_of(b, m->quad_count, far));
         far = QN_NONE;
         st = add_landmark(L, m, a, at, j, &far);
     }

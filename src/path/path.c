@@ -1215,6 +1215,16 @@ static bool in_island(const void *ctx, uint32_t q) {
     return !w->m->blocked[q] && w->m->island[q] == w->island;
 }
 
+/* End p, located in q: another open quad holding p (within the mesh's
+** tolerance) in the island of quad `other`, when q is not in it and there
+** is one; else q. */
+static uint32_t in_island_of(const qn_mesh *m, qn_vec2 p, uint32_t q, uint32_t other) {
+    if (m->island[q] == m->island[other]) return q;
+    island_of w = {m, m->island[other]};
+    uint32_t r = qn__locate_other(m, p, q, in_island, &w);
+    return r != QN_NONE ? r : q;
+}
+
 /* Locates both ends: QN_E_OUTSIDE or QN_E_BLOCKED, else QN_OK. The same
 ** point location as qn_field_create and qn_field_cost_at, so costs agree:
 ** an end within the tolerance of a fence (two quads that touch with no
@@ -1227,16 +1237,8 @@ static qn_status place_ends(query *Q) {
     Q->qg = qn__locate(m, Q->to, QN_NONE);
     if (Q->qs == QN_NONE || Q->qg == QN_NONE) return QN_E_OUTSIDE;
     if (m->blocked[Q->qs] || m->blocked[Q->qg]) return QN_E_BLOCKED;
-    if (m->island[Q->qs] != m->island[Q->qg]) {
-        island_of w = {m, m->island[Q->qg]};
-        uint32_t r = qn__locate_other(m, Q->from, Q->qs, in_island, &w);
-        if (r != QN_NONE) Q->qs = r;
-    }
-    if (m->island[Q->qs] != m->island[Q->qg]) {
-        island_of w = {m, m->island[Q->qs]};
-        uint32_t r = qn__locate_other(m, Q->to, Q->qg, in_island, &w);
-        if (r != QN_NONE) Q->qg = r;
-    }
+    Q->qs = in_island_of(m, Q->from, Q->qs, Q->qg);
+    Q->qg = in_island_of(m, Q->to, Q->qg, Q->qs);
     Q->cs = Q->qs, Q->cg = Q->qg;
     return QN_OK;
 }

@@ -793,7 +793,9 @@ typedef struct qn__spm {
     uint32_t nents, nroots, rcap;
     /* Per sub-edge of the mesh's boundary (bit s of open, nb of them): an
     ** open portal for the field's radius as the mesh stood at the build;
-    ** the rest are walls (qn__spm_wall). */
+    ** the rest are walls (qn__spm_wall). NULL when those are just the
+    ** boundary's portals (none closed for the radius, no quad blocked):
+    ** the boundary then tells, and never changes. */
     uint8_t *open;
     uint32_t nb;
     /* Corners the mesh's state adds (ends of portals closed for the radius
@@ -822,7 +824,8 @@ typedef struct qn__spm_exits {
 } qn__spm_exits;
 #define QN__SPM_XOVER 254u
 #define QN__SPM_XNONE 255u
-static inline bool qn__spm_wall(const qn__spm *s, uint32_t sub) {
+static inline bool qn__spm_wall(const qn__spm *s, const qn__boundary *b, uint32_t sub) {
+    if (!s->open) return b->bportal[sub] == QN_NONE;
     return !((s->open[sub >> 3] >> (sub & 7u)) & 1u);
 }
 /* Quad q's entries: ents[*first .. *end) (qstart without its flag). */

@@ -1288,8 +1288,16 @@ static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorn
     for (uint32_t i = 0; st == QN_OK && i < nr; i++)
         if (rmap[i] != QN_NONE) make_root(S, wsum, i, &s->roots[rmap[i]]);
     if (st == QN_OK) {
-        for (uint32_t i = 0; i < S->b->nb; i++) /* the walls as mark_walls made them */
+        bool same = true; /* as the boundary's portals */
+        for (uint32_t i = 0; i < S->b->nb; i++) { /* the walls as mark_walls made them */
             s->open[i >> 3] |= (uint8_t)((S->sopen[i] != 0) << (i & 7u));
+            same &= (S->sopen[i] != 0) == (S->b->bportal[i] != QN_NONE);
+        }
+        if (same) { /* the boundary tells (qn__spm_wall) */
+            qn__free(&S->f->alloc, s->open, (size_t)s->nb / 8 + 1);
+            s->open = NULL;
+            s->bytes -= (size_t)s->nb / 8 + 1;
+        }
         if (!state_corners(S, wsum, xq, xc, nx)) st = QN_E_NOMEM;
     }
     qn__free(&S->alloc, wsum, ((size_t)S->nv + 1) * sizeof *wsum);

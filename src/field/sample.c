@@ -754,12 +754,13 @@ static bool corner_cut(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, fl
     return qn__len(qn__sub(*to, p)) > reach_tolerance(f->mesh);
 }
 
-/* Is sub-edge s (of a quad's boundary cycle) a wall for this field: not
+/* Is sub-edge s (of a quad's boundary cycle b) a wall for this field: not
 ** an open portal for its radius, as the mesh stood when the field was
-** built or last updated (kept as bits in the instance, so a sample reads
-** no portal or neighbouring quad for it). */
-static bool is_wall(const qn_field *f, uint32_t s) {
-    return qn__spm_wall(f->spm, s);
+** built or last updated (kept as bits in the instance, or the boundary's
+** own portals when no other was closed: a sample reads no portal or
+** neighbouring quad for it). */
+static bool is_wall(const qn_field *f, const qn__boundary *b, uint32_t s) {
+    return qn__spm_wall(f->spm, b, s);
 }
 
 /* The distance from p to the nearest edge of quad q (its edge planes). */
@@ -793,7 +794,7 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     qn_vec2 d = dir;
     /* Portals first out (a bit each in the instance): only walls push. */
     for (uint32_t s = 0; s < k; s++) {
-        if (!is_wall(f, base + s)) continue;
+        if (!is_wall(f, b, base + s)) continue;
         qn_vec2 a = b->bv[base + s], ab = qn__sub(b->bv[base + (s + 1 == k ? 0 : s + 1)], a);
         float l2 = qn__dot(ab, ab), t = l2 > 0.0f ? qn__dot(qn__sub(p, a), ab) / l2 : 0.0f;
         if (t > 0.0f && t < 1.0f) {
@@ -825,7 +826,7 @@ static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
 ** next to it, or any wall of the mesh ending at that point)? */
 static bool wall_end(const qn_field *f, const qn__boundary *b, uint32_t base, uint32_t s,
                      uint32_t nb) {
-    return is_wall(f, base + nb) || (b->vkind[b->bvid[base + s]] & QN__VK_WALL);
+    return is_wall(f, b, base + nb) || (b->vkind[b->bvid[base + s]] & QN__VK_WALL);
 }
 
 /* Is there, past the wall beyond one end of sub-edge s of a quad's cycle
@@ -838,7 +839,7 @@ static bool portal_in_line(const qn_field *f, const qn__boundary *b, uint32_t ba
         j = step < 0 ? (j == 0 ? k - 1 : j - 1) : (j + 1 == k ? 0 : j + 1);
         qn_vec2 a = b->bv[base + j], d = qn__sub(b->bv[base + (j + 1 == k ? 0 : j + 1)], a);
         if (!(qn__dot(d, e) > 0.999f * qn__len(d) * len)) return false; /* the edge turns */
-        if (!is_wall(f, base + j)) return true;
+        if (!is_wall(f, b, base + j)) return true;
     }
     return false;
 }
@@ -893,7 +894,7 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
     }
     if (hit == QN_NONE || best > 2.0f * agent_radius(f)) return dir; /* not there yet */
     uint32_t s1 = hit + 1 == k ? 0 : hit + 1;
-    if (is_wall(f, base + hit)) return dir; /* keep_off_walls slides it */
+    if (is_wall(f, b, base + hit)) return dir; /* keep_off_walls slides it */
     qn_vec2 a = b->bv[base + hit], e = qn__sub(b->bv[base + s1], a);
     float len = qn__len(e), rad = agent_radius(f), x = at * len;
     float lo = wall_end(f, b, base, hit, hit == 0 ? k - 1 : hit - 1) ? rad : 0.0f;

@@ -753,6 +753,22 @@ static void push_spans(xsearch *S, qn_vec2 rt, uint32_t rid, float g, uint32_t e
     }
 }
 
+/* Do the points root + u, root + v and root + w lie within tol of one line
+** through the root? Each is measured from the line toward the farthest of
+** them: a short side's direction, carried far, carries its ends' rounding
+** with it (a level turned and placed 1,000 units out, a root 0.6 from the
+** end of its view's side, a sub-edge 5 to 7 beyond: the side's line passed
+** 1.6e-4 from the sub-edge's ends where the tolerance was 2.4e-4 times
+** 0.6, and the quad beyond was reached by no root at all). */
+static bool in_line(float tol, qn_vec2 u, qn_vec2 v, qn_vec2 w) {
+    float lu = qn__dot(u, u), lv = qn__dot(v, v), lw = qn__dot(w, w);
+    qn_vec2 far = lu >= lv ? u : v;
+    float lf = lu >= lv ? lu : lv;
+    if (lw > lf) far = w, lf = lw;
+    float t2 = tol * tol * lf, cu = qn__cross(far, u), cv = qn__cross(far, v), cw = qn__cross(far, w);
+    return cu * cu <= t2 && cv * cv <= t2 && cw * cw <= t2;
+}
+
 /* Is quad q a dead end for a path entering it through an open portal: no
 ** other portal open? (Polyanya's dead-end pruning: only a path ending in q
 ** goes in.) */
@@ -787,8 +803,12 @@ static void add_piece(xsearch *S, qn_vec2 rt, uint32_t rid, float g, const sub_e
     if (!(len2 > tol2)) return;
     uint32_t nq = qn__portal_other(S->m, se->e, from);
     if (S->target && nq != S->qt && dead_end(S, nq)) return;
+    /* The root in line with the interval: on a mesh of rectangles, within
+    ** tol of its line (exact there); on any other, of one line with both
+    ** its ends (in_line: a root far beyond a short interval). */
     float cr = qn__cross(d01, qn__sub(rt, x0));
-    bool on = cr * cr <= tol2 * len2;
+    bool on = S->m->planes ? in_line(S->tol, qn__sub(x0, rt), qn__sub(x1, rt), qn__sub(x1, rt))
+                           : cr * cr <= tol2 * len2;
     int side = 0;
     if (on && qn__point_segment_dist(rt, x0, x1) > S->tol) {
         bool near0 = qn__dot(qn__sub(x0, rt), qn__sub(x0, rt)) <= qn__dot(qn__sub(x1, rt), qn__sub(x1, rt));
@@ -838,12 +858,12 @@ static bend bend_at(xsearch *S, const xnode *n, qn_vec2 end, uint32_t bi, int si
 }
 
 /* through_sub_edge's sides of a view (rays rr, rl from the root) that a
-** sub-edge runs along within tol: their cross products set to zero. */
-static void edge_on(float tol, qn_vec2 rr, qn_vec2 rl, float *fra, float *frb, float *fla,
-                    float *flb) {
-    float tol2 = tol * tol, tr2 = tol2 * qn__dot(rr, rr), tl2 = tol2 * qn__dot(rl, rl);
-    if (*fra * *fra <= tr2 && *frb * *frb <= tr2) *fra = *frb = 0.0f;
-    if (*fla * *fla <= tl2 && *flb * *flb <= tl2) *fla = *flb = 0.0f;
+** sub-edge (its ends ra, rb from the root) runs along within tol: their
+** cross products set to zero. */
+static void edge_on(float tol, qn_vec2 rr, qn_vec2 rl, qn_vec2 ra, qn_vec2 rb, float *fra,
+                    float *frb, float *fla, float *flb) {
+    if (in_line(tol, rr, ra, rb)) *fra = *frb = 0.0f;
+    if (in_line(tol, rl, ra, rb)) *fla = *flb = 0.0f;
 }
 
 /* Successors of node n through sub-edge se of its quad. */
@@ -862,7 +882,7 @@ static void through_sub_edge(xsearch *S, const xnode *n, const bend *br, const b
     ** root then sees all of the quad beyond (add_piece). When every quad is
     ** a rectangle, the only such lines are axis-parallel, and exact; a
     ** turned mesh has them within a few ulps. */
-    if (S->m->planes) edge_on(S->tol, rr, rl, &fra, &frb, &fla, &flb);
+    if (S->m->planes) edge_on(S->tol, rr, rl, ra, rb, &fra, &frb, &fla, &flb);
     float t0 = 0.0f, t1 = 1.0f;
     if (clip_nonneg(fra, frb, &t0, &t1) && clip_nonneg(fla, flb, &t0, &t1))
         add_piece(S, n->r, n->rid, n->g, se, t0, t1, n->quad);

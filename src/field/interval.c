@@ -765,7 +765,8 @@ static bool in_line(float tol, qn_vec2 u, qn_vec2 v, qn_vec2 w) {
     qn_vec2 far = lu >= lv ? u : v;
     float lf = lu >= lv ? lu : lv;
     if (lw > lf) far = w, lf = lw;
-    float t2 = tol * tol * lf, cu = qn__cross(far, u), cv = qn__cross(far, v), cw = qn__cross(far, w);
+    float t2 = tol * tol * lf, cu = qn__cross(far, u), cv = qn__cross(far, v),
+          cw = qn__cross(far, w);
     return cu * cu <= t2 && cv * cv <= t2 && cw * cw <= t2;
 }
 
@@ -1308,8 +1309,9 @@ static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorn
     for (uint32_t i = 0; st == QN_OK && i < nr; i++)
         if (rmap[i] != QN_NONE) make_root(S, wsum, i, &s->roots[rmap[i]]);
     if (st == QN_OK) {
-        bool same = true; /* as the boundary's portals */
-        for (uint32_t i = 0; i < S->b->nb; i++) { /* the walls as mark_walls made them */
+        /* The walls as mark_walls made them; same: as the boundary's portals. */
+        bool same = true;
+        for (uint32_t i = 0; i < S->b->nb; i++) {
             s->open[i >> 3] |= (uint8_t)((S->sopen[i] != 0) << (i & 7u));
             same &= (S->sopen[i] != 0) == (S->b->bportal[i] != QN_NONE);
         }

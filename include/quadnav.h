@@ -559,7 +559,9 @@ typedef struct qn_field_opts {
 ** tolerances of a mesh whose extent dwarfs its quads: none seen on game
 ** maps), the field is built discrete instead. Memory grows with the map's
 ** complexity: 8 bytes an entry (a root and the wedge it serves), 16 a root,
-** 5 a quad besides; about 50-150 bytes per quad on game maps.
+** 4 a quad besides (and a bit per quad edge piece when the radius closes a
+** portal or a quad was blocked at the build); about 50-150 bytes per quad
+** on game maps.
 **
 ** Discrete fields (weighted meshes, or when asked): Dijkstra over the
 ** portals from the goals. Inside a quad,

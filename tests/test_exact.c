@@ -616,6 +616,13 @@ static void test_walk_far_levels(void **state) {
     }
 }
 
+/* The point (u, w) of quad c[0..4) (both in [0, 1]), mapped bilinearly. */
+static qn_vec2 bilinear(const qn_vec2 c[4], float u, float w) {
+    return (qn_vec2){
+        (1 - u) * (1 - w) * c[0].x + u * (1 - w) * c[1].x + u * w * c[2].x + (1 - u) * w * c[3].x,
+        (1 - u) * (1 - w) * c[0].y + u * (1 - w) * c[1].y + u * w * c[2].y + (1 - u) * w * c[3].y};
+}
+
 /* The bundled levels of uniform cost turned by a few angles and moved
 ** 1,000 and 5,000 units out, where float coordinates are 6e-5 and 5e-4
 ** apart: each field is exact, and its costs at points well inside the
@@ -657,10 +664,7 @@ static void test_turned_levels_exact(void **state) {
                     assert_int_equal(qn_mesh_quad_corners(m, q, c), QN_OK);
                     float u = 0.1f + 0.8f * (float)(tm_rand(&s) % 1000) / 1000.0f,
                           w = 0.1f + 0.8f * (float)(tm_rand(&s) % 1000) / 1000.0f;
-                    qn_vec2 p = {(1 - u) * (1 - w) * c[0].x + u * (1 - w) * c[1].x +
-                                     u * w * c[2].x + (1 - u) * w * c[3].x,
-                                 (1 - u) * (1 - w) * c[0].y + u * (1 - w) * c[1].y +
-                                     u * w * c[2].y + (1 - u) * w * c[3].y};
+                    qn_vec2 p = bilinear(c, u, w);
                     double want = (double)qn_field_cost_at(f, p, QN_NONE);
                     if (!isfinite(want)) continue;
                     double got = (double)qn_field_cost_at(ff, tm_far_point(p, th, dx, dy), QN_NONE);
@@ -739,10 +743,7 @@ static void test_far_jittered_meshes(void **state) {
             assert_int_equal(qn_mesh_quad_corners(m, q, c), QN_OK);
             float u = (float)(tm_rand(&s) % 1000) / 1000.0f,
                   w = (float)(tm_rand(&s) % 1000) / 1000.0f;
-            qn_vec2 p = {(1 - u) * (1 - w) * c[0].x + u * (1 - w) * c[1].x + u * w * c[2].x +
-                             (1 - u) * w * c[3].x,
-                         (1 - u) * (1 - w) * c[0].y + u * (1 - w) * c[1].y + u * w * c[2].y +
-                             (1 - u) * w * c[3].y};
+            qn_vec2 p = bilinear(c, u, w);
             double a = (double)qn_field_cost_at(f, p, QN_NONE);
             double b = (double)qn_field_cost_at(ff, tm_far_point(p, th, dx, dy), QN_NONE);
             if (!isfinite(a)) continue;

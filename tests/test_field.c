@@ -292,18 +292,23 @@ static void test_oom(void **state) {
     qn__spm_shut_min_quads = shut_default;
 }
 
+/* A room 20 x 20 of 2 x 2 quads, each of cost `cost`, into *t. */
+static void room_of(tm_mesh *t, float cost) {
+    t->n = 0;
+    for (int y = 0; y < 10; y++)
+        for (int x = 0; x < 10; x++) {
+            tm_add_rect(t, 2.0f * (float)x, 2.0f * (float)y, 2.0f * (float)x + 2.0f,
+                        2.0f * (float)y + 2.0f);
+            t->costs[t->n - 1] = cost;
+        }
+}
+
 /* An exact field on a mesh whose open quads all cost 2: its costs are the
 ** distances times 2, as the header says (they were the bare distances). */
 static void test_exact_common_cost(void **state) {
     (void)state;
     static tm_mesh room;
-    room.n = 0;
-    for (int y = 0; y < 10; y++)
-        for (int x = 0; x < 10; x++) {
-            tm_add_rect(&room, 2.0f * (float)x, 2.0f * (float)y, 2.0f * (float)x + 2.0f,
-                        2.0f * (float)y + 2.0f);
-            room.costs[room.n - 1] = 2.0f;
-        }
+    room_of(&room, 2.0f);
     qn_mesh_desc d = tm_desc(&room);
     qn_mesh *m = NULL;
     assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);
@@ -324,16 +329,11 @@ static void test_exact_common_cost(void **state) {
 static void test_region_radius(void **state) {
     (void)state;
     static tm_mesh room, lane;
-    room.n = lane.n = 0;
-    for (int y = 0; y < 10; y++)
-        for (int x = 0; x < 10; x++)
-            tm_add_rect(&room, 2.0f * (float)x, 2.0f * (float)y, 2.0f * (float)x + 2.0f,
-                        2.0f * (float)y + 2.0f);
+    lane.n = 0;
     for (int x = 0; x < 100; x++)
         tm_add_rect(&lane, (float)x, 0.0f, (float)x + 1.0f, 1.0f);
     for (int pass = 0; pass < 3; pass++) { /* exact, discrete, exact at cost 2 */
-        for (uint32_t q = 0; q < room.n; q++)
-            room.costs[q] = pass == 2 ? 2.0f : 1.0f;
+        room_of(&room, pass == 2 ? 2.0f : 1.0f);
         qn_mesh_desc d = tm_desc(&room);
         qn_mesh *m = NULL;
         assert_int_equal(qn_mesh_create(&d, NULL, &m, NULL), QN_OK);

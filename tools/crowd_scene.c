@@ -170,8 +170,8 @@ static float region_for(uint32_t n, float r) {
 ** few units, and the last queued beyond its rim and never arrived. Never
 ** below region_for; -1 when out of memory. */
 static float region_on_level(const qn_crowd_scene *s, uint32_t n) {
-    float open = region_for(n, s->radius), r = s->radius, R;
-    float area = (float)n * 3.14159265f * r * r / PACKING;
+    float open = region_for(n, s->radius), R;
+    float area = 3.14159265f * open * open;
     if (qn_field_region_radius(s->fields[0], area, &R) != QN_OK) return -1.0f;
     return R > open ? R : open;
 }
@@ -465,7 +465,7 @@ int qn_crowd_scene_mesh(qn_crowd_scene *s, const qn_mesh *mesh, qn_vec2 goal, ui
     rect4 box = {b.min.x, b.min.y, b.max.x, b.max.y};
     /* A level may have ground its goal cannot be reached from (an island,
     ** a room fenced off): no unit starts there, as with quadnav sim. */
-    float region = region_on_level(s, units);
+    float region = rc == 0 ? region_on_level(s, units) : 0.0f;
     if (region < 0.0f) rc = qn_cli_error("crowd: out of memory");
     if (rc == 0) rc = spawn_group(s, &pl, 0, box, units, region, &rng, s->fields[0]);
     placer_free(&pl);

@@ -423,28 +423,32 @@ static bool heads_for(const qn__cunits *u, uint32_t a, uint32_t b) {
     return dt > 0.0f && 4.0f * dt * dt > 3.0f * qn__dot(d, d) * qn__dot(to, to);
 }
 
+/* May i leave j's line out when held up: neither has arrived (arrived
+** units make way by their own rule) nor is in a formation (its units hold
+** slots)? */
+static bool may_pass(const qn__cunits *u, uint32_t j, uint32_t i) {
+    return !((u->flags[i] | u->flags[j]) & QN__CU_ARRIVED) && u->leader[i] == QN_NONE &&
+           u->leader[j] == QN_NONE;
+}
+
 /* Does j follow i: j heads for i and i does not head for j (a queue, not
-** two units meeting)? Not for a formation's units (they hold slots), nor
-** when either has arrived (arrived units make way by their own rule). Both
-** units of a pair read the same last-step state. */
+** two units meeting)? Both units of a pair read the same last-step state.
+** Callers ask may_pass first. */
 static bool follows(const qn__cunits *u, uint32_t j, uint32_t i) {
-    if ((u->flags[i] | u->flags[j]) & QN__CU_ARRIVED) return false;
-    if (u->leader[i] != QN_NONE || u->leader[j] != QN_NONE) return false;
     return heads_for(u, j, i) && !heads_for(u, i, j);
 }
 
 /* Is j behind i on their way to one goal: both follow the same instance
-** (no path, no formation, neither arrived), and j's cost there is higher
+** (no path), and j's cost there is higher
 ** (by more than a hundredth; ids break nearer ties)? Two units held up
 ** where their ways merge into a gap one unit wide (a cell of a random map,
 ** each against a wall, each in the other's way) stood still for good:
 ** neither heads for the other alone, so neither follows. The one nearer
-** the goal goes first. *ci caches i's cost (NAN until worked out). */
+** the goal goes first. *ci caches i's cost (NAN until worked out). Callers
+** ask may_pass first. */
 static bool behind(const qn__cunits *u, uint32_t j, uint32_t i, float *ci) {
     const qn_field *f = u->field[i];
     if (!f || u->field[j] != f || u->path[i].n || u->path[j].n) return false;
-    if ((u->flags[i] | u->flags[j]) & QN__CU_ARRIVED) return false;
-    if (u->leader[i] != QN_NONE || u->leader[j] != QN_NONE) return false;
     if (isnan(*ci)) *ci = qn_field_cost_at(f, u->pos[i], u->quad[i]);
     float cj = qn_field_cost_at(f, u->pos[j], u->quad[j]);
     if (!isfinite(*ci) || !isfinite(cj)) return false;
@@ -506,8 +510,10 @@ static void step_unit(qn_crowd *c, uint32_t i) {
         bool follower[QN_CROWD_MAX_NEIGHBOURS];
         uint32_t nf = 0;
         float ci = NAN; /* i's cost on its instance, when first needed */
-        for (uint32_t m = 0; m < k.n; m++)
-            nf += follower[m] = follows(u, k.c[m].who, i) || behind(u, k.c[m].who, i, &ci);
+        for (uint32_t m = 0; m < k.n; m++) {
+            uint32_t j = k.c[m].who;
+            nf += follower[m] = may_pass(u, j, i) && (follows(u, j, i) || behind(u, j, i, &ci));
+        }
         if (nf) {
             qn__line free_lines[MAX_WALL_LINES + QN_CROWD_MAX_NEIGHBOURS];
             uint32_t nfree = without_followers(lines, n, nw, follower, free_lines);

@@ -43,6 +43,22 @@ typedef struct rwalk {
     bool nomem;
 } rwalk;
 
+/* Makes room in *p (elements of size sz, capacity *cap) for `need`, by
+** doubling from `first`; false (w->nomem) when out of memory. */
+static bool make_room(rwalk *w, void **p, uint32_t *cap, size_t sz, uint32_t need, uint32_t first) {
+    if (need <= *cap) return true;
+    uint32_t c = *cap ? *cap : first;
+    while (c < need)
+        c *= 2;
+    void *n = qn__realloc(&w->a, *p, (size_t)*cap * sz, (size_t)c * sz);
+    if (!n) {
+        w->nomem = true;
+        return false;
+    }
+    *p = n, *cap = c;
+    return true;
+}
+
 static int cmp_sample(const void *x, const void *y) {
     const rsample *a = x, *b = y;
     return a->c < b->c ? -1 : a->c > b->c;
@@ -68,16 +84,7 @@ static void queue(rwalk *w, uint32_t q) {
     if (w->seen[q >> 3] & (1u << (q & 7u))) return;
     if (w->m->blocked[q] || !qn__field_reaches(w->f, q)) return;
     w->seen[q >> 3] |= (uint8_t)(1u << (q & 7u));
-    if (w->h.n == w->hcap) {
-        uint32_t cap = w->hcap ? 2 * w->hcap : 256;
-        qn__hent *n =
-            qn__realloc(&w->a, w->h.a, (size_t)w->hcap * sizeof *n, (size_t)cap * sizeof *n);
-        if (!n) {
-            w->nomem = true;
-            return;
-        }
-        w->h.a = n, w->hcap = cap;
-    }
+    if (!make_room(w, (void **)&w->h.a, &w->hcap, sizeof *w->h.a, w->h.n + 1, 256)) return;
     float hi;
     qn__heap_push(&w->h, q, quad_bound(w, q, &hi));
     if (hi < INFINITY && hi > w->most) w->most = hi;
@@ -105,17 +112,7 @@ static void sample_quad(rwalk *w, uint32_t q) {
     uint32_t nu = (uint32_t)fminf((float)REGION_SIDE, fmaxf(1.0f, ceilf(su / w->step)));
     uint32_t nv = (uint32_t)fminf((float)REGION_SIDE, fmaxf(1.0f, ceilf(sv / w->step)));
     uint32_t n = nu * nv;
-    if (w->ns + n > w->scap) {
-        uint32_t cap = w->scap ? w->scap : 1024;
-        while (cap < w->ns + n)
-            cap *= 2;
-        rsample *s = qn__realloc(&w->a, w->s, (size_t)w->scap * sizeof *s, (size_t)cap * sizeof *s);
-        if (!s) {
-            w->nomem = true;
-            return;
-        }
-        w->s = s, w->scap = cap;
-    }
+    if (!make_room(w, (void **)&w->s, &w->scap, sizeof *w->s, w->ns + n, 1024)) return;
     float wt = qn_mesh_quad_area(w->m, q) / (float)n;
     for (uint32_t j = 0; j < nv; j++)
         for (uint32_t i = 0; i < nu; i++) {

@@ -86,6 +86,30 @@ if j:
     check("arena random one goal", j.get("goals") == 1, j)
     check("arena random grid8", j["grid8"]["arrived"] == 50, j["grid8"])
 
+# --hier: a fourth mode through a hierarchical instance, with the keys of
+# the others; every unit arrives without a contact and walks within 2 % of
+# quad mode (mean exact stretch); the sector graph's figures at the top.
+# Without it, no such mode; on a level whose quads cost more than 1, a
+# one-line error.
+rc, out, err = run(["compare", MAP, "--scen", SCEN, "--units", "60", "--radius", "0.1", "--hier",
+                    "--json"])
+check("compare --hier exit 0", rc == 0, err)
+if rc == 0:
+    j = json.loads(out)
+    hr = j.get("hier", {})
+    check("compare --hier keys", all(k in hr for k in KEYS), hr)
+    check("compare --hier graph figures", j.get("hier_graph_ms", -1) >= 0
+          and j.get("hier_graph_bytes", 0) > 0, j)
+    if all(k in hr for k in KEYS):
+        check("compare --hier arrives", hr["arrived"] == 60 and hr["wall_contacts"] == 0, hr)
+        check("compare --hier stretch", hr["exact_stretch_mean"]
+              <= 1.02 * j["quad"]["exact_stretch_mean"], (hr, j["quad"]))
+check("compare without --hier", "hier" not in (compare_json("arena plain", [MAP], 10) or {"hier": 1}),
+      "hier mode without --hier")
+rc, out, err = run(["compare", os.path.join(DATA, "levels", "field.json"), "--units", "5", "--hier"])
+check("compare --hier on costs: error", rc == 1 and out == "" and len(err.strip().splitlines()) == 1
+      and "cost" in err, (rc, out, err))
+
 # Same input, same numbers (except timings): the run is deterministic.
 rc1, out1, _ = run(["compare", MAP, "--units", "20", "--json"])
 rc2, out2, _ = run(["compare", MAP, "--units", "20", "--json"])

@@ -15,7 +15,7 @@
 static const char compare_usage[] =
     "usage: quadnav compare LEVEL|MAP [--scen FILE] [--units N] [--seed S] [--radius R]\n"
     "                       [--step D] [--goal X,Y|NAME] [--lookahead N]\n"
-    "                       [--midpoint-costs] [--json [--per-unit]]\n"
+    "                       [--midpoint-costs] [--hier] [--json [--per-unit]]\n"
     "Runs the same units in three modes: quad (the level's quads, or the map's\n"
     "rectangle decomposition), grid8 (grid, 8-direction flow) and gridvec (grid,\n"
     "vector flow). A level without a grid is rasterised at cell size 1.\n"
@@ -46,7 +46,15 @@ static const char compare_usage[] =
     "  --per-unit   with --json, each mode also lists per_unit: one object per\n"
     "               unit {\"start\":[x,y],\"goal\":[x,y],\"walked\":L,\"arrived\":B}\n"
     "               in map coordinates (a cell's centre is x+0.5, y+0.5), in the\n"
-    "               order of the units (scenario rows in file order)\n";
+    "               order of the units (scenario rows in file order)\n"
+    "  --hier       a fourth mode, hier: the quads through a hierarchical instance\n"
+    "               (qn_hier: one sector graph for the run, then a destination\n"
+    "               per goal, qn_hfield); only on meshes whose quads all cost 1.\n"
+    "               Its build_us is the destination's start; the sectors' local\n"
+    "               fields are built by the first samples in them, so their time\n"
+    "               is in its sample_ns, and bytes are the destination's once its\n"
+    "               units have walked. The JSON also gets hier_graph_ms and\n"
+    "               hier_graph_bytes (the sector graph, once per mesh)\n";
 
 /* ---- arguments -------------------------------------------------------------- */
 
@@ -55,23 +63,28 @@ typedef struct cmp_args {
     uint64_t units, seed;
     float radius, step;
     uint32_t lookahead; /* 0: the library default */
-    bool json, midpoint, per_unit;
+    bool json, midpoint, per_unit, hier;
 } cmp_args;
 
 enum {
-    C_SCEN, C_UNITS, C_SEED, C_RADIUS, C_STEP, C_GOAL, C_LOOKAHEAD, C_MIDPOINT, C_PER_UNIT,
+    C_SCEN,
+    C_UNITS,
+    C_SEED,
+    C_RADIUS,
+    C_STEP,
+    C_GOAL,
+    C_LOOKAHEAD,
+    C_MIDPOINT,
+    C_PER_UNIT,
+    C_HIER,
     C_JSON
 };
 static const qn_cli_option compare_options[] = {
-    [C_SCEN] = {"scen", 0, true},
-    [C_UNITS] = {"units", 0, true},
-    [C_SEED] = {"seed", 0, true},
-    [C_RADIUS] = {"radius", 0, true},
-    [C_STEP] = {"step", 0, true},
-    [C_GOAL] = {"goal", 0, true},
-    [C_LOOKAHEAD] = {"lookahead", 0, true},
-    [C_MIDPOINT] = {"midpoint-costs", 0, false},
-    [C_PER_UNIT] = {"per-unit", 0, false},
+    [C_SCEN] = {"scen", 0, true},           [C_UNITS] = {"units", 0, true},
+    [C_SEED] = {"seed", 0, true},           [C_RADIUS] = {"radius", 0, true},
+    [C_STEP] = {"step", 0, true},           [C_GOAL] = {"goal", 0, true},
+    [C_LOOKAHEAD] = {"lookahead", 0, true}, [C_MIDPOINT] = {"midpoint-costs", 0, false},
+    [C_PER_UNIT] = {"per-unit", 0, false},  [C_HIER] = {"hier", 0, false},
     [C_JSON] = {"json", 0, false},
 };
 static const qn_cli_spec compare_spec =
@@ -93,6 +106,7 @@ static int parse_args(int argc, char **argv, cmp_args *a) {
     a->json = o.value[C_JSON] != NULL;
     a->midpoint = o.value[C_MIDPOINT] != NULL;
     a->per_unit = o.value[C_PER_UNIT] != NULL;
+    a->hier = o.value[C_HIER] != NULL;
     if (a->per_unit && !a->json) return qn_cli_error("compare: --per-unit needs --json"), 2;
     const char *v;
     if ((v = o.value[C_UNITS]) && (!qn_cli_parse_u64(v, QN_CLI_MAX_UNITS, &a->units) || !a->units))
@@ -213,32 +227,51 @@ static int pick_goal(const qn_terrain *t, const cmp_args *a, qn_vec2 *goal) {
 
 /* ---- instances ---------------------------------------------------------------- */
 
-enum { MODE_QUAD, MODE_GRID8, MODE_GRIDVEC, MODE_COUNT };
-static const char *const mode_names[MODE_COUNT] = {"quad", "grid8", "gridvec"};
+/* MODE_HIER runs only with --hier (modes_of). */
+enum { MODE_QUAD, MODE_GRID8, MODE_GRIDVEC, MODE_HIER, MODE_COUNT };
+static const char *const mode_names[MODE_COUNT] = {"quad", "grid8", "gridvec", "hier"};
+
+/* The terrain and what every instance of the run shares: the hier (the
+** sector graph, built once when --hier asks for it). */
+typedef struct cmp_world {
+    const qn_terrain *t;
+    qn_hier *hier;
+    double hier_ms;
+    int modes; /* MODE_HIER + 1 with --hier, else MODE_HIER */
+} cmp_world;
 
 /* One built instance and the world over it. */
 typedef struct instance {
     qn_field *quad;
     qn_grid_field *grid;
+    qn_hfield *hfield;
     qn_sim_world w;
     qn_sim_quad_ctx qctx;
+    qn_sim_hier_ctx hctx;
     qn_sim_grid_ctx *gctx; /* large; allocated once by the caller */
 } instance;
 
 static void instance_free(instance *in) {
     qn_field_destroy(in->quad);
     qn_grid_field_destroy(in->grid);
+    qn_hfield_destroy(in->hfield);
     in->quad = NULL;
     in->grid = NULL;
+    in->hfield = NULL;
 }
 
 /* Builds mode's instance at goal; *seconds gets the build time alone. */
-static bool instance_build(int mode, const qn_terrain *t, qn_vec2 goal, const qn_field_opts *qo,
-                           instance *in,
-                           double *seconds) {
+static bool instance_build(int mode, const cmp_world *cw, qn_vec2 goal, const qn_field_opts *qo,
+                           instance *in, double *seconds) {
+    const qn_terrain *t = cw->t;
     qn_error e;
     qn_status st;
-    if (mode == MODE_QUAD) {
+    if (mode == MODE_HIER) {
+        double t0 = qn_tool_now();
+        st = qn_hfield_create(cw->hier, goal, qo->radius, NULL, &in->hfield, &e);
+        *seconds = qn_tool_now() - t0;
+        if (st == QN_OK) qn_sim_world_hier(&in->w, &in->hctx, in->hfield, t->mesh, goal);
+    } else if (mode == MODE_QUAD) {
         qn_field_opts fo = *qo;
         double t0 = qn_tool_now();
         st = qn_field_create(t->mesh, &goal, 1, &fo, NULL, &in->quad, &e);
@@ -264,6 +297,7 @@ static bool instance_build(int mode, const qn_terrain *t, qn_vec2 goal, const qn
 }
 
 static size_t instance_bytes(const instance *in) {
+    if (in->hfield) return qn_hfield_bytes(in->hfield);
     return in->quad ? qn_field_bytes(in->quad) : qn_grid_field_bytes(in->grid);
 }
 
@@ -272,15 +306,14 @@ static size_t instance_bytes(const instance *in) {
 /* n starts drawn uniformly over the reachable grid cells (seeded), kept when
 ** quad mode reaches them as well; the reference is the start cell's octile
 ** optimum. */
-static cmp_unit *random_units(const qn_terrain *t, qn_vec2 goal, const qn_field_opts *qo,
-                              const cmp_args *a,
-                              qn_sim_grid_ctx *gctx) {
+static cmp_unit *random_units(const cmp_world *cw, qn_vec2 goal, const qn_field_opts *qo,
+                              const cmp_args *a, qn_sim_grid_ctx *gctx) {
     instance q = {0}, g = {0};
     g.gctx = gctx;
     double s;
     cmp_unit *u = calloc((size_t)a->units, sizeof *u);
-    if (!u || !instance_build(MODE_QUAD, t, goal, qo, &q, &s) ||
-        !instance_build(MODE_GRID8, t, goal, qo, &g, &s)) {
+    if (!u || !instance_build(MODE_QUAD, cw, goal, qo, &q, &s) ||
+        !instance_build(MODE_GRID8, cw, goal, qo, &g, &s)) {
         if (!u) qn_cli_error("out of memory for %llu units", (unsigned long long)a->units);
         return instance_free(&q), instance_free(&g), free(u), NULL;
     }
@@ -405,21 +438,23 @@ typedef struct progress {
 } progress;
 
 /* Units [0, n) share one goal: one instance per mode, then every unit. */
-static bool run_group(const qn_terrain *t, const cmp_unit *u, uint32_t n, const qn_field_opts *qo,
+static bool run_group(const cmp_world *cw, const cmp_unit *u, uint32_t n, const qn_field_opts *qo,
                       float step, qn_sim_grid_ctx *gctx, mode_acc *acc, progress *pg) {
-    for (int mode = 0; mode < MODE_COUNT; mode++) {
+    for (int mode = 0; mode < cw->modes; mode++) {
         instance in = {0};
         in.gctx = gctx;
         double s;
-        if (!instance_build(mode, t, u[0].goal, qo, &in, &s)) return false;
+        if (!instance_build(mode, cw, u[0].goal, qo, &in, &s)) return false;
         acc[mode].build_s += s;
         acc[mode].builds++;
-        acc[mode].bytes += (double)instance_bytes(&in);
+        /* a destination's bytes grow as its units walk: counted after them */
+        if (mode != MODE_HIER) acc[mode].bytes += (double)instance_bytes(&in);
         bool ok = true;
         for (uint32_t i = 0; ok && i < n; i++) {
             ok = run_unit(&in, &u[i], step, &acc[mode]);
             qn_cli_progress(&pg->st, "compare: unit runs", ++pg->done, pg->total);
         }
+        if (mode == MODE_HIER) acc[mode].bytes += (double)instance_bytes(&in);
         instance_free(&in);
         if (!ok) return false;
     }
@@ -444,12 +479,11 @@ static bool same_goal(const cmp_unit *a, const cmp_unit *b) {
 
 /* Runs every unit in every mode, grouped by goal; *goals gets their number.
 ** The units are left in their input order. */
-static bool run_all(const qn_terrain *t, cmp_unit *u, uint32_t n, const qn_field_opts *qo,
-                    float step,
-                    mode_acc *acc, uint32_t *goals) {
+static bool run_all(const cmp_world *cw, cmp_unit *u, uint32_t n, const qn_field_opts *qo,
+                    float step, mode_acc *acc, uint32_t *goals) {
     qn_sim_grid_ctx *gctx = calloc(1, sizeof *gctx);
     bool ok = gctx != NULL;
-    for (int m = 0; ok && m < MODE_COUNT; m++)
+    for (int m = 0; ok && m < cw->modes; m++)
         ok = (acc[m].stretch = calloc(n, sizeof(double))) &&
              (acc[m].rec = calloc(n, sizeof(unit_rec)));
     if (!ok) qn_cli_error("out of memory for %u units", n);
@@ -457,11 +491,11 @@ static bool run_all(const qn_terrain *t, cmp_unit *u, uint32_t n, const qn_field
         u[i].order = i;
     qsort(u, n, sizeof *u, cmp_goal);
     *goals = 0;
-    progress pg = {{0}, 0, (uint64_t)n * MODE_COUNT};
+    progress pg = {{0}, 0, (uint64_t)n * (uint64_t)cw->modes};
     for (uint32_t i = 0, j; ok && i < n; i = j) {
         for (j = i + 1; j < n && same_goal(&u[i], &u[j]); j++) {
         }
-        ok = run_group(t, u + i, j - i, qo, step, gctx, acc, &pg);
+        ok = run_group(cw, u + i, j - i, qo, step, gctx, acc, &pg);
         ++*goals;
     }
     qn_cli_progress_end(&pg.st);
@@ -602,6 +636,7 @@ static mode_summary summarise(mode_acc *m) {
 typedef struct run_info {
     const cmp_args *a;
     const qn_terrain *t;
+    const cmp_world *cw;
     uint32_t units, goals;
     float radius;
     const cmp_unit *u; /* in input order */
@@ -658,9 +693,13 @@ static int print_json(const run_info *ri, mode_acc *acc) {
     exact_stats c = clearance_stretch(ri->u, ri->units);
     qn_json_put_num(o, "clearance_stretch_mean", c.mean);
     qn_json_put_num(o, "clearance_stretch_p95", c.p95);
-    for (int m = 0; m < MODE_COUNT; m++) {
+    for (int m = 0; m < ri->cw->modes; m++) {
         mode_summary s = summarise(&acc[m]);
         qn_json_put(o, mode_names[m], json_mode(ri, &acc[m], &s));
+    }
+    if (ri->cw->hier) {
+        qn_json_put_num(o, "hier_graph_ms", ri->cw->hier_ms);
+        qn_json_put_num(o, "hier_graph_bytes", (double)qn_hier_bytes(ri->cw->hier));
     }
     return qn_json_emit(o);
 }
@@ -675,7 +714,7 @@ static void print_table(const run_info *ri, mode_acc *acc) {
     printf("| mode | build_us | bytes | sample_ns | arrived | units | wall_contacts | stuck | "
            "stretch_mean | stretch_p95 | exact_stretch_mean | exact_stretch_p95 |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (int m = 0; m < MODE_COUNT; m++) {
+    for (int m = 0; m < ri->cw->modes; m++) {
         mode_summary s = summarise(&acc[m]);
         exact_stats x = exact_stretch(&acc[m], ri->u, ri->units);
         printf("| %s | %.1f | %.0f | %.1f | %u | %u | %llu | %u | %.4f | %.4f | %.4f | %.4f |\n",
@@ -683,6 +722,9 @@ static void print_table(const run_info *ri, mode_acc *acc) {
                (unsigned long long)acc[m].contacts, acc[m].stuck, s.stretch_mean, s.stretch_p95,
                x.mean, x.p95);
     }
+    if (ri->cw->hier)
+        printf("\nhier: sector graph built in %.1f ms, %.0f bytes (once per mesh)\n",
+               ri->cw->hier_ms, (double)qn_hier_bytes(ri->cw->hier));
     exact_stats c = clearance_stretch(ri->u, ri->units);
     printf("\nclearance stretch (qn_path_find at radius %g / exact at radius 0): mean %.4f, "
            "p95 %.4f\n", (double)ri->radius, c.mean, c.p95);
@@ -691,13 +733,14 @@ static void print_table(const run_info *ri, mode_acc *acc) {
 /* ---- the command ------------------------------------------------------------------------ */
 
 /* The units to run; NULL after reporting, *rc 2 for a usage error. */
-static cmp_unit *make_units(const cmp_args *a, const qn_terrain *t, const qn_field_opts *qo,
+static cmp_unit *make_units(const cmp_args *a, const cmp_world *cw, const qn_field_opts *qo,
                             uint32_t *n, int *rc) {
+    const qn_terrain *t = cw->t;
     if (a->scen) return scen_units(a->scen, t->grid, a->units, n);
     qn_vec2 goal;
     if ((*rc = pick_goal(t, a, &goal))) return NULL;
     qn_sim_grid_ctx *gctx = calloc(1, sizeof *gctx);
-    cmp_unit *u = gctx ? random_units(t, goal, qo, a, gctx) : NULL;
+    cmp_unit *u = gctx ? random_units(cw, goal, qo, a, gctx) : NULL;
     if (!gctx) qn_cli_error("out of memory");
     free(gctx);
     *n = u ? (uint32_t)a->units : 0;
@@ -710,20 +753,32 @@ int qn_tool_compare(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     qn_terrain t;
     mode_acc acc[MODE_COUNT] = {{0}};
-    run_info ri = {&a, &t, 0, 0, 0.0f, NULL};
+    cmp_world cw = {&t, NULL, 0.0, a.hier ? MODE_HIER + 1 : MODE_HIER};
+    run_info ri = {&a, &t, &cw, 0, 0, 0.0f, NULL};
     qn_field_opts qo = {0};
     cmp_unit *u = NULL;
     rc = 1;
-    if (qn_terrain_load(a.path, true, true, &t)) {
+    bool loaded = qn_terrain_load(a.path, true, true, &t);
+    if (loaded && a.hier) {
+        qn_error e;
+        double t0 = qn_tool_now();
+        qn_status st = qn_hier_create(t.mesh, NULL, NULL, &cw.hier, &e);
+        cw.hier_ms = (qn_tool_now() - t0) * 1e3;
+        if (st != QN_OK) {
+            qn_cli_error("compare --hier: %s: %s", qn_status_name(st), e.message);
+            loaded = false;
+        }
+    }
+    if (loaded) {
         ri.radius = qn_terrain_radius(&t, a.radius);
         qo.radius = ri.radius;
         qo.lookahead = a.lookahead;
         qo.midpoint_costs = a.midpoint;
-        u = make_units(&a, &t, &qo, &ri.units, &rc);
+        u = make_units(&a, &cw, &qo, &ri.units, &rc);
         if (rc != 2) rc = 1;
     }
     ri.u = u;
-    if (u && run_all(&t, u, ri.units, &qo, a.step, acc, &ri.goals) &&
+    if (u && run_all(&cw, u, ri.units, &qo, a.step, acc, &ri.goals) &&
         exact_lengths(t.mesh, u, ri.units, ri.radius)) {
         rc = 0;
         if (a.json) rc = print_json(&ri, acc);
@@ -732,6 +787,7 @@ int qn_tool_compare(int argc, char **argv) {
     for (int m = 0; m < MODE_COUNT; m++)
         free(acc[m].stretch), free(acc[m].rec);
     free(u);
+    qn_hier_destroy(cw.hier);
     qn_terrain_free(&t);
     return rc;
 }

@@ -126,6 +126,85 @@ void qn_sim_world_quad(qn_sim_world *w, qn_sim_quad_ctx *ctx, const qn_field *fi
     w->goal = goal;
 }
 
+/* ---- hierarchical world ------------------------------------------------- */
+
+static qn_status hier_sample(void *ctx, qn_vec2 p, uint32_t *hint, qn_vec2 *dir) {
+    const qn_sim_hier_ctx *c = ctx;
+    return qn_hfield_sample(c->field, p, hint, dir);
+}
+
+static qn_status hier_sample_ahead(void *ctx, qn_vec2 p, uint32_t *hint, qn_vec2 *dir,
+                                   float *ahead) {
+    const qn_sim_hier_ctx *c = ctx;
+    return qn_hfield_sample_ahead(c->field, p, hint, dir, ahead);
+}
+
+static bool hier_move_ok(void *ctx, qn_vec2 a, qn_vec2 b, uint32_t hint, qn_vec2 *hit) {
+    const qn_sim_hier_ctx *c = ctx;
+    return qn_mesh_segment_inside(c->mesh, a, b, hint, hit) == QN_OK;
+}
+
+static double hier_reference(void *ctx, qn_vec2 p) {
+    const qn_sim_hier_ctx *c = ctx;
+    return (double)qn_hfield_cost_at(c->field, p, QN_NONE);
+}
+
+static bool hier_open(const qn_sim_hier_ctx *c, uint32_t q) {
+    return !qn_mesh_quad_blocked(c->mesh, q) && qn_mesh_island(c->mesh, q) == c->island;
+}
+
+/* One area-weighted point over the open quads of the goal's island. */
+static bool hier_point(const qn_sim_hier_ctx *c, double u1, double u2, double u3, qn_vec2 *p) {
+    uint32_t n = qn_mesh_quad_count(c->mesh), last = QN_NONE;
+    double pick = u1 * c->total_area, acc = 0.0;
+    for (uint32_t q = 0; q < n; q++) {
+        if (!hier_open(c, q)) continue;
+        double area = (double)qn_mesh_quad_area(c->mesh, q);
+        last = q;
+        if (acc + area <= pick) {
+            acc += area;
+            continue;
+        }
+        *p = point_in_quad(c->mesh, q, (pick - acc) / area, u2, u3);
+        return true;
+    }
+    if (last == QN_NONE) return false;
+    *p = point_in_quad(c->mesh, last, 0.5, u2, u3);
+    return true;
+}
+
+static bool hier_random_start(void *ctx, double u1, double u2, double u3, qn_vec2 *p) {
+    const qn_sim_hier_ctx *c = ctx;
+    uint64_t rng =
+        (uint64_t)(u1 * 0x1.0p53) ^ ((uint64_t)(u2 * 0x1.0p32) << 21) ^ (uint64_t)(u3 * 0x1.0p40);
+    for (int tries = 0; tries < 64; tries++) {
+        if (!hier_point(c, u1, u2, u3, p)) return false;
+        if (isfinite(qn_hfield_cost_at(c->field, *p, QN_NONE))) return true;
+        u1 = qn_rand_unit(&rng), u2 = qn_rand_unit(&rng), u3 = qn_rand_unit(&rng);
+    }
+    return false;
+}
+
+void qn_sim_world_hier(qn_sim_world *w, qn_sim_hier_ctx *ctx, const qn_hfield *field,
+                       const qn_mesh *mesh, qn_vec2 goal) {
+    ctx->field = field;
+    ctx->mesh = mesh;
+    ctx->island = QN_NONE;
+    ctx->total_area = 0.0;
+    uint32_t gq;
+    if (qn_mesh_locate(mesh, goal, QN_NONE, &gq) == QN_OK) ctx->island = qn_mesh_island(mesh, gq);
+    for (uint32_t q = 0; ctx->island != QN_NONE && q < qn_mesh_quad_count(mesh); q++)
+        if (hier_open(ctx, q)) ctx->total_area += (double)qn_mesh_quad_area(mesh, q);
+    memset(w, 0, sizeof *w);
+    w->ctx = ctx;
+    w->sample = hier_sample;
+    w->sample_ahead = hier_sample_ahead;
+    w->move_ok = hier_move_ok;
+    w->reference = hier_reference;
+    w->random_start = hier_random_start;
+    w->goal = goal;
+}
+
 /* ---- the run ----------------------------------------------------------- */
 
 enum { UNIT_ACTIVE = 1, UNIT_ARRIVED = 2, UNIT_LOST = 3, UNIT_OUT_OF_STEPS = 4 };

@@ -108,6 +108,23 @@ typedef struct qn_sim_quad_ctx {
 
 void qn_sim_world_quad(qn_sim_world *w, qn_sim_quad_ctx *ctx, const qn_field *field, qn_vec2 goal);
 
+/* The same over a hierarchical destination (qn_hfield) on `mesh`, the
+** hier's mesh: samples through qn_hfield_sample_ahead, moves checked on the
+** mesh, the reference is qn_hfield_cost_at (the hierarchy's cost: its local
+** fields build as they are asked for). Random starts: area-weighted over
+** the open quads of the goal's island, drawn again (up to 64 times, from a
+** generator seeded by the draw) while the destination cannot reach them
+** (a pinch narrower than its radius). The context must outlive the world. */
+typedef struct qn_sim_hier_ctx {
+    const qn_hfield *field;
+    const qn_mesh *mesh;
+    uint32_t island;   /* of the goal's quad (QN_NONE: outside the mesh) */
+    double total_area; /* of the open quads of that island */
+} qn_sim_hier_ctx;
+
+void qn_sim_world_hier(qn_sim_world *w, qn_sim_hier_ctx *ctx, const qn_hfield *field,
+                       const qn_mesh *mesh, qn_vec2 goal);
+
 /* splitmix64: a small deterministic generator for the tools. */
 uint64_t qn_rand_next(uint64_t *state);
 double qn_rand_unit(uint64_t *state); /* uniform in [0, 1) */

@@ -914,10 +914,16 @@ QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *qu
 ** samples there are exact-field samples. Units walk the shortest way to
 ** the exit that is best by the node costs, cross there, and go on in the
 ** next sector; paths are a little longer than with a full exact instance
-** (see README "Big worlds" for the figures). Memory grows with the sectors
-** units visit. Every open quad must cost 1 (all MovingAI imports): only
-** then are the local fields exact, which is what keeps units from going
-** round between sectors; weighted meshes are refused (QN_E_MISMATCH). */
+** (see README "Big worlds" for the figures). Near the goal they are not:
+** the goal's sector and the (up to) eight sectors round it share one local
+** field over all their quads, seeded at the goal and at the nodes on the
+** edge of that block, so a unit there walks the exact shortest way to the
+** goal unless that way leaves the block (before, a unit a cell from the
+** goal across a sector's edge walked to a node on that edge and back).
+** Memory grows with the sectors units visit. Every open quad must cost 1
+** (all MovingAI imports): only then are the local fields exact, which is
+** what keeps units from going round between sectors; weighted meshes are
+** refused (QN_E_MISMATCH). */
 typedef struct qn_hier qn_hier;
 typedef struct qn_hfield qn_hfield;
 

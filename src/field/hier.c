@@ -46,6 +46,10 @@ typedef struct hmesh {
     qn_mesh *mesh;          /* NULL when the sector has no open quad */
     uint32_t *loc;          /* the sector's k-th quad -> its local index, QN_NONE: blocked */
     uint32_t nq;            /* the sector's quads */
+    /* A destination's goal block (several sectors, see qn_hfield): its
+    ** quads, increasing (loc follows this order); NULL for one sector's
+    ** mesh, whose quads are the hier's list of the sector. */
+    uint32_t *qlist;
     _Atomic(uint32_t) refs; /* the hier's, and one per local field over it */
 } hmesh;
 
@@ -1063,6 +1067,7 @@ static void hmesh_release(const qn_allocator *a, hmesh *hm) {
     if (!hm || atomic_fetch_sub(&hm->refs, 1) != 1) return;
     qn_mesh_destroy(hm->mesh);
     qn__free(a, hm->loc, ((size_t)hm->nq + 1) * sizeof(uint32_t));
+    qn__free(a, hm->qlist, ((size_t)hm->nq + 1) * sizeof(uint32_t));
     qn__free(a, hm, sizeof *hm);
 }
 
@@ -1221,6 +1226,7 @@ typedef struct hloc {
 ** marker of a sector no way leaves. */
 struct hshared {
     hloc none;
+    _Atomic(hloc *) block; /* the goal block's local field (qn_hfield), NULL until built */
     _Atomic(uint32_t) built;
     _Atomic(size_t) bytes;
 };
@@ -1243,8 +1249,25 @@ struct qn_hfield {
     uint32_t *pos;
     qn__hent *heap; /* the node search's heap (keys in it) */
     _Atomic(hloc *) *loc; /* per sector: its local field, NULL until built */
+    /* The goal block: the goal's sector and the (up to) eight round it,
+    ** sectors bx0..bx1 by by0..by1, share one local field over all their
+    ** quads, seeded with the goal and the nodes on the block's edge. A unit
+    ** near the goal then walks the exact way there, not one through a node
+    ** on a sector's edge: one a cell from the goal across such an edge
+    ** walked to a node and back, up to half the node spacing each way
+    ** (4.4 times the shortest length on a row of Boston_0_512). Farther out,
+    ** a way crosses more of a sector before and after each node, and the
+    ** detour is a smaller part of it. Built when a unit first samples
+    ** there (sh->block). */
+    uint32_t bx0, by0, bx1, by1;
     struct hshared *sh;   /* what samples change (through a const field) */
 };
+
+/* Is sector s in f's goal block? */
+static bool in_block(const qn_hfield *f, uint32_t s) {
+    uint32_t x = s % f->h->sw, y = s / f->h->sw;
+    return x >= f->bx0 && x <= f->bx1 && y >= f->by0 && y <= f->by1;
+}
 
 /* The least distance from node n to sector s's nodes (their box): no
 ** path between them is shorter, so the bound is consistent. */
@@ -1366,6 +1389,9 @@ static void drop_locals(qn_hfield *f) {
         if (l && l != &f->sh->none) loc_free(f, l);
         atomic_store(&f->loc[s], NULL);
     }
+    hloc *b = atomic_load(&f->sh->block);
+    if (b && b != &f->sh->none) loc_free(f, b);
+    atomic_store(&f->sh->block, NULL);
     atomic_store(&f->sh->built, 0);
 }
 
@@ -1438,10 +1464,14 @@ qn_status qn_hfield_create(const qn_hier *h, qn_vec2 goal, float radius, const q
     f->goal = goal;
     f->gquad = piece_of(h, q, goal);
     f->gsec = h->qsec[f->gquad];
+    uint32_t gx = f->gsec % h->sw, gy = f->gsec / h->sw;
+    f->bx0 = gx ? gx - 1 : 0, f->bx1 = gx + 1 < h->sw ? gx + 1 : gx;
+    f->by0 = gy ? gy - 1 : 0, f->by1 = gy + 1 < h->sh ? gy + 1 : gy;
     f->radius = radius;
     f->loc = qn__calloc(&a, (size_t)h->nsec + 1, sizeof *f->loc);
     f->sh = qn__calloc(&a, 1, sizeof *f->sh);
     if (!f->loc || !f->sh) st = qn__fail(err, QN_E_NOMEM, QN_NONE, "out of memory (destination)");
+    if (f->sh) atomic_init(&f->sh->block, NULL);
     for (uint32_t s = 0; st == QN_OK && s < h->nsec; s++) atomic_init(&f->loc[s], NULL);
     if (st == QN_OK && !qn__nsearch_lock_init(&f->ns))
         st = qn__fail(err, QN_E_NOMEM, QN_NONE, "cannot make a lock (destination)");
@@ -1485,27 +1515,48 @@ uint32_t qn_hfield_sectors_built(const qn_hfield *f) { return f ? atomic_load(&f
 /* Builds the mesh of sector s's open quads (hm->loc maps them), with the
 ** hier's allocator and one reference (the hier's); NULL when out of
 ** memory. hm->mesh stays NULL when the sector has no open quad. */
-static hmesh *hmesh_build(const qn_hier *h, uint32_t s) {
+/* Is portal e open (both quads) with both quads in the sectors x0..x1 by
+** y0..y1? */
+static bool portal_within(const qn_hier *h, uint32_t e, uint32_t x0, uint32_t y0, uint32_t x1,
+                          uint32_t y1) {
+    const qn_mesh *m = h->mesh;
+    const qn__pq *p = &m->pq[e];
+    for (int i = 0; i < 2; i++) {
+        uint32_t s = h->qsec[p->q[i]], x = s % h->sw, y = s / h->sw;
+        if (m->blocked[p->q[i]] || x < x0 || x > x1 || y < y0 || y > y1) return false;
+    }
+    return true;
+}
+
+/* A local mesh over the open quads of ql[0..nq) (increasing), which are
+** those of the sectors x0..x1 by y0..y1, with the portals between them;
+** keeps ql as its qlist when `own` (then the mesh's, freed with it). */
+static hmesh *hmesh_from(const qn_hier *h, uint32_t *ql, uint32_t nq, bool own, uint32_t x0,
+                         uint32_t y0, uint32_t x1, uint32_t y1) {
     const qn_allocator *a = &h->alloc;
     const qn_mesh *m = h->mesh;
-    uint32_t first = h->sq_start[s], nq = h->sq_start[s + 1] - first, n = 0, nc = 0;
+    uint32_t n = 0, nc = 0;
     hmesh *hm = qn__calloc(a, 1, sizeof *hm);
-    if (!hm) return NULL;
+    if (!hm) {
+        if (own) qn__free(a, ql, ((size_t)nq + 1) * sizeof(uint32_t));
+        return NULL;
+    }
     atomic_init(&hm->refs, 1);
     hm->nq = nq;
+    hm->qlist = own ? ql : NULL;
     hm->loc = qn__alloc(a, ((size_t)nq + 1) * sizeof(uint32_t));
     qn_vec2 *v = qn__alloc(a, ((size_t)nq * 4 + 1) * sizeof(qn_vec2));
     uint32_t *idx = qn__alloc(a, ((size_t)nq * 4 + 1) * sizeof(uint32_t));
     float *cost = qn__alloc(a, ((size_t)nq + 1) * sizeof(float));
     size_t ccap = 0;
     for (uint32_t k = 0; k < nq; k++) {
-        uint32_t q = h->sq_list[first + k];
+        uint32_t q = ql[k];
         ccap += m->qp_start[q + 1] - m->qp_start[q];
     }
     qn__cand *c = qn__alloc(a, (ccap + 1) * sizeof(qn__cand));
     qn_status st = hm->loc && v && idx && cost && c ? QN_OK : QN_E_NOMEM;
     for (uint32_t k = 0; st == QN_OK && k < nq; k++) {
-        uint32_t q = h->sq_list[first + k];
+        uint32_t q = ql[k];
         hm->loc[k] = m->blocked[q] ? QN_NONE : n;
         if (m->blocked[q]) continue;
         qn_vec2 kc[4];
@@ -1513,25 +1564,26 @@ static hmesh *hmesh_build(const qn_hier *h, uint32_t s) {
         for (uint32_t j = 0; j < 4; j++) v[4 * n + j] = qc[j], idx[4 * n + j] = 4 * n + j;
         cost[n++] = qn__quad_cost(m, q);
     }
-    /* The portals inside the sector, as candidates in (a, b) order: quads
+    /* The portals inside the sectors, as candidates in (a, b) order: quads
     ** keep their order, so the parent's a < b holds for the local ids. */
     for (uint32_t k = 0; st == QN_OK && k < nq; k++) {
-        uint32_t q = h->sq_list[first + k];
+        uint32_t q = ql[k];
         for (uint32_t j = m->qp_start[q]; j < m->qp_start[q + 1]; j++) {
             uint32_t e = m->qp_list[j];
             const qn__portal p_at = qn__portal_at(m, e), *p = &p_at;
-            if (p->q[0] != q || !inner_portal(h, e, s)) continue;
+            if (p->q[0] != q || !portal_within(h, e, x0, y0, x1, y1)) continue;
             c[nc++] = (qn__cand){q, p->q[1], p->edge[0], p->edge[1], p->p0, p->p1};
         }
     }
-    /* parent ids -> local ids: binary search in the sector's sorted quads */
+    /* parent ids -> local ids: binary search in the sorted quads */
     for (uint32_t i = 0; st == QN_OK && i < nc; i++) {
         uint32_t ids[2] = {c[i].a, c[i].b};
         for (int t = 0; t < 2; t++) {
             uint32_t lo = 0, hi = nq;
             while (lo < hi) {
                 uint32_t mid = (lo + hi) / 2;
-                if (h->sq_list[first + mid] < ids[t]) lo = mid + 1;
+                if (ql[mid] < ids[t])
+                    lo = mid + 1;
                 else hi = mid;
             }
             ids[t] = hm->loc[lo];
@@ -1553,6 +1605,40 @@ static hmesh *hmesh_build(const qn_hier *h, uint32_t s) {
     return hm;
 }
 
+static hmesh *hmesh_build(const qn_hier *h, uint32_t s) {
+    uint32_t first = h->sq_start[s], x = s % h->sw, y = s / h->sw;
+    return hmesh_from(h, h->sq_list + first, h->sq_start[s + 1] - first, false, x, y, x, y);
+}
+
+static int cmp_u32(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* The goal block's local mesh (the destination's own). */
+static hmesh *block_mesh(const qn_hfield *f) {
+    const qn_hier *h = f->h;
+    uint32_t nq = 0;
+    for (uint32_t y = f->by0; y <= f->by1; y++)
+        for (uint32_t x = f->bx0; x <= f->bx1; x++)
+            nq += h->sq_start[y * h->sw + x + 1] - h->sq_start[y * h->sw + x];
+    uint32_t *ql = qn__alloc(&h->alloc, ((size_t)nq + 1) * sizeof(uint32_t)), k = 0;
+    if (!ql) return NULL;
+    for (uint32_t y = f->by0; y <= f->by1; y++)
+        for (uint32_t x = f->bx0; x <= f->bx1; x++) {
+            uint32_t s = y * h->sw + x, n = h->sq_start[s + 1] - h->sq_start[s];
+            memcpy(ql + k, h->sq_list + h->sq_start[s], (size_t)n * sizeof(uint32_t));
+            k += n;
+        }
+    qsort(ql, nq, sizeof *ql, cmp_u32);
+    return hmesh_from(h, ql, nq, true, f->bx0, f->by0, f->bx1, f->by1);
+}
+
+/* The hier quad of l's mesh's k-th quad (sector s's, or the block's). */
+static uint32_t hm_quad(const qn_hier *h, const hmesh *hm, uint32_t s, uint32_t k) {
+    return hm->qlist ? hm->qlist[k] : h->sq_list[h->sq_start[s] + k];
+}
+
 /* Sector s's local mesh, built and published on first use; NULL when out
 ** of memory. */
 static hmesh *hmesh_get(const qn_hier *h, uint32_t s) {
@@ -1568,24 +1654,56 @@ static hmesh *hmesh_get(const qn_hier *h, uint32_t s) {
     return expected;
 }
 
-/* Sector s's seeds: its exits (nodes whose way goes on in the other
-** sector) and the goal in its own sector. */
+/* The sectors a local field covers: s alone, or with s QN_NONE the goal
+** block's, as x0..x1 by y0..y1. */
+static void field_sectors(const qn_hfield *f, uint32_t s, uint32_t *x0, uint32_t *y0, uint32_t *x1,
+                          uint32_t *y1) {
+    if (s == QN_NONE) {
+        *x0 = f->bx0, *y0 = f->by0, *x1 = f->bx1, *y1 = f->by1;
+        return;
+    }
+    *x0 = *x1 = s % f->h->sw;
+    *y0 = *y1 = s / f->h->sw;
+}
+
+/* Nodes of the sectors of local field s (field_sectors), plus one. */
+static uint32_t seeds_cap(const qn_hfield *f, uint32_t s) {
+    const qn_hier *h = f->h;
+    uint32_t x0, y0, x1, y1, n = 1;
+    field_sectors(f, s, &x0, &y0, &x1, &y1);
+    for (uint32_t y = y0; y <= y1; y++)
+        for (uint32_t x = x0; x <= x1; x++)
+            n += h->sn_start[y * h->sw + x + 1] - h->sn_start[y * h->sw + x];
+    return n;
+}
+
+/* The seeds of local field s (a sector, or QN_NONE: the goal block): its
+** exits (nodes on its edge whose way goes on in a sector outside it) and
+** the goal when the goal's sector is one of its own. */
 static qn_status local_seeds(const qn_hfield *f, uint32_t s, hloc *l, qn_vec2 **at, float **g0) {
     const qn_hier *h = f->h;
-    uint32_t n = h->sn_start[s + 1] - h->sn_start[s] + 1, k = 0;
+    uint32_t n = seeds_cap(f, s), k = 0, x0, y0, x1, y1;
+    field_sectors(f, s, &x0, &y0, &x1, &y1);
     *at = qn__alloc(&f->alloc, (size_t)n * sizeof(qn_vec2));
     *g0 = qn__alloc(&f->alloc, (size_t)n * sizeof(float));
     l->exit = qn__alloc(&f->alloc, (size_t)n * sizeof(uint32_t));
     l->ecap = l->exit ? n : 0;
     if (!*at || !*g0 || !l->exit) return QN_E_NOMEM;
-    if (s == f->gsec && !f->goal_blocked) (*at)[k] = f->goal, (*g0)[k] = 0.0f, l->exit[k++] = QN_NONE;
-    for (uint32_t j = h->sn_start[s]; j < h->sn_start[s + 1]; j++) {
-        uint32_t i = h->sn_list[j];
-        const hnode *nd = &h->nodes[i];
-        if (f->via[i] > 1 || nd->sec[f->via[i]] == s || !isfinite(f->g[i])) continue;
-        if (f->h->mesh->blocked[node_quad(nd, s)]) continue;
-        (*at)[k] = nd->at, (*g0)[k] = f->g[i], l->exit[k++] = i;
-    }
+    if ((s == QN_NONE || s == f->gsec) && !f->goal_blocked)
+        (*at)[k] = f->goal, (*g0)[k] = 0.0f, l->exit[k++] = QN_NONE;
+    for (uint32_t y = y0; y <= y1; y++)
+        for (uint32_t x = x0; x <= x1; x++) {
+            uint32_t t = y * h->sw + x;
+            for (uint32_t j = h->sn_start[t]; j < h->sn_start[t + 1]; j++) {
+                uint32_t i = h->sn_list[j];
+                const hnode *nd = &h->nodes[i];
+                if (f->via[i] > 1 || !isfinite(f->g[i])) continue;
+                uint32_t on = nd->sec[f->via[i]], ox = on % h->sw, oy = on / h->sw;
+                if (ox >= x0 && ox <= x1 && oy >= y0 && oy <= y1) continue; /* goes on inside */
+                if (f->h->mesh->blocked[node_quad(nd, t)]) continue;
+                (*at)[k] = nd->at, (*g0)[k] = f->g[i], l->exit[k++] = i;
+            }
+        }
     l->nseed = k;
     return QN_OK;
 }
@@ -1601,12 +1719,12 @@ static bool parent_corners(const qn_hfield *f, uint32_t s, hloc *l) {
     const qn_hier *h = f->h;
     const qn__boundary *pb = qn__mesh_boundary(h->parent, NULL);
     if (!pb) return false;
-    uint32_t first = h->sq_start[s], n = 0, i = 0;
+    uint32_t n = 0, i = 0;
     uint32_t *lq = NULL;
     qn__xcorner *c = NULL;
     for (int pass = 0; pass < 2; pass++) {     /* count, then list */
         for (uint32_t k = 0; k < l->hm->nq; k++) { /* local quads in increasing order */
-            uint32_t q = h->sq_list[first + k], pq = parent_of(h, q);
+            uint32_t q = hm_quad(h, l->hm, s, k), pq = parent_of(h, q);
             if (l->hm->loc[k] == QN_NONE) continue;
             for (uint32_t t = qn__next_corner(pb, pq, 0); t != UINT32_MAX;
                  t = qn__next_corner(pb, pq, t + 1)) {
@@ -1632,25 +1750,25 @@ static bool parent_corners(const qn_hfield *f, uint32_t s, hloc *l) {
     return ok;
 }
 
-/* Builds sector s's local field (NULL on OOM; &f->sh->none when no way leaves). */
+/* Builds sector s's local field, or with s QN_NONE the goal block's (NULL
+** on OOM; &f->sh->none when no way leaves). */
 static hloc *local_build(const qn_hfield *f, uint32_t s) {
     hloc *l = qn__calloc(&f->alloc, 1, sizeof *l);
     if (!l) return NULL;
     qn_vec2 *at = NULL;
     float *g0 = NULL;
-    uint32_t cap = f->h->sn_start[s + 1] - f->h->sn_start[s] + 1;
+    uint32_t cap = seeds_cap(f, s);
     qn_status st = local_seeds(f, s, l, &at, &g0);
     if (st == QN_OK && l->nseed == 0) st = QN_E_UNREACHABLE;
     if (st == QN_OK) {
-        hmesh *hm = hmesh_get(f->h, s);
+        /* a sector's mesh is the hier's, shared; the block's this field's */
+        hmesh *hm = s == QN_NONE ? block_mesh(f) : hmesh_get(f->h, s);
+        if (hm && s != QN_NONE) atomic_fetch_add(&hm->refs, 1);
+        l->hm = hm;
         if (!hm)
             st = QN_E_NOMEM;
         else if (!hm->mesh)
             st = QN_E_UNREACHABLE;
-        else {
-            atomic_fetch_add(&hm->refs, 1);
-            l->hm = hm;
-        }
     }
     if (st == QN_OK) {
         qn_field_opts o = {.radius = f->radius};
@@ -1663,19 +1781,29 @@ static hloc *local_build(const qn_hfield *f, uint32_t s) {
         loc_free(f, l);
         return st == QN_E_NOMEM ? NULL : &f->sh->none;
     }
-    /* the mesh is the hier's (qn_hier_bytes) */
+    /* a sector's mesh is the hier's (qn_hier_bytes); the block's is counted */
     l->bytes = sizeof *l + (size_t)cap * sizeof(uint32_t) + qn_field_bytes(l->field);
+    if (s == QN_NONE)
+        l->bytes += sizeof *l->hm + 2 * ((size_t)l->hm->nq + 1) * sizeof(uint32_t) +
+                    qn_mesh_bytes(l->hm->mesh);
     return l;
 }
 
-/* Sector s's local field, built and published on first use; NULL when out
-** of memory. */
+/* Sector s's local field (the goal block's for a sector in the block),
+** built and published on first use; NULL when out of memory. */
 static const hloc *local_get(const qn_hfield *f, uint32_t s) {
-    _Atomic(hloc *) *slot = &f->loc[s];
+    bool block = in_block(f, s);
+    _Atomic(hloc *) *slot = block ? &f->sh->block : &f->loc[s];
     hloc *l = atomic_load_explicit(slot, memory_order_acquire);
     if (l) return l;
-    settle_locked(f, s);
-    hloc *mine = local_build(f, s);
+    if (block) { /* every node of its sectors */
+        for (uint32_t y = f->by0; y <= f->by1; y++)
+            for (uint32_t x = f->bx0; x <= f->bx1; x++)
+                settle_locked(f, y * f->h->sw + x);
+    } else {
+        settle_locked(f, s);
+    }
+    hloc *mine = local_build(f, block ? QN_NONE : s);
     if (!mine) return NULL;
     hloc *expected = NULL;
     if (atomic_compare_exchange_strong_explicit(slot, &expected, mine, memory_order_acq_rel,
@@ -1798,6 +1926,18 @@ static qn_status hlocate(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, uint3
 /* The local quad of parent quad q in l. */
 static uint32_t local_quad(const qn_hfield *f, const hloc *l, uint32_t q) {
     const qn_hier *h = f->h;
+    const uint32_t *ql = l->hm->qlist;
+    if (ql) { /* the goal block's */
+        uint32_t lo = 0, hi = l->hm->nq;
+        while (lo < hi) {
+            uint32_t mid = lo + (hi - lo) / 2;
+            if (ql[mid] < q)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return l->hm->loc[lo];
+    }
     uint32_t s = h->qsec[q], lo = h->sq_start[s], hi = h->sq_start[s + 1];
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;

@@ -1006,6 +1006,14 @@ static inline bool qn__field_reaches(const qn_field *f, uint32_t q) {
 ** - else q itself (field.c). */
 uint32_t qn__field_quad_of(const qn_field *f, uint32_t q, qn_vec2 p);
 
+/* qn_field_sample (ahead NULL) or qn_field_sample_ahead, arguments
+** already checked, that also tells an exact field's root the unit steers
+** at and its cost there (*root NULL otherwise: a discrete field, or no
+** QN_OK or QN_AT_GOAL answer). For hierarchical local fields (hier.c),
+** which would otherwise look for that root a second time (sample.c). */
+qn_status qn__field_sample_root(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir,
+                                float *ahead, const qn__sroot **root, float *cost);
+
 /* Sets quad q's record in f->hops from its slot (sample.c). */
 void qn__field_hop(qn_field *f, uint32_t q);
 

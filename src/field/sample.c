@@ -935,8 +935,8 @@ static bool goal_out_of_reach(const qn_field *f, const qn__sroot *r, qn_vec2 p, 
     return qn__dot(dir, qn__sub(r->at, p)) < 0.9f * len; /* else on its way there */
 }
 
-static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *dir,
-                              float *ahead) {
+static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 *dir, float *ahead,
+                              const qn__sroot **root, float *root_cost) {
     float cost;
     const qn__sent *e = NULL;
     float len = 0.0f; /* |r - p| */
@@ -945,6 +945,7 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     ** millions of random points): the least cost over all of q's entries. */
     if (!r) r = qn__spm_root_loose(f, q, p, &cost, &e, &len);
     if (!r) return QN_E_UNREACHABLE;
+    if (root) *root = r, *root_cost = cost;
     qn_vec2 d;
     float go = 0.0f;
     if (r->goal) {
@@ -987,9 +988,11 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     return QN_OK;
 }
 
-/* One unit, arguments already checked except p. */
+/* One unit, arguments already checked except p; root and cost as
+** qn__field_sample_root's (root NULL: not asked). */
 static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir,
-                            float *ahead) {
+                            float *ahead, const qn__sroot **root, float *cost) {
+    if (root) *root = NULL;
     *dir = qn__v2(0.0f, 0.0f);
     if (ahead) *ahead = 0.0f;
     if (!qn__finite2(p)) {
@@ -1007,7 +1010,9 @@ static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_
         if (quad_io) *quad_io = q;
         if (q == QN_NONE) return QN_E_OUTSIDE;
         if (m->blocked[q]) return QN_E_BLOCKED;
-        return sample_exact(f, q, p, dir, ahead);
+        qn_status st = sample_exact(f, q, p, dir, ahead, root, cost);
+        if (root && st != QN_OK && st != QN_AT_GOAL) *root = NULL;
+        return st;
     }
     uint32_t ex = QN_NONE;
     if (q != QN_NONE && !m->blocked[q]) q = cross_if_on_exit(f, q, p, &ex);
@@ -1024,20 +1029,26 @@ static qn_status sample_one(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_
 
 qn_status qn_field_sample(const qn_field *field, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
     qn_status st = qn__sample_args(field, quad_io, dir, false, NULL);
-    return st != QN_OK ? st : sample_one(field, p, quad_io, dir, NULL);
+    return st != QN_OK ? st : sample_one(field, p, quad_io, dir, NULL, NULL, NULL);
 }
 
 qn_status qn_field_sample_ahead(const qn_field *field, qn_vec2 p, uint32_t *quad_io,
                                 qn_vec2 *dir, float *ahead) {
     qn_status st = qn__sample_args(field, quad_io, dir, true, ahead);
-    return st != QN_OK ? st : sample_one(field, p, quad_io, dir, ahead);
+    return st != QN_OK ? st : sample_one(field, p, quad_io, dir, ahead, NULL, NULL);
+}
+
+qn_status qn__field_sample_root(const qn_field *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir,
+                                float *ahead, const qn__sroot **root, float *cost) {
+    return sample_one(f, p, quad_io, dir, ahead, root, cost);
 }
 
 qn_status qn_field_sample_batch(const qn_field *field, const qn_vec2 *positions, qn_vec2 *dirs,
                                 uint8_t *status, uint32_t *quads, size_t count) {
     if (!field || (count && (!positions || !dirs))) return QN_E_INVALID_ARG;
     for (size_t i = 0; i < count; i++) {
-        qn_status st = sample_one(field, positions[i], quads ? &quads[i] : NULL, &dirs[i], NULL);
+        qn_status st =
+            sample_one(field, positions[i], quads ? &quads[i] : NULL, &dirs[i], NULL, NULL, NULL);
         if (status) status[i] = (uint8_t)st;
     }
     return QN_OK;

@@ -164,8 +164,9 @@ static void test_walk_maps(void **state) {
         qn_grid *g = NULL;
         qn_mesh *m = load_map(names[i], &g);
         walk(m, goals[i], 0.0f, 200, 0.0f, names[i]);
-        /* with a body and default sectors: arena is one sector, its goal
-        ** block a single sector (once a crash) */
+        /* with a body and default sectors: arena is one sector, and its
+        ** goal block that one sector (parent_corners reads the block's
+        ** list of quads then) */
         walk(m, goals[i], 0.1f, 200, 0.0f, names[i]);
         walk(m, goals[i], 0.1f, 200, 12.0f, names[i]);
         /* Nodes every cell or two: exits close to obstacle corners. */

@@ -1311,10 +1311,14 @@ QN_API qn_status qn_grid_field_sample_batch(const qn_grid_field *field, qn_flow_
 ** Dijkstra over the nodes from the goal's sector (milliseconds on a
 ** 4096x4096 map), then each sector's field (values, 8-direction flow and
 ** gradient) is built the first time a unit samples in it, seeded from the
-** cells just across its entrances, and kept. Memory grows with the sectors
-** units visit, not with the map. Paths run through node cells, so they are
-** a few percent longer than a whole-grid field's; units arrive wherever the
-** goal is reachable.
+** cells just across its entrances, and kept. The goal's sector and the
+** (up to) eight round it share one such field over all their cells,
+** seeded at the goal and across the block's outer entrances, so values
+** near the goal are the whole-grid field's (unless the way leaves the
+** block). Memory grows with the sectors units visit, not with the map.
+** Farther out paths run through node cells, so they are a few percent
+** longer than a whole-grid field's; units arrive wherever the goal is
+** reachable.
 **
 ** Thread-safety: a tile field may be sampled from many threads at once
 ** (qn_grid_tfield_sample, _sample_batch, _prepare): a sector built by two

@@ -132,6 +132,22 @@ rc2, out2, _ = run(["sim", LEVELS[0], "--units", "200", "--mode", "quad", "--jso
 a, b = json.loads(out1), json.loads(out2)
 check("sim --mode quad = default", all(a[k] == b[k] for k in ("arrived", "stretch_mean", "steps")),
       out1 + out2)
+# --mode hier: a hierarchical instance, on a level and on a map, with
+# scripted blocking on the map (the hier and the destination updated; the
+# units on a quad as it is blocked walk out); weighted quads are refused.
+rc, out, _ = run(["sim", LEVELS[1], "--units", "200", "--radius", "0.1", "--mode", "hier", "--json"])
+j = one_json("sim hier level", out)
+check("sim hier level", rc == 0 and j.get("mode") == "hier" and j.get("arrived") == 200
+      and j.get("wall_contacts") == 0 and j.get("sectors_built", 0) >= 1 and j.get("bytes", 0) > 0,
+      out)
+LAK = os.path.join(DATA, "maps", "lak303d.map")
+rc, out, _ = run(["sim", LAK, "--goal", "70.5,70.5", "--units", "300", "--radius", "0.1", "--mode",
+                  "hier", "--block", "100@20", "--block", "150@20", "--unblock", "100@60", "--json"])
+j = one_json("sim hier map changes", out)
+check("sim hier map changes", rc == 0 and j.get("changes") == 3 and j.get("arrived") == 300
+      and j.get("wall_contacts") == 0 and j.get("hier_sectors", 0) > 1, out)
+rc, out, err = run(["sim", LEVELS[2], "--units", "10", "--mode", "hier"])
+check("sim hier weighted", rc == 1 and out == "" and err.count("\n") == 1 and "cost" in err, err)
 rc, _, err = run(["sim", ARENA, "--units", "10"])
 # A missing --goal and options a map cannot take are usage errors (issue 10).
 check("sim map needs --goal", rc == 2 and err.count("\n") == 1 and "--goal" in err, err)

@@ -419,7 +419,11 @@ static const char sim_usage[] =
     "(default), or the grid field with 8-direction or vector flow (a level without\n"
     "a grid is rasterised at cell size 1); maps and grid modes go through the\n"
     "viewer's session code (tools/session.c) and take no scripted changes or\n"
-    "--spawns.\n";
+    "--spawns. --mode hier: the quads through a hierarchical instance (qn_hier,\n"
+    "qn_hfield; every open quad must cost 1), levels and maps, scripted blocking\n"
+    "and unblocking included (the hier and the destination are updated); stretch\n"
+    "is against the hierarchical cost at the start; the JSON adds hier_build_ms,\n"
+    "hier_sectors, sectors_built and bytes (the destination's, at the end).\n";
 
 enum {
     SIM_GOAL, SIM_UNITS, SIM_SEED, SIM_RADIUS, SIM_STEP, SIM_SPAWNS, SIM_THREADS,
@@ -472,6 +476,7 @@ typedef struct change {
 typedef struct sim_args {
     const char *path, *goal;
     qn_sim_mode mode;
+    bool hier;                                /* --mode hier (mode stays QN_MODE_QUAD) */
     uint64_t units, seed, threads, max_steps; /* max_steps 0: the default */
     float step, radius;
     bool spawns, json;
@@ -543,9 +548,12 @@ static int sim_parse(const qn_cli_args *o, sim_args *a) {
     if ((v = o->value[SIM_MAX_STEPS]) &&
         (!qn_cli_parse_u64(v, UINT32_MAX, &a->max_steps) || a->max_steps == 0))
         return qn_cli_error("--max-steps %s: not a count from 1 to %u", v, UINT32_MAX), 2;
-    if ((v = o->value[SIM_MODE]) && (!qn_sim_mode_parse(v, &a->mode) || a->mode == QN_MODE_CROWD))
-        return qn_cli_error("--mode %s: not quad, grid8 or gridvec (units with bodies: --crowd)",
-                            v), 2;
+    a->hier = (v = o->value[SIM_MODE]) && !strcmp(v, "hier");
+    if (v && !a->hier && (!qn_sim_mode_parse(v, &a->mode) || a->mode == QN_MODE_CROWD))
+        return qn_cli_error("--mode %s: not quad, grid8, gridvec or hier (units with bodies: "
+                            "--crowd)",
+                            v),
+               2;
     int rc = parse_radius(o->value[SIM_RADIUS], &a->radius);
     return rc ? rc : sim_changes(o, a);
 }
@@ -567,11 +575,14 @@ static uint32_t default_max_steps(const qn_mesh *m, float step) {
     return (uint32_t)fmin((double)UINT32_MAX, 4.0 * l / (double)step + 200.0);
 }
 
-/* Scripted changes, applied before the step they name. */
+/* Scripted changes, applied before the step they name; then the field, or
+** the hier and its destination (--mode hier), are brought up to date. */
 typedef struct script {
     const sim_args *a;
     qn_mesh *mesh;
     qn_field *field;
+    qn_hier *hier;
+    qn_hfield *hfield;
     uint32_t applied;
     bool failed;
 } script;
@@ -589,7 +600,14 @@ static void apply_changes(void *ud, uint32_t step) {
         sc->applied++;
         any = true;
     }
-    if (any) sc->failed |= qn_field_update(sc->field, NULL) != QN_OK;
+    if (!any) return;
+    if (sc->field) sc->failed |= qn_field_update(sc->field, NULL) != QN_OK;
+    if (sc->hier) {
+        qn_status st = qn_hier_update(sc->hier, NULL);
+        /* a blocked goal leaves the destination answering unreachable */
+        if (st == QN_OK) st = qn_hfield_update(sc->hfield, NULL);
+        sc->failed |= st != QN_OK && st != QN_E_BLOCKED;
+    }
 }
 
 /* A change naming a quad the level lacks: a failure (1). */
@@ -601,10 +619,24 @@ static int check_changes(const sim_args *a, const qn_mesh *m) {
     return 0;
 }
 
+/* What `sim --mode hier` adds to the report. */
+typedef struct hier_report {
+    double build_ms;
+    uint32_t sectors, built;
+    size_t bytes;
+} hier_report;
+
 static int sim_json(const sim_args *a, const setup *s, const qn_sim_result *r,
-                    const qn_sim_opts *so, uint32_t changes) {
+                    const qn_sim_opts *so, uint32_t changes, const hier_report *hr) {
     double ns = r->samples ? r->sample_seconds * 1e9 / (double)r->samples : (double)NAN;
     cJSON *o = cJSON_CreateObject();
+    if (hr) {
+        qn_json_put_str(o, "mode", "hier");
+        qn_json_put_num(o, "hier_build_ms", hr->build_ms);
+        qn_json_put_uint(o, "hier_sectors", hr->sectors);
+        qn_json_put_uint(o, "sectors_built", hr->built);
+        qn_json_put_uint(o, "bytes", hr->bytes);
+    }
     qn_json_put_str(o, "level", a->path);
     qn_json_put_vec(o, "goal", s->goal);
     qn_json_put_float(o, "radius", s->radius);
@@ -628,7 +660,7 @@ static int sim_json(const sim_args *a, const setup *s, const qn_sim_result *r,
 }
 
 static void sim_text(const sim_args *a, const setup *s, const qn_sim_result *r,
-                     const qn_sim_opts *so, uint32_t changes) {
+                     const qn_sim_opts *so, uint32_t changes, const hier_report *hr) {
     double ns = r->samples ? r->sample_seconds * 1e9 / (double)r->samples : 0.0;
     printf("level          %s\n", a->path);
     printf("goal           %g,%g (radius %g)\n", (double)s->goal.x, (double)s->goal.y,
@@ -646,6 +678,9 @@ static void sim_text(const sim_args *a, const setup *s, const qn_sim_result *r,
     printf("threads        %u\n", so->threads);
     if (changes) printf("changes        %u applied, %llu escape steps\n", changes,
                         (unsigned long long)r->escapes);
+    if (hr)
+        printf("hierarchical   %u sectors (graph %.1f ms); %u local fields built, %zu bytes\n",
+               hr->sectors, hr->build_ms, hr->built, hr->bytes);
 }
 
 /* Spawn points of the level, for --spawns; NULL (and *n = 0) when none. */
@@ -675,8 +710,8 @@ static int sim_finish(const sim_args *a, setup *s, qn_sim_opts *so, script *sc) 
     free(spawns);
     if (st != QN_OK) return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
     if (sc->failed) return qn_cli_error("sim: a scripted change could not be applied");
-    if (a->json) return sim_json(a, s, &r, so, sc->applied);
-    sim_text(a, s, &r, so, sc->applied);
+    if (a->json) return sim_json(a, s, &r, so, sc->applied, NULL);
+    sim_text(a, s, &r, so, sc->applied, NULL);
     return 0;
 }
 
@@ -726,14 +761,86 @@ static int run_sim_session(const sim_args *a, const qn_cli_input *in) {
     qn_session_destroy(ses);
     if (st != QN_OK)
         return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
-    if (a->json) return sim_json(a, &s, &r, &so, 0);
-    sim_text(a, &s, &r, &so, 0);
+    if (a->json) return sim_json(a, &s, &r, &so, 0, NULL);
+    sim_text(a, &s, &r, &so, 0, NULL);
     return 0;
+}
+
+/* `sim --mode hier`: a hierarchical instance over the level's or map's
+** quads; scripted changes update the hier and the destination. */
+static int run_sim_hier(const sim_args *a, qn_cli_input *in) {
+    setup s;
+    memset(&s, 0, sizeof s);
+    if (!qn_terrain_from_input(in, false, &s.t)) return setup_free(&s), 1;
+    int rc = qn_cli_goal(s.t.level, a->goal, &s.goal);
+    if (rc) return setup_free(&s), rc;
+    s.radius = qn_terrain_radius(&s.t, a->radius);
+    qn_mesh *mesh = qn_terrain_mesh_mut(&s.t);
+    if ((rc = check_changes(a, mesh))) return setup_free(&s), rc;
+    qn_error e;
+    qn_hier *h = NULL;
+    qn_hfield *f = NULL;
+    hier_report hr = {0};
+    double t0 = qn_tool_now();
+    qn_status st = qn_hier_create(mesh, NULL, NULL, &h, &e);
+    hr.build_ms = (qn_tool_now() - t0) * 1e3;
+    if (st == QN_OK) {
+        t0 = qn_tool_now();
+        st = qn_hfield_create(h, s.goal, s.radius, NULL, &f, &e);
+        s.build_us = (qn_tool_now() - t0) * 1e6;
+    }
+    if (st != QN_OK) {
+        qn_hier_destroy(h);
+        setup_free(&s);
+        return qn_cli_error("sim --mode hier: goal %g,%g: %s: %s", (double)s.goal.x,
+                            (double)s.goal.y, qn_status_name(st), e.message);
+    }
+    qn_sim_opts so = {0};
+    so.units = (uint32_t)a->units;
+    so.seed = a->seed;
+    so.step = a->step;
+    so.threads = (uint32_t)a->threads;
+    so.max_steps = a->max_steps ? (uint32_t)a->max_steps : default_max_steps(mesh, a->step);
+    script sc = {a, mesh, NULL, h, f, 0, false};
+    if (a->nchanges) so.before_step = apply_changes, so.before_step_ud = &sc;
+    qn_sim_world w;
+    qn_sim_hier_ctx ctx;
+    qn_sim_world_hier(&w, &ctx, f, mesh, s.goal);
+    qn_vec2 *spawns = NULL;
+    if (a->spawns) {
+        spawns = level_spawns(s.t.level, &so.start_count);
+        so.starts = spawns;
+    }
+    qn_sim_result r;
+    st = a->spawns && !spawns ? QN_E_INVALID_ARG : qn_sim_run(&w, &so, &r);
+    free(spawns);
+    hr.sectors = qn_hier_sector_count(h);
+    hr.built = qn_hfield_sectors_built(f);
+    hr.bytes = qn_hfield_bytes(f);
+    qn_hfield_destroy(f);
+    qn_hier_destroy(h);
+    if (a->spawns && st == QN_E_INVALID_ARG)
+        rc = (qn_cli_error("--spawns: the level has no spawn points"), 2);
+    else if (st != QN_OK)
+        rc = qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
+    else if (sc.failed)
+        rc = qn_cli_error("sim: a scripted change could not be applied");
+    else if (a->json)
+        rc = sim_json(a, &s, &r, &so, sc.applied, &hr);
+    else
+        sim_text(a, &s, &r, &so, sc.applied, &hr);
+    setup_free(&s);
+    return rc;
 }
 
 static int run_sim(const sim_args *a) {
     qn_cli_input in;
     if (qn_cli_read(a->path, &in)) return 1;
+    if (a->hier) {
+        int rc = run_sim_hier(a, &in);
+        qn_cli_input_free(&in);
+        return rc;
+    }
     if (a->mode != QN_MODE_QUAD || qn_level_sniff(in.data, in.len) == QN_LEVEL_MAP) {
         int rc = run_sim_session(a, &in);
         qn_cli_input_free(&in);
@@ -748,7 +855,7 @@ static int run_sim(const sim_args *a) {
     so.step = a->step;
     so.threads = (uint32_t)a->threads;
     so.max_steps = a->max_steps ? (uint32_t)a->max_steps : default_max_steps(s.t.mesh, a->step);
-    script sc = {a, qn_terrain_mesh_mut(&s.t), s.field, 0, false};
+    script sc = {a, qn_terrain_mesh_mut(&s.t), s.field, NULL, NULL, 0, false};
     if ((rc = check_changes(a, sc.mesh))) return setup_free(&s), rc;
     if (a->nchanges) {
         so.before_step = apply_changes;

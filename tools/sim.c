@@ -149,6 +149,23 @@ static double hier_reference(void *ctx, qn_vec2 p) {
     return (double)qn_hfield_cost_at(c->field, p, QN_NONE);
 }
 
+/* A unit on blocked ground heads for the nearest open quad: the nearest
+** point of it, a hundredth in toward its middle (a point on the edge of a
+** blocked quad is located in it when its index is the lower). */
+static bool hier_way_out(void *ctx, qn_vec2 p, qn_vec2 *target) {
+    const qn_sim_hier_ctx *c = ctx;
+    uint32_t q;
+    qn_vec2 at, k[4];
+    if (qn_mesh_nearest(c->mesh, p, true, &q, &at) != QN_OK) return false;
+    qn_mesh_quad_corners(c->mesh, q, k);
+    qn_vec2 mid = {0.25f * (k[0].x + k[1].x + k[2].x + k[3].x),
+                   0.25f * (k[0].y + k[1].y + k[2].y + k[3].y)};
+    double dx = (double)mid.x - (double)at.x, dy = (double)mid.y - (double)at.y;
+    double d = sqrt(dx * dx + dy * dy), in = d > 0.0 ? fmin(0.01, 0.5 * d) / d : 0.0;
+    *target = (qn_vec2){(float)((double)at.x + dx * in), (float)((double)at.y + dy * in)};
+    return true;
+}
+
 static bool hier_open(const qn_sim_hier_ctx *c, uint32_t q) {
     return !qn_mesh_quad_blocked(c->mesh, q) && qn_mesh_island(c->mesh, q) == c->island;
 }
@@ -202,6 +219,7 @@ void qn_sim_world_hier(qn_sim_world *w, qn_sim_hier_ctx *ctx, const qn_hfield *f
     w->move_ok = hier_move_ok;
     w->reference = hier_reference;
     w->random_start = hier_random_start;
+    w->way_out = hier_way_out;
     w->goal = goal;
 }
 

@@ -114,7 +114,8 @@ void qn_sim_world_quad(qn_sim_world *w, qn_sim_quad_ctx *ctx, const qn_field *fi
 ** fields build as they are asked for). Random starts: area-weighted over
 ** the open quads of the goal's island, drawn again (up to 64 times, from a
 ** generator seeded by the draw) while the destination cannot reach them
-** (a pinch narrower than its radius). The context must outlive the world. */
+** (a pinch narrower than its radius). A unit on blocked ground heads for
+** the nearest open quad. The context must outlive the world. */
 typedef struct qn_sim_hier_ctx {
     const qn_hfield *field;
     const qn_mesh *mesh;

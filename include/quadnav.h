@@ -914,7 +914,7 @@ QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *qu
 ** samples there are exact-field samples. Units walk the shortest way to
 ** the exit that is best by the node costs, cross there, and go on in the
 ** next sector; paths are a little longer than with a full exact instance
-** (see README "Big worlds" for the figures). Near the goal they are not:
+** (README, "Big maps", has the figures). Near the goal they are not:
 ** the goal's sector and the (up to) eight sectors round it share one local
 ** field over all their quads, seeded at the goal and at the nodes on the
 ** edge of that block, so a unit there walks the exact shortest way to the

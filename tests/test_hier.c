@@ -508,14 +508,14 @@ static void test_goal_block(void **state) {
     for (int i = 0; i < 9; i++) {
         qn_vec2 p = {48.5f + (float)(i % 2), 48.5f + 0.5f * (float)i}, p0 = p;
         uint32_t hint = QN_NONE;
-        double walked = 0.0, straight = hypot(p.x - goal.x, p.y - goal.y);
+        double walked = 0.0, straight = hypot((double)(p.x - goal.x), (double)(p.y - goal.y));
         for (int k = 0; k < 400 && hypotf(p.x - goal.x, p.y - goal.y) > 0.2f; k++) {
             qn_vec2 dir;
             assert_int_equal(qn_hfield_sample(f, p, &hint, &dir), QN_OK);
             p = (qn_vec2){p.x + 0.1f * dir.x, p.y + 0.1f * dir.y};
             walked += 0.1;
         }
-        walked += hypot(p.x - goal.x, p.y - goal.y);
+        walked += hypot((double)(p.x - goal.x), (double)(p.y - goal.y));
         if (!(walked <= 1.05 * straight))
             fail_msg("from (%g, %g): walked %g, %g straight", (double)p0.x, (double)p0.y, walked,
                      straight);

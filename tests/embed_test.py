@@ -248,7 +248,8 @@ def installed(tmp):
 
 def api_only(tmp):
     """-Djson=disabled -Dthreads=disabled: no cJSON, no pthreads, no loader;
-    the mesh example still builds and runs."""
+    the mesh example and the big-world one (a MovingAI map, no JSON) still
+    build and run."""
     build = os.path.join(tmp, "api-only")
     rc, out = run(["meson", "setup", build, SRC, "-Djson=disabled", "-Dthreads=disabled",
                    "-Dexamples=true"])
@@ -267,8 +268,8 @@ def api_only(tmp):
     rc, out = run(["meson", "test", "-C", build])
     with open(os.path.join(build, "meson-logs", "testlog.json")) as f:
         names = [json.loads(line)["name"] for line in f if line.strip()]
-    check("api-only: the mesh example runs (the level one is not built)",
-          rc == 0 and names == ["example_mesh_api"], f"{names}\n{out}")
+    check("api-only: the mesh and big-world examples run (the level one is not built)",
+          rc == 0 and names == ["example_mesh_api", "example_big_world"], f"{names}\n{out}")
 
 
 # ---- wrap ------------------------------------------------------------------

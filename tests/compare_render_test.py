@@ -104,6 +104,18 @@ if rc == 0:
         check("compare --hier arrives", hr["arrived"] == 60 and hr["wall_contacts"] == 0, hr)
         check("compare --hier stretch", hr["exact_stretch_mean"]
               <= 1.02 * j["quad"]["exact_stretch_mean"], (hr, j["quad"]))
+rc, out, err = run(["compare", MAP, "--scen", SCEN, "--units", "60", "--tiles", "--json"])
+check("compare --tiles exit 0", rc == 0, err)
+if rc == 0:
+    j = json.loads(out)
+    tr = j.get("tiles", {})
+    check("compare --tiles keys", all(k in tr for k in KEYS) and "hier" not in j, tr)
+    check("compare --tiles graph figures", j.get("tiles_graph_ms", -1) >= 0
+          and j.get("tiles_graph_bytes", 0) > 0, j)
+    if all(k in tr for k in KEYS):
+        check("compare --tiles arrives", tr["arrived"] == 60 and tr["wall_contacts"] == 0, tr)
+        check("compare --tiles stretch", tr["exact_stretch_mean"]
+              <= 1.03 * j["gridvec"]["exact_stretch_mean"], (tr, j["gridvec"]))
 check("compare without --hier", "hier" not in (compare_json("arena plain", [MAP], 10) or {"hier": 1}),
       "hier mode without --hier")
 rc, out, err = run(["compare", os.path.join(DATA, "levels", "field.json"), "--units", "5", "--hier"])

@@ -15,7 +15,7 @@
 static const char compare_usage[] =
     "usage: quadnav compare LEVEL|MAP [--scen FILE] [--units N] [--seed S] [--radius R]\n"
     "                       [--step D] [--goal X,Y|NAME] [--lookahead N]\n"
-    "                       [--midpoint-costs] [--hier] [--json [--per-unit]]\n"
+    "                       [--midpoint-costs] [--hier] [--tiles] [--json [--per-unit]]\n"
     "Runs the same units in three modes: quad (the level's quads, or the map's\n"
     "rectangle decomposition), grid8 (grid, 8-direction flow) and gridvec (grid,\n"
     "vector flow). A level without a grid is rasterised at cell size 1.\n"
@@ -54,7 +54,11 @@ static const char compare_usage[] =
     "               fields are built by the first samples in them, so their time\n"
     "               is in its sample_ns, and bytes are the destination's once its\n"
     "               units have walked. The JSON also gets hier_graph_ms and\n"
-    "               hier_graph_bytes (the sector graph, once per mesh)\n";
+    "               hier_graph_bytes (the sector graph, once per mesh)\n"
+    "  --tiles      a mode tiles: the grid through grid tiles (qn_grid_tiles of\n"
+    "               the default sector size, once per run; a qn_grid_tfield per\n"
+    "               goal; vector flow), timed and counted as hier is; the JSON\n"
+    "               also gets tiles_graph_ms and tiles_graph_bytes\n";
 
 /* ---- arguments -------------------------------------------------------------- */
 
@@ -63,7 +67,7 @@ typedef struct cmp_args {
     uint64_t units, seed;
     float radius, step;
     uint32_t lookahead; /* 0: the library default */
-    bool json, midpoint, per_unit, hier;
+    bool json, midpoint, per_unit, hier, tiles;
 } cmp_args;
 
 enum {
@@ -77,6 +81,7 @@ enum {
     C_MIDPOINT,
     C_PER_UNIT,
     C_HIER,
+    C_TILES,
     C_JSON
 };
 static const qn_cli_option compare_options[] = {
@@ -85,7 +90,7 @@ static const qn_cli_option compare_options[] = {
     [C_STEP] = {"step", 0, true},           [C_GOAL] = {"goal", 0, true},
     [C_LOOKAHEAD] = {"lookahead", 0, true}, [C_MIDPOINT] = {"midpoint-costs", 0, false},
     [C_PER_UNIT] = {"per-unit", 0, false},  [C_HIER] = {"hier", 0, false},
-    [C_JSON] = {"json", 0, false},
+    [C_TILES] = {"tiles", 0, false},        [C_JSON] = {"json", 0, false},
 };
 static const qn_cli_spec compare_spec =
     QN_CLI_SPEC("compare", compare_usage, compare_options, 1, 1, "LEVEL|MAP");
@@ -107,6 +112,7 @@ static int parse_args(int argc, char **argv, cmp_args *a) {
     a->midpoint = o.value[C_MIDPOINT] != NULL;
     a->per_unit = o.value[C_PER_UNIT] != NULL;
     a->hier = o.value[C_HIER] != NULL;
+    a->tiles = o.value[C_TILES] != NULL;
     if (a->per_unit && !a->json) return qn_cli_error("compare: --per-unit needs --json"), 2;
     const char *v;
     if ((v = o.value[C_UNITS]) && (!qn_cli_parse_u64(v, QN_CLI_MAX_UNITS, &a->units) || !a->units))
@@ -227,27 +233,35 @@ static int pick_goal(const qn_terrain *t, const cmp_args *a, qn_vec2 *goal) {
 
 /* ---- instances ---------------------------------------------------------------- */
 
-/* MODE_HIER runs only with --hier (modes_of). */
-enum { MODE_QUAD, MODE_GRID8, MODE_GRIDVEC, MODE_HIER, MODE_COUNT };
-static const char *const mode_names[MODE_COUNT] = {"quad", "grid8", "gridvec", "hier"};
+/* MODE_HIER runs only with --hier, MODE_TILES only with --tiles. */
+enum { MODE_QUAD, MODE_GRID8, MODE_GRIDVEC, MODE_HIER, MODE_TILES, MODE_COUNT };
+static const char *const mode_names[MODE_COUNT] = {"quad", "grid8", "gridvec", "hier", "tiles"};
 
 /* The terrain and what every instance of the run shares: the hier (the
-** sector graph, built once when --hier asks for it). */
+** sector graph) and the grid tiles, built once when asked for. */
 typedef struct cmp_world {
     const qn_terrain *t;
     qn_hier *hier;
-    double hier_ms;
-    int modes; /* MODE_HIER + 1 with --hier, else MODE_HIER */
+    qn_grid_tiles *tiles;
+    double hier_ms, tiles_ms;
+    bool on[MODE_COUNT]; /* the modes this run runs */
+    int modes;           /* how many */
 } cmp_world;
+
+/* Is mode m's instance one whose bytes grow as its units walk (counted
+** after them)? */
+static bool lazy_mode(int m) { return m == MODE_HIER || m == MODE_TILES; }
 
 /* One built instance and the world over it. */
 typedef struct instance {
     qn_field *quad;
     qn_grid_field *grid;
     qn_hfield *hfield;
+    qn_grid_tfield *tfield;
     qn_sim_world w;
     qn_sim_quad_ctx qctx;
     qn_sim_hier_ctx hctx;
+    qn_sim_tiles_ctx tctx;
     qn_sim_grid_ctx *gctx; /* large; allocated once by the caller */
 } instance;
 
@@ -255,9 +269,11 @@ static void instance_free(instance *in) {
     qn_field_destroy(in->quad);
     qn_grid_field_destroy(in->grid);
     qn_hfield_destroy(in->hfield);
+    qn_grid_tfield_destroy(in->tfield);
     in->quad = NULL;
     in->grid = NULL;
     in->hfield = NULL;
+    in->tfield = NULL;
 }
 
 /* Builds mode's instance at goal; *seconds gets the build time alone. */
@@ -271,6 +287,17 @@ static bool instance_build(int mode, const cmp_world *cw, qn_vec2 goal, const qn
         st = qn_hfield_create(cw->hier, goal, qo->radius, NULL, &in->hfield, &e);
         *seconds = qn_tool_now() - t0;
         if (st == QN_OK) qn_sim_world_hier(&in->w, &in->hctx, in->hfield, t->mesh, goal);
+    } else if (mode == MODE_TILES) {
+        uint32_t x = 0, y = 0;
+        if (qn_grid_locate(t->grid, goal, &x, &y) != QN_OK) {
+            qn_cli_error("goal %g,%g is outside the level's grid", (double)goal.x, (double)goal.y);
+            return false;
+        }
+        double t0 = qn_tool_now();
+        st = qn_grid_tfield_create(cw->tiles, y * qn_grid_width(t->grid) + x, NULL, NULL,
+                                   &in->tfield, &e);
+        *seconds = qn_tool_now() - t0;
+        if (st == QN_OK) qn_sim_world_tiles(&in->w, &in->tctx, in->tfield, t->grid, goal);
     } else if (mode == MODE_QUAD) {
         qn_field_opts fo = *qo;
         double t0 = qn_tool_now();
@@ -298,6 +325,7 @@ static bool instance_build(int mode, const cmp_world *cw, qn_vec2 goal, const qn
 
 static size_t instance_bytes(const instance *in) {
     if (in->hfield) return qn_hfield_bytes(in->hfield);
+    if (in->tfield) return qn_grid_tfield_bytes(in->tfield);
     return in->quad ? qn_field_bytes(in->quad) : qn_grid_field_bytes(in->grid);
 }
 
@@ -440,7 +468,8 @@ typedef struct progress {
 /* Units [0, n) share one goal: one instance per mode, then every unit. */
 static bool run_group(const cmp_world *cw, const cmp_unit *u, uint32_t n, const qn_field_opts *qo,
                       float step, qn_sim_grid_ctx *gctx, mode_acc *acc, progress *pg) {
-    for (int mode = 0; mode < cw->modes; mode++) {
+    for (int mode = 0; mode < MODE_COUNT; mode++) {
+        if (!cw->on[mode]) continue;
         instance in = {0};
         in.gctx = gctx;
         double s;
@@ -448,13 +477,13 @@ static bool run_group(const cmp_world *cw, const cmp_unit *u, uint32_t n, const 
         acc[mode].build_s += s;
         acc[mode].builds++;
         /* a destination's bytes grow as its units walk: counted after them */
-        if (mode != MODE_HIER) acc[mode].bytes += (double)instance_bytes(&in);
+        if (!lazy_mode(mode)) acc[mode].bytes += (double)instance_bytes(&in);
         bool ok = true;
         for (uint32_t i = 0; ok && i < n; i++) {
             ok = run_unit(&in, &u[i], step, &acc[mode]);
             qn_cli_progress(&pg->st, "compare: unit runs", ++pg->done, pg->total);
         }
-        if (mode == MODE_HIER) acc[mode].bytes += (double)instance_bytes(&in);
+        if (lazy_mode(mode)) acc[mode].bytes += (double)instance_bytes(&in);
         instance_free(&in);
         if (!ok) return false;
     }
@@ -483,9 +512,9 @@ static bool run_all(const cmp_world *cw, cmp_unit *u, uint32_t n, const qn_field
                     float step, mode_acc *acc, uint32_t *goals) {
     qn_sim_grid_ctx *gctx = calloc(1, sizeof *gctx);
     bool ok = gctx != NULL;
-    for (int m = 0; ok && m < cw->modes; m++)
-        ok = (acc[m].stretch = calloc(n, sizeof(double))) &&
-             (acc[m].rec = calloc(n, sizeof(unit_rec)));
+    for (int m = 0; ok && m < MODE_COUNT; m++)
+        ok = !cw->on[m] || ((acc[m].stretch = calloc(n, sizeof(double))) &&
+                            (acc[m].rec = calloc(n, sizeof(unit_rec))));
     if (!ok) qn_cli_error("out of memory for %u units", n);
     for (uint32_t i = 0; i < n; i++)
         u[i].order = i;
@@ -693,9 +722,14 @@ static int print_json(const run_info *ri, mode_acc *acc) {
     exact_stats c = clearance_stretch(ri->u, ri->units);
     qn_json_put_num(o, "clearance_stretch_mean", c.mean);
     qn_json_put_num(o, "clearance_stretch_p95", c.p95);
-    for (int m = 0; m < ri->cw->modes; m++) {
+    for (int m = 0; m < MODE_COUNT; m++) {
+        if (!ri->cw->on[m]) continue;
         mode_summary s = summarise(&acc[m]);
         qn_json_put(o, mode_names[m], json_mode(ri, &acc[m], &s));
+    }
+    if (ri->cw->tiles) {
+        qn_json_put_num(o, "tiles_graph_ms", ri->cw->tiles_ms);
+        qn_json_put_num(o, "tiles_graph_bytes", (double)qn_grid_tiles_bytes(ri->cw->tiles));
     }
     if (ri->cw->hier) {
         qn_json_put_num(o, "hier_graph_ms", ri->cw->hier_ms);
@@ -714,7 +748,8 @@ static void print_table(const run_info *ri, mode_acc *acc) {
     printf("| mode | build_us | bytes | sample_ns | arrived | units | wall_contacts | stuck | "
            "stretch_mean | stretch_p95 | exact_stretch_mean | exact_stretch_p95 |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (int m = 0; m < ri->cw->modes; m++) {
+    for (int m = 0; m < MODE_COUNT; m++) {
+        if (!ri->cw->on[m]) continue;
         mode_summary s = summarise(&acc[m]);
         exact_stats x = exact_stretch(&acc[m], ri->u, ri->units);
         printf("| %s | %.1f | %.0f | %.1f | %u | %u | %llu | %u | %.4f | %.4f | %.4f | %.4f |\n",
@@ -725,6 +760,9 @@ static void print_table(const run_info *ri, mode_acc *acc) {
     if (ri->cw->hier)
         printf("\nhier: sector graph built in %.1f ms, %.0f bytes (once per mesh)\n",
                ri->cw->hier_ms, (double)qn_hier_bytes(ri->cw->hier));
+    if (ri->cw->tiles)
+        printf("\ntiles: built in %.1f ms, %.0f bytes (once per grid)\n", ri->cw->tiles_ms,
+               (double)qn_grid_tiles_bytes(ri->cw->tiles));
     exact_stats c = clearance_stretch(ri->u, ri->units);
     printf("\nclearance stretch (qn_path_find at radius %g / exact at radius 0): mean %.4f, "
            "p95 %.4f\n", (double)ri->radius, c.mean, c.p95);
@@ -753,7 +791,9 @@ int qn_tool_compare(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     qn_terrain t;
     mode_acc acc[MODE_COUNT] = {{0}};
-    cmp_world cw = {&t, NULL, 0.0, a.hier ? MODE_HIER + 1 : MODE_HIER};
+    cmp_world cw = {&t, NULL, NULL, 0.0, 0.0, {true, true, true, a.hier, a.tiles}, 0};
+    for (int m = 0; m < MODE_COUNT; m++)
+        cw.modes += cw.on[m];
     run_info ri = {&a, &t, &cw, 0, 0, 0.0f, NULL};
     qn_field_opts qo = {0};
     cmp_unit *u = NULL;
@@ -766,6 +806,16 @@ int qn_tool_compare(int argc, char **argv) {
         cw.hier_ms = (qn_tool_now() - t0) * 1e3;
         if (st != QN_OK) {
             qn_cli_error("compare --hier: %s: %s", qn_status_name(st), e.message);
+            loaded = false;
+        }
+    }
+    if (loaded && a.tiles) {
+        qn_error e;
+        double t0 = qn_tool_now();
+        qn_status st = qn_grid_tiles_create(t.grid, 0, NULL, &cw.tiles, &e);
+        cw.tiles_ms = (qn_tool_now() - t0) * 1e3;
+        if (st != QN_OK) {
+            qn_cli_error("compare --tiles: %s: %s", qn_status_name(st), e.message);
             loaded = false;
         }
     }
@@ -788,6 +838,7 @@ int qn_tool_compare(int argc, char **argv) {
         free(acc[m].stretch), free(acc[m].rec);
     free(u);
     qn_hier_destroy(cw.hier);
+    qn_grid_tiles_destroy(cw.tiles);
     qn_terrain_free(&t);
     return rc;
 }

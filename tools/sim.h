@@ -162,6 +162,17 @@ typedef struct qn_sim_grid_ctx {
 void qn_sim_world_grid(qn_sim_world *w, qn_sim_grid_ctx *ctx, const qn_grid_field *field,
                        qn_flow_kind kind, qn_vec2 goal);
 
+/* Grid tiles (qn_grid_tfield, vector flow) as a world: samples, moves
+** checked on the grid, the reference the tile field's value at the start
+** cell; no random starts (random_start NULL: give the units their starts). */
+typedef struct qn_sim_tiles_ctx {
+    const qn_grid_tfield *field;
+    const qn_grid *grid;
+} qn_sim_tiles_ctx;
+
+void qn_sim_world_tiles(qn_sim_world *w, qn_sim_tiles_ctx *ctx, const qn_grid_tfield *field,
+                        const qn_grid *grid, qn_vec2 goal);
+
 /* World point at fraction (u, v) in [0, 1) of cell (x, y), guaranteed to lie
 ** in that cell as qn_grid_locate sees it (float rounding is pulled back). */
 qn_vec2 qn_sim_grid_point(const qn_grid *grid, uint32_t x, uint32_t y, double u, double v);

@@ -219,3 +219,36 @@ void qn_sim_world_grid(qn_sim_world *w, qn_sim_grid_ctx *ctx, const qn_grid_fiel
     w->random_start = grid_random_start;
     w->goal = goal;
 }
+
+/* ---- grid tiles ---------------------------------------------------------- */
+
+static qn_status tiles_sample(void *ctx, qn_vec2 p, uint32_t *hint, qn_vec2 *dir) {
+    const qn_sim_tiles_ctx *c = ctx;
+    return qn_grid_tfield_sample(c->field, QN_FLOW_VECTOR, p, hint, dir);
+}
+
+static bool tiles_move_ok(void *ctx, qn_vec2 a, qn_vec2 b, uint32_t hint, qn_vec2 *hit) {
+    (void)hint;
+    const qn_sim_tiles_ctx *c = ctx;
+    return qn_sim_grid_move_ok(c->grid, a, b, hit);
+}
+
+static double tiles_reference(void *ctx, qn_vec2 p) {
+    const qn_sim_tiles_ctx *c = ctx;
+    uint32_t x, y;
+    if (qn_grid_locate(c->grid, p, &x, &y) != QN_OK) return (double)INFINITY;
+    double v = qn_grid_tfield_cost(c->field, x, y); /* as grid_reference: the field's units */
+    return v >= 0.0 ? v : (double)INFINITY;
+}
+
+void qn_sim_world_tiles(qn_sim_world *w, qn_sim_tiles_ctx *ctx, const qn_grid_tfield *field,
+                        const qn_grid *grid, qn_vec2 goal) {
+    ctx->field = field;
+    ctx->grid = grid;
+    memset(w, 0, sizeof *w);
+    w->ctx = ctx;
+    w->sample = tiles_sample;
+    w->move_ok = tiles_move_ok;
+    w->reference = tiles_reference;
+    w->goal = goal;
+}

@@ -1018,12 +1018,9 @@ static void test_walk_far_roots(void **state) {
         for (uint32_t k = 0; k < w * h; k++)
             c[k] = tm_rand(&s) % 30 == 0 ? QN_CELL_WALL : 1;
         c[(h - 10) * w + (w - 10)] = 1;
-        qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
         qn_grid *g = NULL;
         qn_mesh *m = NULL;
-        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
-        free(c);
-        assert_int_equal(qn_mesh_from_grid(g, NULL, &m, NULL), QN_OK);
+        assert_true(tm_grid_of(c, w, h, &g, &m));
         qn_vec2 goal = {(float)(w - 10) + 0.5f, (float)(h - 10) + 0.5f};
         qn_field *f = NULL;
         assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &f, NULL), QN_OK);

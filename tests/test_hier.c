@@ -489,12 +489,9 @@ static void test_goal_block(void **state) {
     for (uint32_t y = 48; y < 53; y++)
         for (uint32_t x = 45; x < 51; x++)
             c[y * w + x] = 1;
-    qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
     qn_grid *g = NULL;
     qn_mesh *m = NULL;
-    assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
-    free(c);
-    assert_int_equal(qn_mesh_from_grid(g, NULL, &m, NULL), QN_OK);
+    assert_true(tm_grid_of(c, w, h, &g, &m));
     qn_vec2 goal = {47.5f, 50.5f};
     qn_hier_opts ho = {.sector_size = 12.0f};
     qn_hier *hh = NULL;

@@ -84,18 +84,11 @@ static inline uint32_t tm_rand(uint64_t *s) {
     return (uint32_t)(*s >> 33);
 }
 
-/* A random grid of w x h unit cells (each 16 to 15 + span), one cell in 3
-** to 10 a wall, imported to quads. False, with nothing left allocated, when
-** no cell is open; aborts if the grid cannot be made (never, in the tests). */
-static inline bool tm_random_grid(uint64_t *s, uint32_t span, qn_grid **g, qn_mesh **m,
-                                  uint32_t *w, uint32_t *h) {
-    *w = 16 + tm_rand(s) % span;
-    *h = 16 + tm_rand(s) % span;
-    uint32_t one = 3 + tm_rand(s) % 8;
-    uint8_t *c = malloc((size_t)*w * *h);
-    if (!c) abort();
-    for (uint32_t k = 0; k < *w * *h; k++) c[k] = tm_rand(s) % one == 0 ? QN_CELL_WALL : 1;
-    qn_grid_desc d = {*w, *h, c, 1.0f, {0.0f, 0.0f}};
+/* The grid of w x h unit cells of costs c (freed here) and its quads.
+** False, with nothing left allocated, when no cell is open; aborts if the
+** grid cannot be made (never, in the tests). */
+static inline bool tm_grid_of(uint8_t *c, uint32_t w, uint32_t h, qn_grid **g, qn_mesh **m) {
+    qn_grid_desc d = {w, h, c, 1.0f, {0.0f, 0.0f}};
     *g = NULL;
     *m = NULL;
     if (qn_grid_create(&d, NULL, g, NULL) != QN_OK) abort();
@@ -104,6 +97,19 @@ static inline bool tm_random_grid(uint64_t *s, uint32_t span, qn_grid **g, qn_me
     qn_grid_destroy(*g);
     *g = NULL;
     return false;
+}
+
+/* A random grid of w x h unit cells (each 16 to 15 + span), one cell in 3
+** to 10 a wall, imported to quads (tm_grid_of). */
+static inline bool tm_random_grid(uint64_t *s, uint32_t span, qn_grid **g, qn_mesh **m,
+                                  uint32_t *w, uint32_t *h) {
+    *w = 16 + tm_rand(s) % span;
+    *h = 16 + tm_rand(s) % span;
+    uint32_t one = 3 + tm_rand(s) % 8;
+    uint8_t *c = malloc((size_t)*w * *h);
+    if (!c) abort();
+    for (uint32_t k = 0; k < *w * *h; k++) c[k] = tm_rand(s) % one == 0 ? QN_CELL_WALL : 1;
+    return tm_grid_of(c, *w, *h, g, m);
 }
 
 /* The centre of a random cell of a w x h grid that mesh m has open (its

@@ -48,7 +48,9 @@ static bool quad_way_out(void *ctx, qn_vec2 p, qn_vec2 *target) {
     return qn_field_way_out(c->field, p, &q, target) == QN_OK;
 }
 
-static bool quad_reachable(const qn_sim_quad_ctx *c, uint32_t q) {
+/* The open quads the field reaches (a quad_ok: ctx is the quad context). */
+static bool quad_reachable(const void *ctx, uint32_t q) {
+    const qn_sim_quad_ctx *c = ctx;
     return !qn_mesh_quad_blocked(c->mesh, q) && isfinite(qn_field_quad_cost(c->field, q));
 }
 
@@ -85,36 +87,50 @@ static qn_vec2 point_in_quad(const qn_mesh *m, uint32_t q, double v, double s, d
     return p;
 }
 
-/* Area-weighted pick of a reachable quad; where u1 fell inside that quad's
-** share is itself uniform and picks the triangle. */
-static bool quad_random_start(void *ctx, double u1, double u2, double u3, qn_vec2 *p) {
-    const qn_sim_quad_ctx *c = ctx;
-    uint32_t n = qn_mesh_quad_count(c->mesh);
-    double pick = u1 * c->total_area, acc = 0.0;
+/* Which quads a world's units may start in. */
+typedef bool (*quad_ok)(const void *ctx, uint32_t q);
+
+/* The area of the quads of m that ok takes. */
+static double ok_area(const qn_mesh *m, quad_ok ok, const void *ctx) {
+    double total = 0.0;
+    for (uint32_t q = 0; q < qn_mesh_quad_count(m); q++)
+        if (ok(ctx, q)) total += (double)qn_mesh_quad_area(m, q);
+    return total;
+}
+
+/* Area-weighted pick of a quad ok takes (of total area `total`); where u1
+** fell inside that quad's share is itself uniform and picks the triangle. */
+static bool area_pick(const qn_mesh *m, quad_ok ok, const void *ctx, double total, double u1,
+                      double u2, double u3, qn_vec2 *p) {
+    uint32_t n = qn_mesh_quad_count(m);
+    double pick = u1 * total, acc = 0.0;
     uint32_t last = QN_NONE;
     for (uint32_t q = 0; q < n; q++) {
-        if (!quad_reachable(c, q)) continue;
-        double area = (double)qn_mesh_quad_area(c->mesh, q);
+        if (!ok(ctx, q)) continue;
+        double area = (double)qn_mesh_quad_area(m, q);
         last = q;
         if (acc + area <= pick) {
             acc += area;
             continue;
         }
-        *p = point_in_quad(c->mesh, q, (pick - acc) / area, u2, u3);
+        *p = point_in_quad(m, q, (pick - acc) / area, u2, u3);
         return true;
     }
     if (last == QN_NONE) return false;
-    *p = point_in_quad(c->mesh, last, 0.5, u2, u3); /* rounding left pick past the end */
+    *p = point_in_quad(m, last, 0.5, u2, u3); /* rounding left pick past the end */
     return true;
+}
+
+static bool quad_random_start(void *ctx, double u1, double u2, double u3, qn_vec2 *p) {
+    const qn_sim_quad_ctx *c = ctx;
+    return area_pick(c->mesh, quad_reachable, c, c->total_area, u1, u2, u3, p);
 }
 
 void qn_sim_world_quad(qn_sim_world *w, qn_sim_quad_ctx *ctx, const qn_field *field,
                        qn_vec2 goal) {
     ctx->field = field;
     ctx->mesh = qn_field_mesh(field);
-    ctx->total_area = 0.0;
-    for (uint32_t q = 0; q < qn_mesh_quad_count(ctx->mesh); q++)
-        if (quad_reachable(ctx, q)) ctx->total_area += (double)qn_mesh_quad_area(ctx->mesh, q);
+    ctx->total_area = ok_area(ctx->mesh, quad_reachable, ctx);
     memset(w, 0, sizeof *w);
     w->ctx = ctx;
     w->sample = quad_sample;
@@ -166,28 +182,10 @@ static bool hier_way_out(void *ctx, qn_vec2 p, qn_vec2 *target) {
     return true;
 }
 
-static bool hier_open(const qn_sim_hier_ctx *c, uint32_t q) {
+/* The open quads of the goal's island. */
+static bool hier_open(const void *ctx, uint32_t q) {
+    const qn_sim_hier_ctx *c = ctx;
     return !qn_mesh_quad_blocked(c->mesh, q) && qn_mesh_island(c->mesh, q) == c->island;
-}
-
-/* One area-weighted point over the open quads of the goal's island. */
-static bool hier_point(const qn_sim_hier_ctx *c, double u1, double u2, double u3, qn_vec2 *p) {
-    uint32_t n = qn_mesh_quad_count(c->mesh), last = QN_NONE;
-    double pick = u1 * c->total_area, acc = 0.0;
-    for (uint32_t q = 0; q < n; q++) {
-        if (!hier_open(c, q)) continue;
-        double area = (double)qn_mesh_quad_area(c->mesh, q);
-        last = q;
-        if (acc + area <= pick) {
-            acc += area;
-            continue;
-        }
-        *p = point_in_quad(c->mesh, q, (pick - acc) / area, u2, u3);
-        return true;
-    }
-    if (last == QN_NONE) return false;
-    *p = point_in_quad(c->mesh, last, 0.5, u2, u3);
-    return true;
 }
 
 static bool hier_random_start(void *ctx, double u1, double u2, double u3, qn_vec2 *p) {
@@ -195,7 +193,7 @@ static bool hier_random_start(void *ctx, double u1, double u2, double u3, qn_vec
     uint64_t rng =
         (uint64_t)(u1 * 0x1.0p53) ^ ((uint64_t)(u2 * 0x1.0p32) << 21) ^ (uint64_t)(u3 * 0x1.0p40);
     for (int tries = 0; tries < 64; tries++) {
-        if (!hier_point(c, u1, u2, u3, p)) return false;
+        if (!area_pick(c->mesh, hier_open, c, c->total_area, u1, u2, u3, p)) return false;
         if (isfinite(qn_hfield_cost_at(c->field, *p, QN_NONE))) return true;
         u1 = qn_rand_unit(&rng), u2 = qn_rand_unit(&rng), u3 = qn_rand_unit(&rng);
     }
@@ -210,8 +208,7 @@ void qn_sim_world_hier(qn_sim_world *w, qn_sim_hier_ctx *ctx, const qn_hfield *f
     ctx->total_area = 0.0;
     uint32_t gq;
     if (qn_mesh_locate(mesh, goal, QN_NONE, &gq) == QN_OK) ctx->island = qn_mesh_island(mesh, gq);
-    for (uint32_t q = 0; ctx->island != QN_NONE && q < qn_mesh_quad_count(mesh); q++)
-        if (hier_open(ctx, q)) ctx->total_area += (double)qn_mesh_quad_area(mesh, q);
+    if (ctx->island != QN_NONE) ctx->total_area = ok_area(mesh, hier_open, ctx);
     memset(w, 0, sizeof *w);
     w->ctx = ctx;
     w->sample = hier_sample;

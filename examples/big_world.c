@@ -83,7 +83,9 @@ static bool place(army *a, const qn_grid *g, float x, float y) {
 ** quad, nor one with a corner within 8 units of a goal (a destination
 ** whose goal is walled in answers QN_E_UNREACHABLE everywhere). */
 static uint32_t raise_wall(qn_mesh *m, qn_vec2 a, qn_vec2 b, const army *armies) {
-    uint32_t quads[4096], n = 0;
+    uint32_t quads[4096], n = 0, goal_quad[2] = {QN_NONE, QN_NONE};
+    for (int g = 0; g < 2; g++)
+        qn_mesh_locate(m, armies[g].goal, QN_NONE, &goal_quad[g]);
     float len = hypotf(b.x - a.x, b.y - a.y);
     for (float t = 0.0f; t <= len && n < 4096; t += 0.5f) {
         qn_vec2 p = {a.x + (b.x - a.x) * t / len, a.y + (b.y - a.y) * t / len};
@@ -93,8 +95,7 @@ static uint32_t raise_wall(qn_mesh *m, qn_vec2 a, qn_vec2 b, const army *armies)
         qn_mesh_quad_corners(m, q, k);
         bool near = false;
         for (int g = 0; g < 2; g++) {
-            uint32_t gq;
-            near |= qn_mesh_locate(m, armies[g].goal, QN_NONE, &gq) == QN_OK && gq == q;
+            near |= goal_quad[g] == q;
             for (int c = 0; c < 4; c++)
                 near |= hypotf(k[c].x - armies[g].goal.x, k[c].y - armies[g].goal.y) < 8.0f;
         }

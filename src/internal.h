@@ -527,12 +527,14 @@ static inline bool qn__quad_holds(const qn_mesh *m, uint32_t q, qn_vec2 p, float
 static inline bool qn__quad_contains(const qn_mesh *m, uint32_t q, qn_vec2 p) {
     return qn__quad_holds(m, q, p, m->eps);
 }
-/* Quad q's centre: the mean of its corners. */
-static inline qn_vec2 qn__quad_centre(const qn_mesh *m, uint32_t q) {
-    qn_vec2 k_at[4];
-    const qn_vec2 *k = qn__corners(m, q, k_at);
+/* The mean of four corners k; a quad's centre (qn__quad_centre). */
+static inline qn_vec2 qn__corners_centre(const qn_vec2 *k) {
     return qn__v2(0.25f * (k[0].x + k[1].x + k[2].x + k[3].x),
                   0.25f * (k[0].y + k[1].y + k[2].y + k[3].y));
+}
+static inline qn_vec2 qn__quad_centre(const qn_mesh *m, uint32_t q) {
+    qn_vec2 k_at[4];
+    return qn__corners_centre(qn__corners(m, q, k_at));
 }
 /* The point of rectangle r nearest p (p itself when r holds it). */
 static inline qn_vec2 qn__rect_nearest(qn_rect r, qn_vec2 p) {

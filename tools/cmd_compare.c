@@ -245,12 +245,15 @@ typedef struct cmp_world {
     qn_grid_tiles *tiles;
     double hier_ms, tiles_ms;
     bool on[MODE_COUNT]; /* the modes this run runs */
-    int modes;           /* how many */
 } cmp_world;
 
-/* Is mode m's instance one whose bytes grow as its units walk (counted
-** after them)? */
-static bool lazy_mode(int m) { return m == MODE_HIER || m == MODE_TILES; }
+/* How many modes the run runs. */
+static uint32_t mode_count(const cmp_world *cw) {
+    uint32_t n = 0;
+    for (int m = 0; m < MODE_COUNT; m++)
+        n += cw->on[m];
+    return n;
+}
 
 /* One built instance and the world over it. */
 typedef struct instance {
@@ -476,14 +479,14 @@ static bool run_group(const cmp_world *cw, const cmp_unit *u, uint32_t n, const 
         if (!instance_build(mode, cw, u[0].goal, qo, &in, &s)) return false;
         acc[mode].build_s += s;
         acc[mode].builds++;
-        /* a destination's bytes grow as its units walk: counted after them */
-        if (!lazy_mode(mode)) acc[mode].bytes += (double)instance_bytes(&in);
         bool ok = true;
         for (uint32_t i = 0; ok && i < n; i++) {
             ok = run_unit(&in, &u[i], step, &acc[mode]);
             qn_cli_progress(&pg->st, "compare: unit runs", ++pg->done, pg->total);
         }
-        if (lazy_mode(mode)) acc[mode].bytes += (double)instance_bytes(&in);
+        /* after the walk: a hierarchical destination's bytes grow as its
+        ** units sample (the others' do not change) */
+        acc[mode].bytes += (double)instance_bytes(&in);
         instance_free(&in);
         if (!ok) return false;
     }
@@ -520,7 +523,7 @@ static bool run_all(const cmp_world *cw, cmp_unit *u, uint32_t n, const qn_field
         u[i].order = i;
     qsort(u, n, sizeof *u, cmp_goal);
     *goals = 0;
-    progress pg = {{0}, 0, (uint64_t)n * (uint64_t)cw->modes};
+    progress pg = {{0}, 0, (uint64_t)n * mode_count(cw)};
     for (uint32_t i = 0, j; ok && i < n; i = j) {
         for (j = i + 1; j < n && same_goal(&u[i], &u[j]); j++) {
         }
@@ -791,9 +794,7 @@ int qn_tool_compare(int argc, char **argv) {
     if (rc) return rc < 0 ? 0 : rc;
     qn_terrain t;
     mode_acc acc[MODE_COUNT] = {{0}};
-    cmp_world cw = {&t, NULL, NULL, 0.0, 0.0, {true, true, true, a.hier, a.tiles}, 0};
-    for (int m = 0; m < MODE_COUNT; m++)
-        cw.modes += cw.on[m];
+    cmp_world cw = {&t, NULL, NULL, 0.0, 0.0, {true, true, true, a.hier, a.tiles}};
     run_info ri = {&a, &t, &cw, 0, 0, 0.0f, NULL};
     qn_field_opts qo = {0};
     cmp_unit *u = NULL;

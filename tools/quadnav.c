@@ -695,10 +695,20 @@ static qn_vec2 *level_spawns(const qn_level *level, uint32_t *n) {
     return p;
 }
 
-static int sim_finish(const sim_args *a, setup *s, qn_sim_opts *so, script *sc) {
-    qn_sim_world w;
-    qn_sim_quad_ctx ctx;
-    qn_sim_world_quad(&w, &ctx, s->field, s->goal);
+/* The run's options from the arguments (the default step budget from m). */
+static qn_sim_opts sim_opts(const sim_args *a, const qn_mesh *m) {
+    qn_sim_opts so = {.units = (uint32_t)a->units,
+                      .seed = a->seed,
+                      .step = a->step,
+                      .threads = (uint32_t)a->threads};
+    so.max_steps = a->max_steps ? (uint32_t)a->max_steps : default_max_steps(m, a->step);
+    return so;
+}
+
+/* Runs the units in world w (spawns as asked) and reports; with hr (--mode
+** hier), its figures from sc's destination after the run. */
+static int sim_finish(const sim_args *a, setup *s, qn_sim_opts *so, script *sc,
+                      const qn_sim_world *w, hier_report *hr) {
     qn_vec2 *spawns = NULL;
     if (a->spawns) {
         spawns = level_spawns(s->t.level, &so->start_count);
@@ -706,12 +716,17 @@ static int sim_finish(const sim_args *a, setup *s, qn_sim_opts *so, script *sc) 
         so->starts = spawns;
     }
     qn_sim_result r;
-    qn_status st = qn_sim_run(&w, so, &r);
+    qn_status st = qn_sim_run(w, so, &r);
     free(spawns);
     if (st != QN_OK) return qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
     if (sc->failed) return qn_cli_error("sim: a scripted change could not be applied");
-    if (a->json) return sim_json(a, s, &r, so, sc->applied, NULL);
-    sim_text(a, s, &r, so, sc->applied, NULL);
+    if (hr) {
+        hr->sectors = qn_hier_sector_count(sc->hier);
+        hr->built = qn_hfield_sectors_built(sc->hfield);
+        hr->bytes = qn_hfield_bytes(sc->hfield);
+    }
+    if (a->json) return sim_json(a, s, &r, so, sc->applied, hr);
+    sim_text(a, s, &r, so, sc->applied, hr);
     return 0;
 }
 
@@ -749,10 +764,7 @@ static int run_sim_session(const sim_args *a, const qn_cli_input *in) {
     s.radius = a->radius;
     int rc = session_setup(a, ses, &s);
     if (rc) return qn_session_destroy(ses), rc;
-    qn_sim_opts so = {.units = (uint32_t)a->units, .seed = a->seed, .step = a->step,
-                      .threads = (uint32_t)a->threads};
-    so.max_steps = a->max_steps ? (uint32_t)a->max_steps
-                                : default_max_steps(qn_session_mesh(ses), a->step);
+    qn_sim_opts so = sim_opts(a, qn_session_mesh(ses));
     qn_sim_result r;
     st = qn_session_start(ses, &so);
     while (st == QN_OK && qn_session_step(ses))
@@ -795,40 +807,15 @@ static int run_sim_hier(const sim_args *a, qn_cli_input *in) {
         return qn_cli_error("sim --mode hier: goal %g,%g: %s: %s", (double)s.goal.x,
                             (double)s.goal.y, qn_status_name(st), e.message);
     }
-    qn_sim_opts so = {0};
-    so.units = (uint32_t)a->units;
-    so.seed = a->seed;
-    so.step = a->step;
-    so.threads = (uint32_t)a->threads;
-    so.max_steps = a->max_steps ? (uint32_t)a->max_steps : default_max_steps(mesh, a->step);
+    qn_sim_opts so = sim_opts(a, mesh);
     script sc = {a, mesh, NULL, h, f, 0, false};
     if (a->nchanges) so.before_step = apply_changes, so.before_step_ud = &sc;
     qn_sim_world w;
     qn_sim_hier_ctx ctx;
     qn_sim_world_hier(&w, &ctx, f, mesh, s.goal);
-    qn_vec2 *spawns = NULL;
-    if (a->spawns) {
-        spawns = level_spawns(s.t.level, &so.start_count);
-        so.starts = spawns;
-    }
-    qn_sim_result r;
-    st = a->spawns && !spawns ? QN_E_INVALID_ARG : qn_sim_run(&w, &so, &r);
-    free(spawns);
-    hr.sectors = qn_hier_sector_count(h);
-    hr.built = qn_hfield_sectors_built(f);
-    hr.bytes = qn_hfield_bytes(f);
+    rc = sim_finish(a, &s, &so, &sc, &w, &hr);
     qn_hfield_destroy(f);
     qn_hier_destroy(h);
-    if (a->spawns && st == QN_E_INVALID_ARG)
-        rc = (qn_cli_error("--spawns: the level has no spawn points"), 2);
-    else if (st != QN_OK)
-        rc = qn_cli_error("sim: %s (no reachable start position?)", qn_status_name(st));
-    else if (sc.failed)
-        rc = qn_cli_error("sim: a scripted change could not be applied");
-    else if (a->json)
-        rc = sim_json(a, &s, &r, &so, sc.applied, &hr);
-    else
-        sim_text(a, &s, &r, &so, sc.applied, &hr);
     setup_free(&s);
     return rc;
 }
@@ -849,19 +836,14 @@ static int run_sim(const sim_args *a) {
     setup s;
     int rc = setup_field(a->path, &in, a->goal, a->radius, a->nchanges > 0, &s);
     if (rc) return setup_free(&s), rc;
-    qn_sim_opts so = {0};
-    so.units = (uint32_t)a->units;
-    so.seed = a->seed;
-    so.step = a->step;
-    so.threads = (uint32_t)a->threads;
-    so.max_steps = a->max_steps ? (uint32_t)a->max_steps : default_max_steps(s.t.mesh, a->step);
+    qn_sim_opts so = sim_opts(a, s.t.mesh);
     script sc = {a, qn_terrain_mesh_mut(&s.t), s.field, NULL, NULL, 0, false};
     if ((rc = check_changes(a, sc.mesh))) return setup_free(&s), rc;
-    if (a->nchanges) {
-        so.before_step = apply_changes;
-        so.before_step_ud = &sc;
-    }
-    rc = sim_finish(a, &s, &so, &sc);
+    if (a->nchanges) so.before_step = apply_changes, so.before_step_ud = &sc;
+    qn_sim_world w;
+    qn_sim_quad_ctx ctx;
+    qn_sim_world_quad(&w, &ctx, s.field, s.goal);
+    rc = sim_finish(a, &s, &so, &sc, &w, NULL);
     setup_free(&s);
     return rc;
 }

@@ -128,4 +128,36 @@ static inline uint32_t qn__nsearch_next(qn__nsearch *s) {
     return n;
 }
 
+/* A destination's goal block: the goal's sector and the (up to) eight
+** round it on a grid of sectors sw wide, the sectors x0..x1 by y0..y1.
+** Both hierarchies give it one field, so that ways near the goal are the
+** exact ones rather than ones through a node on a sector's edge. */
+typedef struct qn__sblock {
+    uint32_t x0, y0, x1, y1;
+} qn__sblock;
+
+/* The block round sector g of a grid of sw x sh sectors. */
+static inline qn__sblock qn__sblock_around(uint32_t g, uint32_t sw, uint32_t sh) {
+    uint32_t x = g % sw, y = g / sw;
+    return (qn__sblock){x ? x - 1 : 0, y ? y - 1 : 0, x + 1 < sw ? x + 1 : x,
+                        y + 1 < sh ? y + 1 : y};
+}
+
+static inline bool qn__sblock_has(const qn__sblock *b, uint32_t s, uint32_t sw) {
+    uint32_t x = s % sw, y = s / sw;
+    return x >= b->x0 && x <= b->x1 && y >= b->y0 && y <= b->y1;
+}
+
+/* The sectors a field covers, into out (at most 9), and how many: sector
+** s alone, or with s QN_NONE (UINT32_MAX) block b's, row by row. */
+static inline uint32_t qn__sblock_sectors(const qn__sblock *b, uint32_t s, uint32_t sw,
+                                          uint32_t out[9]) {
+    if (s != UINT32_MAX) return out[0] = s, 1;
+    uint32_t n = 0;
+    for (uint32_t y = b->y0; y <= b->y1; y++)
+        for (uint32_t x = b->x0; x <= b->x1; x++)
+            out[n++] = y * sw + x;
+    return n;
+}
+
 #endif

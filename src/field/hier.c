@@ -1263,7 +1263,7 @@ struct qn_hfield {
     qn__hent *heap; /* the node search's heap (keys in it) */
     _Atomic(hloc *) *loc; /* per sector: its local field, NULL until built */
     /* The goal block: the goal's sector and the (up to) eight round it,
-    ** sectors bx0..bx1 by by0..by1, share one local field over all their
+    ** (src/core/nsearch.h's qn__sblock), share one local field over all their
     ** quads, seeded with the goal and the nodes on the block's edge. A unit
     ** near the goal then walks the exact way there, not one through a node
     ** on a sector's edge: one a cell from the goal across such an edge
@@ -1272,15 +1272,12 @@ struct qn_hfield {
     ** a way crosses more of a sector before and after each node, and the
     ** detour is a smaller part of it. Built when a unit first samples
     ** there (sh->block). */
-    uint32_t bx0, by0, bx1, by1;
+    qn__sblock bk;
     struct hshared *sh;   /* what samples change (through a const field) */
 };
 
 /* Is sector s in f's goal block? */
-static bool in_block(const qn_hfield *f, uint32_t s) {
-    uint32_t x = s % f->h->sw, y = s / f->h->sw;
-    return x >= f->bx0 && x <= f->bx1 && y >= f->by0 && y <= f->by1;
-}
+static bool in_block(const qn_hfield *f, uint32_t s) { return qn__sblock_has(&f->bk, s, f->h->sw); }
 
 /* The least distance from node n to sector s's nodes (their box): no
 ** path between them is shorter, so the bound is consistent. */
@@ -1477,9 +1474,7 @@ qn_status qn_hfield_create(const qn_hier *h, qn_vec2 goal, float radius, const q
     f->goal = goal;
     f->gquad = piece_of(h, q, goal);
     f->gsec = h->qsec[f->gquad];
-    uint32_t gx = f->gsec % h->sw, gy = f->gsec / h->sw;
-    f->bx0 = gx ? gx - 1 : 0, f->bx1 = gx + 1 < h->sw ? gx + 1 : gx;
-    f->by0 = gy ? gy - 1 : 0, f->by1 = gy + 1 < h->sh ? gy + 1 : gy;
+    f->bk = qn__sblock_around(f->gsec, h->sw, h->sh);
     f->radius = radius;
     f->loc = qn__calloc(&a, (size_t)h->nsec + 1, sizeof *f->loc);
     f->sh = qn__calloc(&a, 1, sizeof *f->sh);
@@ -1525,9 +1520,6 @@ uint32_t qn_hfield_sectors_built(const qn_hfield *f) { return f ? atomic_load(&f
 
 /* ---- local fields ------------------------------------------------------------------ */
 
-/* Builds the mesh of sector s's open quads (hm->loc maps them), with the
-** hier's allocator and one reference (the hier's); NULL when out of
-** memory. hm->mesh stays NULL when the sector has no open quad. */
 /* Is portal e open (both quads) with both quads in the sectors x0..x1 by
 ** y0..y1? */
 static bool portal_within(const qn_hier *h, uint32_t e, uint32_t x0, uint32_t y0, uint32_t x1,
@@ -1639,6 +1631,9 @@ static hmesh *hmesh_from(const qn_hier *h, uint32_t x0, uint32_t y0, uint32_t x1
     return hm;
 }
 
+/* Builds the mesh of sector s's open quads (hm->loc maps them), with the
+** hier's allocator and one reference (the hier's); NULL when out of
+** memory. hm->mesh stays NULL when the sector has no open quad. */
 static hmesh *hmesh_build(const qn_hier *h, uint32_t s) {
     uint32_t x = s % h->sw, y = s / h->sw;
     return hmesh_from(h, x, y, x, y, false);
@@ -1646,7 +1641,8 @@ static hmesh *hmesh_build(const qn_hier *h, uint32_t s) {
 
 /* The goal block's local mesh (the destination's own). */
 static hmesh *block_mesh(const qn_hfield *f) {
-    return hmesh_from(f->h, f->bx0, f->by0, f->bx1, f->by1, true);
+    const qn__sblock *b = &f->bk;
+    return hmesh_from(f->h, b->x0, b->y0, b->x1, b->y1, true);
 }
 
 /* The hier quad of l's mesh's k-th quad (sector s's, or the block's). */
@@ -1669,26 +1665,23 @@ static hmesh *hmesh_get(const qn_hier *h, uint32_t s) {
     return expected;
 }
 
-/* The sectors a local field covers: s alone, or with s QN_NONE the goal
-** block's, as x0..x1 by y0..y1. */
-static void field_sectors(const qn_hfield *f, uint32_t s, uint32_t *x0, uint32_t *y0, uint32_t *x1,
-                          uint32_t *y1) {
-    if (s == QN_NONE) {
-        *x0 = f->bx0, *y0 = f->by0, *x1 = f->bx1, *y1 = f->by1;
-        return;
-    }
-    *x0 = *x1 = s % f->h->sw;
-    *y0 = *y1 = s / f->h->sw;
+/* The sectors local field s covers, into out (at most 9), and how many:
+** s alone, or with s QN_NONE the goal block's, row by row. */
+static uint32_t field_sectors(const qn_hfield *f, uint32_t s, uint32_t out[9]) {
+    return qn__sblock_sectors(&f->bk, s, f->h->sw, out);
 }
 
-/* Nodes of the sectors of local field s (field_sectors), plus one. */
+/* Is sector t one that local field s covers (field_sectors)? */
+static bool field_holds(const qn_hfield *f, uint32_t s, uint32_t t) {
+    return s == QN_NONE ? in_block(f, t) : t == s;
+}
+
+/* Nodes of the sectors of local field s, plus one. */
 static uint32_t seeds_cap(const qn_hfield *f, uint32_t s) {
     const qn_hier *h = f->h;
-    uint32_t x0, y0, x1, y1, n = 1;
-    field_sectors(f, s, &x0, &y0, &x1, &y1);
-    for (uint32_t y = y0; y <= y1; y++)
-        for (uint32_t x = x0; x <= x1; x++)
-            n += h->sn_start[y * h->sw + x + 1] - h->sn_start[y * h->sw + x];
+    uint32_t sec[9], ns = field_sectors(f, s, sec), n = 1;
+    for (uint32_t i = 0; i < ns; i++)
+        n += h->sn_start[sec[i] + 1] - h->sn_start[sec[i]];
     return n;
 }
 
@@ -1697,8 +1690,7 @@ static uint32_t seeds_cap(const qn_hfield *f, uint32_t s) {
 ** the goal when the goal's sector is one of its own. */
 static qn_status local_seeds(const qn_hfield *f, uint32_t s, hloc *l, qn_vec2 **at, float **g0) {
     const qn_hier *h = f->h;
-    uint32_t n = seeds_cap(f, s), k = 0, x0, y0, x1, y1;
-    field_sectors(f, s, &x0, &y0, &x1, &y1);
+    uint32_t n = seeds_cap(f, s), k = 0, sec[9], ns = field_sectors(f, s, sec);
     *at = qn__alloc(&f->alloc, (size_t)n * sizeof(qn_vec2));
     *g0 = qn__alloc(&f->alloc, (size_t)n * sizeof(float));
     l->exit = qn__alloc(&f->alloc, (size_t)n * sizeof(uint32_t));
@@ -1706,19 +1698,17 @@ static qn_status local_seeds(const qn_hfield *f, uint32_t s, hloc *l, qn_vec2 **
     if (!*at || !*g0 || !l->exit) return QN_E_NOMEM;
     if ((s == QN_NONE || s == f->gsec) && !f->goal_blocked)
         (*at)[k] = f->goal, (*g0)[k] = 0.0f, l->exit[k++] = QN_NONE;
-    for (uint32_t y = y0; y <= y1; y++)
-        for (uint32_t x = x0; x <= x1; x++) {
-            uint32_t t = y * h->sw + x;
-            for (uint32_t j = h->sn_start[t]; j < h->sn_start[t + 1]; j++) {
-                uint32_t i = h->sn_list[j];
-                const hnode *nd = &h->nodes[i];
-                if (f->via[i] > 1 || !isfinite(f->g[i])) continue;
-                uint32_t on = nd->sec[f->via[i]], ox = on % h->sw, oy = on / h->sw;
-                if (ox >= x0 && ox <= x1 && oy >= y0 && oy <= y1) continue; /* goes on inside */
-                if (f->h->mesh->blocked[node_quad(nd, t)]) continue;
-                (*at)[k] = nd->at, (*g0)[k] = f->g[i], l->exit[k++] = i;
-            }
+    for (uint32_t m = 0; m < ns; m++) {
+        uint32_t t = sec[m];
+        for (uint32_t j = h->sn_start[t]; j < h->sn_start[t + 1]; j++) {
+            uint32_t i = h->sn_list[j];
+            const hnode *nd = &h->nodes[i];
+            if (f->via[i] > 1 || !isfinite(f->g[i])) continue;
+            if (field_holds(f, s, nd->sec[f->via[i]])) continue; /* goes on inside */
+            if (f->h->mesh->blocked[node_quad(nd, t)]) continue;
+            (*at)[k] = nd->at, (*g0)[k] = f->g[i], l->exit[k++] = i;
         }
+    }
     l->nseed = k;
     return QN_OK;
 }
@@ -1811,14 +1801,10 @@ static const hloc *local_get(const qn_hfield *f, uint32_t s) {
     _Atomic(hloc *) *slot = block ? &f->sh->block : &f->loc[s];
     hloc *l = atomic_load_explicit(slot, memory_order_acquire);
     if (l) return l;
-    if (block) { /* every node of its sectors */
-        for (uint32_t y = f->by0; y <= f->by1; y++)
-            for (uint32_t x = f->bx0; x <= f->bx1; x++)
-                settle_locked(f, y * f->h->sw + x);
-    } else {
-        settle_locked(f, s);
-    }
-    hloc *mine = local_build(f, block ? QN_NONE : s);
+    uint32_t fs = block ? QN_NONE : s, sec[9], ns = field_sectors(f, fs, sec);
+    for (uint32_t i = 0; i < ns; i++)
+        settle_locked(f, sec[i]); /* every node of them */
+    hloc *mine = local_build(f, fs);
     if (!mine) return NULL;
     hloc *expected = NULL;
     if (atomic_compare_exchange_strong_explicit(slot, &expected, mine, memory_order_acq_rel,

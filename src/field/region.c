@@ -69,7 +69,7 @@ static int cmp_sample(const void *x, const void *y) {
 static float quad_bound(const rwalk *w, uint32_t q, float *hi) {
     qn_vec2 k_at[4];
     const qn_vec2 *k = qn__corners(w->m, q, k_at);
-    qn_vec2 c = qn__quad_centre(w->m, q);
+    qn_vec2 c = qn__corners_centre(k);
     float far = 0.0f;
     for (int i = 0; i < 4; i++) {
         float d = qn__len(qn__sub(k[i], c));

@@ -90,21 +90,26 @@ struct qn_grid_tfield {
     float weight;    /* the bound's weight (1: exact costs; see qn_grid_tfield_opts) */
     _Atomic(tsector *) *sec;
     /* The goal block: the goal's sector and the (up to) eight round it,
-    ** sectors bx0..bx1 by by0..by1, share one field over all their cells,
+    ** (core/nsearch.h's qn__sblock), share one field over all their cells,
     ** seeded at the goal and across the block's outer entrances. Within
     ** it values are the grid's own unless the way leaves the block: a cell
     ** a diagonal step from the goal across a sector's edge got 13.66
     ** (Boston_0_512, sectors of 32) from the entrance's node, not 1.41.
     ** Built when a unit first asks there (block). */
-    uint32_t bx0, by0, bx1, by1;
+    qn__sblock bk;
     _Atomic(tsector *) block;
     _Atomic size_t bytes;
 };
 
 /* Is sector s in f's goal block? */
 static bool in_block(const qn_grid_tfield *f, uint32_t s) {
-    uint32_t x = s % f->t->sx, y = s / f->t->sx;
-    return x >= f->bx0 && x <= f->bx1 && y >= f->by0 && y <= f->by1;
+    return qn__sblock_has(&f->bk, s, f->t->sx);
+}
+
+/* The sectors field s covers, into out (at most 9), and how many: s
+** alone, or with s QN_NONE the goal block's, row by row. */
+static uint32_t field_sectors(const qn_grid_tfield *f, uint32_t s, uint32_t out[9]) {
+    return qn__sblock_sectors(&f->bk, s, f->t->sx, out);
 }
 
 /* ---- a Dijkstra over a rectangle of cells ------------------------------------ */
@@ -572,9 +577,7 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
     bool ok = f && local_alloc(&a, &L, t->S);
     if (ok) {
         f->goal = goal_cell, f->weight = weight;
-        uint32_t gs = sector_of(t, goal_cell), gx = gs % t->sx, gy = gs / t->sx;
-        f->bx0 = gx ? gx - 1 : 0, f->bx1 = gx + 1 < t->sx ? gx + 1 : gx;
-        f->by0 = gy ? gy - 1 : 0, f->by1 = gy + 1 < t->sy ? gy + 1 : gy;
+        f->bk = qn__sblock_around(sector_of(t, goal_cell), t->sx, t->sy);
         atomic_init(&f->block, NULL);
         f->d = qn__alloc(&a, nn * sizeof(float));
         f->pos = qn__alloc(&a, nn * sizeof(uint32_t));
@@ -664,23 +667,20 @@ static tsector *sector_build(const qn_grid_tfield *f, uint32_t s) {
         if (L.val || L.pos || L.heap || L.open) local_free(&f->alloc, &L, span);
         return NULL;
     }
-    uint32_t x0 = f->bx0, y0 = f->by0, x1 = f->bx1, y1 = f->by1;
-    if (s != QN_NONE) x0 = x1 = s % t->sx, y0 = y1 = s / t->sx;
-    local_begin_sectors(&L, t, x0, y0, x1, y1);
+    uint32_t sec[9] = {0}, ns = field_sectors(f, s, sec);
+    local_begin_sectors(&L, t, sec[0] % t->sx, sec[0] / t->sx, sec[ns - 1] % t->sx,
+                        sec[ns - 1] / t->sx);
     sc->x0 = L.x0, sc->y0 = L.y0, sc->lw = L.x1 - L.x0, sc->lh = L.y1 - L.y0;
     if (s == QN_NONE || sector_of(t, f->goal) == s)
         local_seed(&L, f->goal % t->w, f->goal / t->w, 0.0f);
     /* across the entrances of the domain's edge (a block's inner ones are
     ** inside it) */
-    for (uint32_t y = y0; y <= y1; y++)
-        for (uint32_t x = x0; x <= x1; x++) {
-            uint32_t u = y * t->sx + x;
-            for (uint32_t i = t->sstart[u]; i < t->sstart[u + 1]; i++) {
-                uint32_t ps = t->node[t->node[i].part].sec, px = ps % t->sx, py = ps / t->sx;
-                if (px >= x0 && px <= x1 && py >= y0 && py <= y1) continue;
-                float d = f->d[t->node[i].part];
-                if (d < INFINITY) seed_segment(&L, t, &t->node[i], d);
-            }
+    for (uint32_t m = 0; m < ns; m++)
+        for (uint32_t i = t->sstart[sec[m]]; i < t->sstart[sec[m] + 1]; i++) {
+            uint32_t ps = t->node[t->node[i].part].sec;
+            if (s == QN_NONE ? in_block(f, ps) : ps == s) continue;
+            float d = f->d[t->node[i].part];
+            if (d < INFINITY) seed_segment(&L, t, &t->node[i], d);
         }
     local_run(&L);
     size_t n = (size_t)sc->lw * sc->lh;
@@ -749,15 +749,10 @@ static const tsector *sector_get(const qn_grid_tfield *f, uint32_t s) {
     _Atomic(tsector *) *slot = sector_slot(f, s);
     tsector *sc = atomic_load_explicit(slot, memory_order_acquire);
     if (sc) return sc;
-    bool block = in_block(f, s);
-    if (block) { /* the entrances of all its sectors */
-        for (uint32_t y = f->by0; y <= f->by1; y++)
-            for (uint32_t x = f->bx0; x <= f->bx1; x++)
-                settle_locked(f, y * f->t->sx + x);
-    } else {
-        settle_locked(f, s);
-    }
-    tsector *mine = sector_build(f, block ? QN_NONE : s);
+    uint32_t fs = in_block(f, s) ? QN_NONE : s, sec[9], ns = field_sectors(f, fs, sec);
+    for (uint32_t i = 0; i < ns; i++)
+        settle_locked(f, sec[i]); /* the entrances of them all */
+    tsector *mine = sector_build(f, fs);
     if (!mine) return NULL;
     tsector *none = NULL;
     if (atomic_compare_exchange_strong_explicit(slot, &none, mine, memory_order_acq_rel,

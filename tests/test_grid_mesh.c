@@ -578,6 +578,60 @@ static void test_fewest_is_minimum(void **state) {
 /* Pillars on a lattice (a wall at every odd x and odd y): the rows of
 ** pillars line up, so chords between them pay, and the greedy rows are not
 ** the fewest. The exhaustive search starts bounded by the greedy count. */
+/* Obstacle corners on the sides of cell rectangle r = {x0, y0, x1, y1}:
+** grid vertices on its boundary with exactly one wall (or outside) among
+** the four cells round them. */
+static uint32_t side_corners(const uint8_t *c, uint32_t w, uint32_t h, const uint32_t r[4]) {
+    uint32_t n = 0;
+    for (uint32_t y = r[1]; y <= r[3]; y++)
+        for (uint32_t x = r[0]; x <= r[2]; x++) {
+            if (x != r[0] && x != r[2] && y != r[1] && y != r[3]) continue;
+            uint32_t walls = 0;
+            for (int dy = -1; dy <= 0; dy++)
+                for (int dx = -1; dx <= 0; dx++) {
+                    long cx = (long)x + dx, cy = (long)y + dy;
+                    walls += cx < 0 || cy < 0 || cx >= (long)w || cy >= (long)h ||
+                             c[(size_t)cy * w + (size_t)cx] == QN_CELL_WALL;
+                }
+            n += walls == 1;
+        }
+    return n;
+}
+
+/* Corridors between rows of pillars: the fewest rectangles run the whole
+** width with dozens of obstacle corners on their sides (each a root the
+** exact instance may keep for them, and a corner a sample looks at);
+** qn_mesh_from_grid cuts them so that none has more than 24, across, on
+** both a wide and a tall layout. */
+static void test_crowded_cut(void **state) {
+    (void)state;
+    for (int tall = 0; tall < 2; tall++) {
+        uint32_t w = tall ? 20 : 61, h = tall ? 61 : 20;
+        uint8_t *c = malloc((size_t)w * h);
+        assert_non_null(c);
+        for (uint32_t y = 0; y < h; y++)
+            for (uint32_t x = 0; x < w; x++) {
+                uint32_t a = tall ? y : x, b = tall ? x : y; /* a along the corridors */
+                c[(size_t)y * w + x] = b % 3 == 1 && a % 3 == 1 ? QN_CELL_WALL : 1;
+            }
+        qn_grid *g = make_grid(w, h, c, 1.0f, qn__v2(0, 0));
+        uint32_t fewest = rect_count(g, QN__DECOMP_FEWEST), most = 0;
+        qn_mesh *m = mesh_of(g);
+        for (uint32_t q = 0; q < qn_mesh_quad_count(m); q++) {
+            uint32_t r[4];
+            quad_rect(g, m, q, r);
+            uint32_t k = side_corners(c, w, h, r);
+            most = k > most ? k : most;
+        }
+        assert_true(most <= 24);
+        assert_true(qn_mesh_quad_count(m) > fewest);
+        qn_mesh_destroy(m);
+        check_grid(g); /* adjacency, round trip, row-major order */
+        qn_grid_destroy(g);
+        free(c);
+    }
+}
+
 static void test_fewest_pillars(void **state) {
     (void)state;
     for (uint32_t n = 5; n <= 7; n += 2) {
@@ -999,6 +1053,7 @@ int main(void) {
         cmocka_unit_test(test_bundled_maps),
         cmocka_unit_test(test_fewest_is_minimum),
         cmocka_unit_test(test_fewest_pillars),
+        cmocka_unit_test(test_crowded_cut),
         cmocka_unit_test(test_fewest_on_maps),
         cmocka_unit_test(test_rasterise_hand_mesh),
         cmocka_unit_test(test_rasterise_blocked_border),

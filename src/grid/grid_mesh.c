@@ -133,6 +133,138 @@ static qn_status rectangles(const qn_grid *g, qn__decomp how, rect_list *l, qn_e
     return st;
 }
 
+/* ---- crowded rectangles ------------------------------------------------ */
+
+/* A rectangle of the fewest can run along a row of obstacles (a corridor
+** between rows of trees or pillars) and have dozens of obstacle corners on
+** its sides. Each is a root of the exact instance's shortest path map that
+** may serve part of the rectangle, and a corner the sampler checks a
+** unit's way against, so such a quad costs every sample in it a look at
+** each: on a lattice of pillars, a sample took 20 times a grid lookup.
+** Rectangles with more than QN__CROWDED obstacle corners on their sides are
+** cut across their longer side into pieces with at most that many each
+** (the corners at a cut count for both pieces); pieces are at least a cell
+** long, so a cell column with more keeps them all. */
+#define QN__CROWDED 24u
+
+/* The grid as the corner count reads it. */
+typedef struct cellmap {
+    const uint8_t *c;
+    int64_t w, h;
+} cellmap;
+
+/* Is cell (x, y) a wall (outside the grid counts as one)? */
+static inline unsigned wall_cell(const cellmap *g, int64_t x, int64_t y) {
+    if (x < 0 || y < 0 || x >= g->w || y >= g->h) return 1;
+    return g->c[y * g->w + x] == QN_CELL_WALL;
+}
+
+/* Is grid vertex (x, y) an obstacle's corner: one of the four cells round
+** it a wall, the other three open? */
+static inline unsigned obstacle_corner(const cellmap *g, int64_t x, int64_t y) {
+    return wall_cell(g, x - 1, y - 1) + wall_cell(g, x, y - 1) + wall_cell(g, x - 1, y) +
+               wall_cell(g, x, y) ==
+           1;
+}
+
+/* Obstacle corners of rectangle r at position k along its longer side
+** (vertex column x0 + k, or row y0 + k when it is taller than wide): the
+** two on its long sides, and at either end those on the short side. */
+static uint32_t corners_at(const cellmap *g, const cell_rect *r, bool tall, uint32_t k) {
+    uint32_t n = 0, len = tall ? r->y1 - r->y0 : r->x1 - r->x0;
+    if (!tall) {
+        int64_t x = (int64_t)r->x0 + k;
+        n = obstacle_corner(g, x, r->y0) + obstacle_corner(g, x, r->y1);
+        if (k == 0 || k == len)
+            for (int64_t y = (int64_t)r->y0 + 1; y < r->y1; y++)
+                n += obstacle_corner(g, x, y);
+    } else {
+        int64_t y = (int64_t)r->y0 + k;
+        n = obstacle_corner(g, r->x0, y) + obstacle_corner(g, r->x1, y);
+        if (k == 0 || k == len)
+            for (int64_t x = (int64_t)r->x0 + 1; x < r->x1; x++)
+                n += obstacle_corner(g, x, y);
+    }
+    return n;
+}
+
+/* Rectangle r cut as above: its first piece appended to out, the others
+** to out as well when they start on r's row (r is wider than tall), else
+** to later. */
+static qn_status split_crowded(const cellmap *g, cell_rect r, rect_list *out, rect_list *later,
+                               qn_error *err) {
+    bool tall = r.y1 - r.y0 > r.x1 - r.x0;
+    uint32_t len = tall ? r.y1 - r.y0 : r.x1 - r.x0, a = 0, acc = corners_at(g, &r, tall, 0);
+    qn_status st = QN_OK;
+    for (uint32_t k = 1; k <= len && st == QN_OK; k++) {
+        uint32_t add = corners_at(g, &r, tall, k);
+        if (acc + add > QN__CROWDED && k - 1 > a) { /* a piece [a, k - 1] */
+            cell_rect p = r;
+            if (tall)
+                p.y0 = r.y0 + a, p.y1 = r.y0 + k - 1;
+            else
+                p.x0 = r.x0 + a, p.x1 = r.x0 + k - 1;
+            st = rect_push(tall && a > 0 ? later : out, p, err);
+            a = k - 1;
+            acc = corners_at(g, &r, tall, a);
+        }
+        acc += add;
+    }
+    cell_rect p = r; /* the last piece, [a, len] */
+    if (tall)
+        p.y0 = r.y0 + a;
+    else
+        p.x0 = r.x0 + a;
+    return st == QN_OK ? rect_push(tall && a > 0 ? later : out, p, err) : st;
+}
+
+/* Row-major order of top-left cells. */
+static bool rect_before(const cell_rect *a, const cell_rect *b) {
+    return a->y0 != b->y0 ? a->y0 < b->y0 : a->x0 < b->x0;
+}
+
+static int cmp_rect(const void *x, const void *y) {
+    const cell_rect *a = x, *b = y;
+    return rect_before(a, b) ? -1 : (rect_before(b, a) ? 1 : 0);
+}
+
+/* l with every rectangle that has too many corners cut (split_crowded),
+** still in row-major order of top-left cells (the order the reading gives
+** and the tests check; quads near each other keep numbers near each
+** other): the pieces lower down a tall rectangle are sorted apart, then
+** merged in. */
+static qn_status cut_crowded(const qn_grid *grid, rect_list *l, qn_error *err) {
+    rect_list out = {l->a, NULL, 0, 0}, later = {l->a, NULL, 0, 0}, all = {l->a, NULL, 0, 0};
+    cellmap g = {qn_grid_costs(grid), qn_grid_width(grid), qn_grid_height(grid)};
+    qn_status st = QN_OK;
+    for (uint32_t i = 0; i < l->n && st == QN_OK; i++) {
+        cell_rect r = l->r[i];
+        bool tall = r.y1 - r.y0 > r.x1 - r.x0;
+        uint32_t len = tall ? r.y1 - r.y0 : r.x1 - r.x0, total = 0;
+        /* no more corners than vertices round it: most are not counted */
+        uint64_t round = 2 * ((uint64_t)(r.x1 - r.x0) + (r.y1 - r.y0));
+        for (uint32_t k = 0; round > QN__CROWDED && k <= len && total <= QN__CROWDED; k++)
+            total += corners_at(&g, &r, tall, k);
+        st = total <= QN__CROWDED ? rect_push(&out, r, err)
+                                  : split_crowded(&g, r, &out, &later, err);
+    }
+    if (st == QN_OK && later.n == 0) { /* nothing to merge */
+        rect_list_free(l);
+        *l = out;
+        return QN_OK;
+    }
+    if (st == QN_OK) qsort(later.r, later.n, sizeof *later.r, cmp_rect);
+    for (uint32_t i = 0, j = 0; st == QN_OK && i + j < out.n + later.n;) {
+        bool take_later = j < later.n && (i == out.n || rect_before(&later.r[j], &out.r[i]));
+        st = rect_push(&all, take_later ? later.r[j++] : out.r[i++], err);
+    }
+    rect_list_free(&out);
+    rect_list_free(&later);
+    rect_list_free(l);
+    *l = all;
+    return st;
+}
+
 /* World coordinate of grid line i: origin + i * cell size, in double so
 ** integer cell coordinates stay exact. */
 static float grid_line(float origin, float cs, uint32_t i) {
@@ -347,6 +479,7 @@ qn_status qn__mesh_from_grid_with(const qn_grid *grid, qn__decomp how, bool pair
     qn_allocator a = qn__allocator(alloc);
     rect_list l = {&a, NULL, 0, 0};
     st = rectangles(grid, how, &l, err);
+    if (st == QN_OK && how == QN__DECOMP_FEWEST) st = cut_crowded(grid, &l, err);
     if (st == QN_OK && l.n == 0)
         st = qn__fail(err, QN_E_INVALID_ARG, QN_NONE,
                       "grid %ux%u has no passable cell (every cost is 255)", qn_grid_width(grid),

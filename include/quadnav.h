@@ -40,10 +40,13 @@
 ** Coordinates are floats, so precision falls with distance from the
 ** origin: the mesh's tolerance is 8 float epsilons of its largest
 ** |coordinate| (about 1e-6 of it), and every agent keeps at least 8 of
-** those tolerances, plus about 5e-5 of the mesh's extent (the exact
-** field's step of angle), from walls: 0.007 on a level 120 units across at
-** the origin, 0.25 on a 4096 x 4096 map; for a level 100 units across, 0.02
-** at 2,000 units from the origin and 0.46 at 60,000, where 1-unit
+** those tolerances from walls. An exact field's sample adds the error of
+** its aim, which grows with the distance to the corner or goal it steers
+** at (the field's step of angle: 2.5e-4 of that distance), up to about
+** 5e-5 of the mesh's extent: 0.007 at most on a level 120 units across at
+** the origin, 0.25 at most on a 4096 x 4096 map, where a unit a few cells
+** from the corner it rounds keeps 0.03; for a level 100 units across,
+** 0.02 at 2,000 units from the origin and 0.46 at 60,000, where 1-unit
 ** corridors are still walked (tests/test_exact.c). Place a level's origin
 ** near its middle, and keep far-apart regions in separate meshes: one
 ** small island 20,000 units from a maze of 1-unit corridors widens every

@@ -1000,6 +1000,80 @@ static void test_walk_grids_wide_agents(void **state) {
     assert_true(walks > 600);
 }
 
+/* Distance a unit walks from p to the goal with steps as compare takes
+** them (to where the way turns, 0.05 to 0.2), failing the test on a wall
+** contact or when it does not arrive. */
+static double walked_to(const qn_mesh *m, const qn_field *f, qn_vec2 p, qn_vec2 goal) {
+    double walked = 0.0;
+    uint32_t hint = QN_NONE;
+    for (int k = 0; k < 20000; k++) {
+        if (hypotf(p.x - goal.x, p.y - goal.y) <= 0.05f) return walked;
+        qn_vec2 dir;
+        float ahead;
+        qn_status st = qn_field_sample_ahead(f, p, &hint, &dir, &ahead);
+        if (st == QN_AT_GOAL) return walked + (double)hypotf(p.x - goal.x, p.y - goal.y);
+        if (st != QN_OK) fail_msg("at (%g,%g): %s", (double)p.x, (double)p.y, qn_status_name(st));
+        float step = ahead < 0.2f ? (ahead > 0.05f ? ahead : 0.05f) : 0.2f;
+        qn_vec2 n = {p.x + dir.x * step, p.y + dir.y * step};
+        bool clear = false;
+        assert_int_equal(qn_mesh_line_of_sight(m, p, n, 0.0f, QN_NONE, &clear), QN_OK);
+        if (!clear) fail_msg("wall touched at (%g,%g)", (double)p.x, (double)p.y);
+        p = n;
+        walked += (double)step;
+    }
+    fail_msg("no arrival from (%g,%g)", (double)p.x, (double)p.y);
+    return 0.0;
+}
+
+/* A winding corridor one cell wide (21 runs of 6 cells, 20 U-turns) in the
+** corner of a map 4,096 cells wide. A point agent keeps a hair off walls,
+** and the hair was taken at the level's extent, a quarter of a cell here:
+** a unit of radius 0 or 0.1 walked as one of 0.25 does, 13 % over the
+** shortest length. It is now what the aim toward the root steered at
+** needs, so a point agent walks within 3 % of the shortest length and one
+** of radius 0.1 within 2 % of the shortest way that keeps 0.1 off walls
+** (qn_path_find's). */
+static void test_hair_on_wide_maps(void **state) {
+    (void)state;
+    const uint32_t w = 4096, h = 41;
+    uint8_t *c = malloc((size_t)w * h);
+    assert_non_null(c);
+    memset(c, QN_CELL_WALL, (size_t)w * h);
+    for (uint32_t y = 0; y < h; y += 2)
+        for (uint32_t x = 0; x < 6; x++)
+            c[(size_t)y * w + x] = 1;
+    for (uint32_t k = 0; k < 20; k++)
+        c[(size_t)(2 * k + 1) * w + (k % 2 ? 0 : 5)] = 1;
+    c[(size_t)(h - 1) * w + (w - 1)] = 1; /* the far corner: the map's extent */
+    qn_grid_desc gd = {w, h, c, 1.0f, {0.0f, 0.0f}};
+    qn_grid *g = NULL;
+    qn_mesh *m = NULL;
+    assert_int_equal(qn_grid_create(&gd, NULL, &g, NULL), QN_OK);
+    assert_int_equal(qn_mesh_from_grid(g, NULL, &m, NULL), QN_OK);
+    qn_vec2 start = {0.5f, 0.5f}, goal = {0.5f, (float)h - 0.5f};
+    qn_pathfinder *pf = NULL;
+    assert_int_equal(qn_pathfinder_create(m, NULL, &pf, NULL), QN_OK);
+    const float radii[] = {0.0f, 0.1f};
+    const double most[] = {1.03, 1.02};
+    for (int i = 0; i < 2; i++) {
+        qn_vec2 pts[256];
+        uint32_t n = 0;
+        assert_int_equal(qn_path_find(pf, start, goal, radii[i], pts, 256, &n, NULL), QN_OK);
+        double shortest = qn_path_length(pts, n);
+        qn_field_opts o = {.radius = radii[i]};
+        qn_field *f = NULL;
+        assert_int_equal(qn_field_create(m, &goal, 1, &o, NULL, &f, NULL), QN_OK);
+        double walked = walked_to(m, f, start, goal);
+        if (walked > most[i] * shortest)
+            fail_msg("radius %g: walked %g, shortest %g", (double)radii[i], walked, shortest);
+        qn_field_destroy(f);
+    }
+    qn_pathfinder_destroy(pf);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+    free(c);
+}
+
 /* Point agents (radius 0) far from their roots, on open maps with few
 ** obstacles (a 180 x 180 grid, one cell in 30 blocked, the goal near a
 ** corner): a wedge's sides are kept to a step of angle, and the sampler
@@ -1448,6 +1522,7 @@ int main(void) {
         cmocka_unit_test(test_walk_grids_wide_agents),
         cmocka_unit_test(test_walk_blocked_corners),
         cmocka_unit_test(test_walk_far_roots),
+        cmocka_unit_test(test_hair_on_wide_maps),
         cmocka_unit_test(test_goal_by_wall),
         cmocka_unit_test(test_walk_jittered_meshes),
         cmocka_unit_test(test_update_equals_rebuild),

@@ -1,13 +1,15 @@
 /*
 ** decomp_stats.c: quads per map for the two grid-to-quads decompositions,
 ** measured in one run: the greedy row-major rectangles (the baseline) and
-** the fewest rectangles along chords (qn_mesh_from_grid's default).
+** the fewest rectangles along chords, then crowded ones cut
+** (qn_mesh_from_grid's default: see grid_mesh.c).
 **
 **   decomp_stats [--json] MAP...    (MovingAI .map files)
 **
-** Per map and decomposition: quads, portals, slivers (quads one cell thick
+** Per map and decomposition: quads and portals of the mesh, slivers (quads one cell thick
 ** with passable cells along both long sides), the decomposition's time in ms
-** and the whole mesh build's (each the best of three calls). A markdown table, or one JSON object per
+** and the whole mesh build's (each the best of three calls). A markdown table, or one JSON object
+*per
 ** line with --json. Exit status 1 when a map cannot be read.
 */
 #include <stdio.h>
@@ -59,7 +61,8 @@ static bool measure(const char *path, const qn_grid *g, qn__decomp how, decomp_r
     qn_status st;
     for (int i = 0; i < 3; i++) {
         double t0 = qn_tool_now();
-        st = qn__grid_rect_count(g, how, NULL, &r->quads, &e);
+        uint32_t rects;
+        st = qn__grid_rect_count(g, how, NULL, &rects, &e);
         double ms = (qn_tool_now() - t0) * 1e3;
         if (st != QN_OK) return failed(path, st, &e);
         if (ms < r->ms) r->ms = ms;
@@ -71,6 +74,7 @@ static bool measure(const char *path, const qn_grid *g, qn__decomp how, decomp_r
         double ms = (qn_tool_now() - t0) * 1e3;
         if (st != QN_OK) return failed(path, st, &e);
         if (ms < r->mesh_ms) r->mesh_ms = ms;
+        r->quads = qn_mesh_quad_count(m);
         r->portals = qn_mesh_portal_count(m);
         r->slivers = slivers(g, m);
         qn_mesh_destroy(m);

@@ -492,6 +492,23 @@ static float fuzz_most(const qn_mesh *m) {
     return WEDGE_FUZZ * ((b.max.x - b.min.x) + (b.max.y - b.min.y)) + WEDGE_FUZZ_EPS * m->eps;
 }
 
+/* The breadth an exact sample keeps from walls and corners, steering at a
+** root len away: the field's radius, or for a point agent a hair. The
+** hair (qn__hair: 64 mesh tolerances, for the wedge slack that grows with
+** distances inside the level) is what the aim's error toward a root that
+** far needs at most: float noise (8 tolerances) and the wedge slack's
+** share, WEDGE_FUZZ of len. Taken at the level's extent for every sample
+** instead, it was a quarter of a unit on a 4,096-wide map, where a point
+** agent, or one of radius 0.1, then kept as far from walls as one of
+** radius 0.25 (at radius 0, 9 % over the shortest length in a maze tiled
+** to that size, against 1.3 % at 512). */
+static float exact_radius(const qn_field *f, float len) {
+    const qn_mesh *m = f->mesh;
+    float h = 8.0f * m->eps + WEDGE_FUZZ * len, most = qn__hair(m);
+    h = h < most ? h : most;
+    return f->radius > h ? f->radius : h;
+}
+
 /* Round the corner at c along the circle about it, from p (u = p - c,
 ** of length ul > 0), in the turn's direction (side +1: counterclockwise),
 ** and out toward the circle of radius rad while inside it. */
@@ -552,7 +569,7 @@ static QN__NOINLINE qn_vec2 inside_corner(const qn_field *f, uint32_t q, const c
     ** tolerance of the corner (a few float steps of the coordinates: a
     ** tenth of a unit 30,000 units out), that way runs into the obstacle's
     ** face: out to the point beside the corner first. */
-    if (on && qn__dot(qn__sub(p, r->at), open) >= 0.0f) return o;
+    if ((on || f->radius == 0.0f) && qn__dot(qn__sub(p, r->at), open) >= 0.0f) return o;
     qn_vec2 a = qn__sub(at, p);
     float la = qn__len(a);
     if (!(la > 0.1f * rad)) return o;
@@ -568,9 +585,9 @@ static QN__NOINLINE qn_vec2 inside_corner(const qn_field *f, uint32_t q, const c
 ** the tangent touches the circle, or to the point it aims at inside the
 ** circle (a radius when it stands on the corner or goes on along the way). */
 static qn_vec2 round_corner(const qn_field *f, uint32_t q, const corner *r, qn_vec2 p, float side,
-                            float len, float *go) {
+                            float len, float rad, float *go) {
     qn_vec2 d = qn__sub(r->at, p);
-    float rad = agent_radius(f), dd = qn__dot(d, d);
+    float dd = qn__dot(d, d);
     /* The tangent's length (the way to where it touches the circle). */
     float t2 = dd - rad * rad, t = sqrtf(t2 > 0.0f ? t2 : 0.0f);
     if (go) *go = len > rad ? t : rad;
@@ -628,9 +645,9 @@ static bool grazed(qn_vec2 c, qn_vec2 w, qn_vec2 p, qn_vec2 dir, float rad, floa
 ** than fuzz but not than the radius, in *cut (its place in the cycle, or
 ** UINT32_MAX), for corner_cut. */
 static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float reach,
-                          qn_vec2 root, float fuzz, uint32_t *cut, corner *out) {
+                          float rad, qn_vec2 root, float fuzz, uint32_t *cut, corner *out) {
     const qn__spm *s = f->spm;
-    float rad = agent_radius(f), best = reach, reach_tol = reach_tolerance(f->mesh);
+    float best = reach, reach_tol = reach_tolerance(f->mesh);
     float cut_best = reach;
     *cut = UINT32_MAX;
     bool hit = false;
@@ -741,7 +758,7 @@ static bool corner_in_way(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
 ** the root: its way then cuts the corner by that much, more than a point
 ** agent's hair. A corner the way passes on the open side is left alone. */
 static bool corner_cut(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float reach,
-                       uint32_t t, qn_vec2 *to) {
+                       float rad, uint32_t t, qn_vec2 *to) {
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
     uint32_t i = b->bstart[q] + t;
     qn_vec2 c = b->bv[i];
@@ -750,7 +767,7 @@ static bool corner_cut(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, fl
     if (qn__segment_walk(f->mesh, p, end, f->radius, q, NULL) != QN_E_BLOCKED) return false;
     qn_vec2 w = b->vwall[b->bvid[i]];
     float lw = qn__len(w);
-    *to = lw > 0.0f ? qn__sub(c, qn__scale(w, agent_radius(f) / lw)) : c;
+    *to = lw > 0.0f ? qn__sub(c, qn__scale(w, rad / lw)) : c;
     return qn__len(qn__sub(*to, p)) > reach_tolerance(f->mesh);
 }
 
@@ -786,9 +803,8 @@ static float edge_distance(const qn_mesh *m, uint32_t q, qn_vec2 p) {
 ** further into it: the part of dir toward the wall's nearest point is taken
 ** out, so a unit on a path that runs along a wall slides along it. Callers
 ** ask only when the quad's edge planes put the unit within the radius. */
-static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir) {
+static qn_vec2 keep_off_walls(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, float rad) {
     const qn_mesh *m = f->mesh;
-    float rad = agent_radius(f);
     const qn__boundary *b = atomic_load(&m->bnd);
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base;
     qn_vec2 d = dir;
@@ -875,12 +891,11 @@ static float run_inside(const qn_mesh *m, uint32_t q, qn_vec2 p, qn_vec2 dir) {
 }
 
 static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir, qn_vec2 goal,
-                          float edge) {
+                          float edge, float rad) {
     /* Most ways leave the quad farther off than two radii: nothing to keep
     ** off yet (the edge planes tell without the boundary's pieces). No way
     ** leaves sooner than the nearest edge (edge, from the same planes). */
-    if (edge > 2.0f * agent_radius(f) || run_inside(f->mesh, q, p, dir) > 2.0f * agent_radius(f))
-        return dir;
+    if (edge > 2.0f * rad || run_inside(f->mesh, q, p, dir) > 2.0f * rad) return dir;
     const qn__boundary *b = atomic_load(&f->mesh->bnd);
     uint32_t base = b->bstart[q], k = b->bstart[q + 1] - base, hit = QN_NONE;
     float best = INFINITY, at = 0.0f;
@@ -892,11 +907,11 @@ static qn_vec2 clamp_exit(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 dir,
         float t = qn__cross(ap, e) / den, u = qn__cross(ap, dir) / den;
         if (t >= -1e-6f && t < best && u >= -1e-4f && u <= 1.0f + 1e-4f) best = t, hit = s, at = u;
     }
-    if (hit == QN_NONE || best > 2.0f * agent_radius(f)) return dir; /* not there yet */
+    if (hit == QN_NONE || best > 2.0f * rad) return dir; /* not there yet */
     uint32_t s1 = hit + 1 == k ? 0 : hit + 1;
     if (is_wall(f, b, base + hit)) return dir; /* keep_off_walls slides it */
     qn_vec2 a = b->bv[base + hit], e = qn__sub(b->bv[base + s1], a);
-    float len = qn__len(e), rad = agent_radius(f), x = at * len;
+    float len = qn__len(e), x = at * len;
     float lo = wall_end(f, b, base, hit, hit == 0 ? k - 1 : hit - 1) ? rad : 0.0f;
     float hi = len - (wall_end(f, b, base, s1, s1) ? rad : 0.0f);
     if (lo > hi) lo = hi = 0.5f * len;
@@ -947,17 +962,17 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     if (!r) return QN_E_UNREACHABLE;
     if (root) *root = r, *root_cost = cost;
     qn_vec2 d;
-    float go = 0.0f;
+    float go = 0.0f, rad = exact_radius(f, len);
     if (r->goal) {
         if (len <= QN_AT_GOAL_DISTANCE) return QN_AT_GOAL;
         d = qn__scale(qn__sub(r->at, p), 1.0f / len);
         go = len;
     } else {
         corner rc = root_corner(r);
-        d = round_corner(f, q, &rc, p, (e->root & QN__SPM_ON) ? qn__spm_side(e) : 0.0f, len,
+        d = round_corner(f, q, &rc, p, (e->root & QN__SPM_ON) ? qn__spm_side(e) : 0.0f, len, rad,
                          ahead ? &go : NULL);
     }
-    float rad = agent_radius(f), edge = edge_distance(f->mesh, q, p);
+    float edge = edge_distance(f->mesh, q, p);
     /* How far outside a wedge qn__spm_root may have taken p (corner_cut). */
     float fuzz = 0.0f;
     if (!(e->root & QN__SPM_ON) && rad < fuzz_most(f->mesh)) { /* a wedge's root */
@@ -967,16 +982,16 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     corner c;
     qn_vec2 to;
     uint32_t cut;
-    if (corner_in_way(f, q, p, d, len, r->at, fuzz, &cut, &c)) {
-        d = round_corner(f, q, &c, p, c.side, qn__len(qn__sub(c.at, p)), ahead ? &go : NULL);
-    } else if (cut != UINT32_MAX && corner_cut(f, q, p, d, len, cut, &to)) {
+    if (corner_in_way(f, q, p, d, len, rad, r->at, fuzz, &cut, &c)) {
+        d = round_corner(f, q, &c, p, c.side, qn__len(qn__sub(c.at, p)), rad, ahead ? &go : NULL);
+    } else if (cut != UINT32_MAX && corner_cut(f, q, p, d, len, rad, cut, &to)) {
         qn_vec2 t = qn__sub(to, p);
         go = qn__len(t);
         d = qn__scale(t, 1.0f / go);
     }
     qn_vec2 way = d;
-    d = clamp_exit(f, q, p, d, r->at, edge);
-    *dir = edge < rad ? keep_off_walls(f, q, p, d) : d;
+    d = clamp_exit(f, q, p, d, r->at, edge, rad);
+    *dir = edge < rad ? keep_off_walls(f, q, p, d, rad) : d;
     if (goal_out_of_reach(f, r, p, *dir, len)) {
         *dir = qn__v2(0.0f, 0.0f);
         return QN_AT_GOAL;

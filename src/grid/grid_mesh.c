@@ -248,8 +248,8 @@ static qn_status cut_crowded(const qn_grid *grid, rect_list *l, qn_error *err) {
         st = total <= QN__CROWDED ? rect_push(&out, r, err)
                                   : split_crowded(&g, r, &out, &later, err);
     }
+    rect_list_free(l);
     if (st == QN_OK && later.n == 0) { /* nothing to merge */
-        rect_list_free(l);
         *l = out;
         return QN_OK;
     }
@@ -260,7 +260,6 @@ static qn_status cut_crowded(const qn_grid *grid, rect_list *l, qn_error *err) {
     }
     rect_list_free(&out);
     rect_list_free(&later);
-    rect_list_free(l);
     *l = all;
     return st;
 }

@@ -492,19 +492,23 @@ static float fuzz_most(const qn_mesh *m) {
     return WEDGE_FUZZ * ((b.max.x - b.min.x) + (b.max.y - b.min.y)) + WEDGE_FUZZ_EPS * m->eps;
 }
 
-/* The breadth an exact sample keeps from walls and corners, steering at a
-** root len away: the field's radius, or for a point agent a hair. The
-** hair (qn__hair: 64 mesh tolerances, for the wedge slack that grows with
+/* The breadth an exact sample keeps from walls and corners, steering from
+** p at a root: the field's radius, or for a point agent a hair. The hair
+** (qn__hair: 64 mesh tolerances, for the wedge slack that grows with
 ** distances inside the level) is what the aim's error toward a root that
 ** far needs at most: float noise (8 tolerances) and the wedge slack's
-** share, WEDGE_FUZZ of len. Taken at the level's extent for every sample
-** instead, it was a quarter of a unit on a 4,096-wide map, where a point
-** agent, or one of radius 0.1, then kept as far from walls as one of
-** radius 0.25 (at radius 0, 9 % over the shortest length in a maze tiled
-** to that size, against 1.3 % at 512). */
-static float exact_radius(const qn_field *f, float len) {
+** share, WEDGE_FUZZ of the distance, capped at the hair. Taken at the level's extent for every
+*sample instead, it
+** was a quarter of a unit on a 4,096-wide map, where a point agent, or one
+** of radius 0.1, then kept as far from walls as one of radius 0.25 (at
+** radius 0, 9 % over the shortest length in a maze tiled to that size,
+** against 1.3 % at 512). */
+static float exact_radius(const qn_field *f, qn_vec2 p, qn_vec2 root) {
+    /* |x| + |y| for the distance (at most 1.42 times it): no square root
+    ** for the tangent's to wait on */
     const qn_mesh *m = f->mesh;
-    float h = 8.0f * m->eps + WEDGE_FUZZ * len, most = qn__hair(m);
+    float h = 8.0f * m->eps + WEDGE_FUZZ * (fabsf(root.x - p.x) + fabsf(root.y - p.y));
+    float most = qn__hair(m);
     h = h < most ? h : most;
     return f->radius > h ? f->radius : h;
 }
@@ -962,7 +966,7 @@ static qn_status sample_exact(const qn_field *f, uint32_t q, qn_vec2 p, qn_vec2 
     if (!r) return QN_E_UNREACHABLE;
     if (root) *root = r, *root_cost = cost;
     qn_vec2 d;
-    float go = 0.0f, rad = exact_radius(f, len);
+    float go = 0.0f, rad = exact_radius(f, p, r->at);
     if (r->goal) {
         if (len <= QN_AT_GOAL_DISTANCE) return QN_AT_GOAL;
         d = qn__scale(qn__sub(r->at, p), 1.0f / len);

@@ -497,12 +497,11 @@ static float fuzz_most(const qn_mesh *m) {
 ** (qn__hair: 64 mesh tolerances, for the wedge slack that grows with
 ** distances inside the level) is what the aim's error toward a root that
 ** far needs at most: float noise (8 tolerances) and the wedge slack's
-** share, WEDGE_FUZZ of the distance, capped at the hair. Taken at the level's extent for every
-*sample instead, it
-** was a quarter of a unit on a 4,096-wide map, where a point agent, or one
-** of radius 0.1, then kept as far from walls as one of radius 0.25 (at
-** radius 0, 9 % over the shortest length in a maze tiled to that size,
-** against 1.3 % at 512). */
+** share, WEDGE_FUZZ of the distance, capped at the hair. Taken at the
+** level's extent for every sample instead, it was a quarter of a unit on
+** a 4,096-wide map, where a point agent, or one of radius 0.1, then kept
+** as far from walls as one of radius 0.25 (at radius 0, 9 % over the
+** shortest length in a maze tiled to that size, against 1.3 % at 512). */
 static float exact_radius(const qn_field *f, qn_vec2 p, qn_vec2 root) {
     /* |x| + |y| for the distance (at most 1.42 times it): no square root
     ** for the tangent's to wait on */
@@ -569,7 +568,9 @@ static QN__NOINLINE qn_vec2 inside_corner(const qn_field *f, uint32_t q, const c
         return along_circle(qn__sub(p, r->at), len, side, rad);
     }
     /* On the corner, on the open side of the way's line (or on it): on
-    ** along the way. On the obstacle's side, even within the reach
+    ** along the way; so too a point agent anywhere in its hair's circle on
+    ** that side (sent first to the point a hair out, it took a sideways
+    ** step at every corner). On the obstacle's side, even within the reach
     ** tolerance of the corner (a few float steps of the coordinates: a
     ** tenth of a unit 30,000 units out), that way runs into the obstacle's
     ** face: out to the point beside the corner first. */

@@ -22,6 +22,8 @@
 */
 #include "internal.h"
 
+#include <stdlib.h>
+
 /* Cells [x0, x1) x [y0, y1), all of cost byte `cost`. */
 typedef struct cell_rect {
     uint32_t x0, y0, x1, y1;

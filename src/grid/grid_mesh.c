@@ -156,113 +156,85 @@ typedef struct cellmap {
 } cellmap;
 
 /* Is cell (x, y) a wall (outside the grid counts as one)? */
-static inline unsigned wall_cell(const cellmap *g, int64_t x, int64_t y) {
+static unsigned wall_cell(const cellmap *g, int64_t x, int64_t y) {
     if (x < 0 || y < 0 || x >= g->w || y >= g->h) return 1;
     return g->c[y * g->w + x] == QN_CELL_WALL;
 }
 
-/* Is grid vertex (x, y) an obstacle's corner: one of the four cells round
-** it a wall, the other three open? */
-static inline unsigned obstacle_corner(const cellmap *g, int64_t x, int64_t y) {
-    return wall_cell(g, x - 1, y - 1) + wall_cell(g, x, y - 1) + wall_cell(g, x - 1, y) +
-               wall_cell(g, x, y) ==
-           1;
-}
-
 /* Obstacle corners of rectangle r at position k along its longer side
 ** (vertex column x0 + k, or row y0 + k when it is taller than wide): the
-** two on its long sides, and at either end those on the short side. */
-static uint32_t corners_at(const cellmap *g, const cell_rect *r, bool tall, uint32_t k) {
-    uint32_t n = 0, len = tall ? r->y1 - r->y0 : r->x1 - r->x0;
-    if (!tall) {
-        int64_t x = (int64_t)r->x0 + k;
-        n = obstacle_corner(g, x, r->y0) + obstacle_corner(g, x, r->y1);
-        if (k == 0 || k == len)
-            for (int64_t y = (int64_t)r->y0 + 1; y < r->y1; y++)
-                n += obstacle_corner(g, x, y);
-    } else {
-        int64_t y = (int64_t)r->y0 + k;
-        n = obstacle_corner(g, r->x0, y) + obstacle_corner(g, r->x1, y);
-        if (k == 0 || k == len)
-            for (int64_t x = (int64_t)r->x0 + 1; x < r->x1; x++)
-                n += obstacle_corner(g, x, y);
+** two on its long sides, and at either end those on the short side. A
+** vertex is an obstacle's corner when one of the four cells round it is a
+** wall and the other three are open. (One loop, not inlined: the web
+** build's size budget.) */
+static QN__NOINLINE uint32_t corners_at(const cellmap *g, const cell_rect *r, bool tall,
+                                        uint32_t k) {
+    uint32_t len = tall ? r->y1 - r->y0 : r->x1 - r->x0, n = 0;
+    int64_t a = (int64_t)(tall ? r->y0 : r->x0) + k, b0 = tall ? r->x0 : r->y0,
+            b1 = tall ? r->x1 : r->y1;
+    bool end = k == 0 || k == len;
+    for (int64_t b = b0; b <= b1; b = end || b == b1 ? b + 1 : b1) {
+        int64_t x = tall ? b : a, y = tall ? a : b;
+        n += wall_cell(g, x - 1, y - 1) + wall_cell(g, x, y - 1) + wall_cell(g, x - 1, y) +
+                 wall_cell(g, x, y) ==
+             1;
     }
     return n;
 }
 
-/* Rectangle r cut as above: its first piece appended to out, the others
-** to out as well when they start on r's row (r is wider than tall), else
-** to later. */
-static qn_status split_crowded(const cellmap *g, cell_rect r, rect_list *out, rect_list *later,
+/* Rectangle r cut as above, its pieces appended to out; *moved when a
+** piece starts below r's row (r is taller than wide). */
+static qn_status split_crowded(const cellmap *g, cell_rect r, rect_list *out, bool *moved,
                                qn_error *err) {
     bool tall = r.y1 - r.y0 > r.x1 - r.x0;
     uint32_t len = tall ? r.y1 - r.y0 : r.x1 - r.x0, a = 0, acc = corners_at(g, &r, tall, 0);
     qn_status st = QN_OK;
-    for (uint32_t k = 1; k <= len && st == QN_OK; k++) {
-        uint32_t add = corners_at(g, &r, tall, k);
-        if (acc + add > QN__CROWDED && k - 1 > a) { /* a piece [a, k - 1] */
-            cell_rect p = r;
-            if (tall)
-                p.y0 = r.y0 + a, p.y1 = r.y0 + k - 1;
-            else
-                p.x0 = r.x0 + a, p.x1 = r.x0 + k - 1;
-            st = rect_push(tall && a > 0 ? later : out, p, err);
-            a = k - 1;
-            acc = corners_at(g, &r, tall, a);
+    for (uint32_t k = 1; k <= len + 1 && st == QN_OK; k++) {
+        uint32_t add = k <= len ? corners_at(g, &r, tall, k) : 0;
+        if (k <= len && !(acc + add > QN__CROWDED && k - 1 > a)) {
+            acc += add;
+            continue;
         }
-        acc += add;
+        uint32_t b = k <= len ? k - 1 : len; /* a piece [a, b] */
+        cell_rect p = r;
+        if (tall)
+            p.y0 = r.y0 + a, p.y1 = r.y0 + b;
+        else
+            p.x0 = r.x0 + a, p.x1 = r.x0 + b;
+        *moved |= tall && a > 0;
+        st = rect_push(out, p, err);
+        a = b;
+        acc = corners_at(g, &r, tall, a) + add;
     }
-    cell_rect p = r; /* the last piece, [a, len] */
-    if (tall)
-        p.y0 = r.y0 + a;
-    else
-        p.x0 = r.x0 + a;
-    return st == QN_OK ? rect_push(tall && a > 0 ? later : out, p, err) : st;
-}
-
-/* Row-major order of top-left cells. */
-static bool rect_before(const cell_rect *a, const cell_rect *b) {
-    return a->y0 != b->y0 ? a->y0 < b->y0 : a->x0 < b->x0;
+    return st;
 }
 
 static int cmp_rect(const void *x, const void *y) {
     const cell_rect *a = x, *b = y;
-    return rect_before(a, b) ? -1 : (rect_before(b, a) ? 1 : 0);
+    if (a->y0 != b->y0) return a->y0 < b->y0 ? -1 : 1;
+    return a->x0 < b->x0 ? -1 : (a->x0 > b->x0 ? 1 : 0);
 }
 
 /* l with every rectangle that has too many corners cut (split_crowded),
-** still in row-major order of top-left cells (the order the reading gives
-** and the tests check; quads near each other keep numbers near each
-** other): the pieces lower down a tall rectangle are sorted apart, then
-** merged in. */
+** the pieces in its place, so quads near each other keep numbers near
+** each other; then, when pieces of a tall one start below its row, sorted
+** back into row-major order of top-left cells (the order the reading
+** gives, which the tests check). */
 static qn_status cut_crowded(const qn_grid *grid, rect_list *l, qn_error *err) {
-    rect_list out = {l->a, NULL, 0, 0}, later = {l->a, NULL, 0, 0}, all = {l->a, NULL, 0, 0};
+    rect_list out = {l->a, NULL, 0, 0};
     cellmap g = {qn_grid_costs(grid), qn_grid_width(grid), qn_grid_height(grid)};
     qn_status st = QN_OK;
+    bool moved = false;
     for (uint32_t i = 0; i < l->n && st == QN_OK; i++) {
         cell_rect r = l->r[i];
-        bool tall = r.y1 - r.y0 > r.x1 - r.x0;
-        uint32_t len = tall ? r.y1 - r.y0 : r.x1 - r.x0, total = 0;
-        /* no more corners than vertices round it: most are not counted */
+        /* no more corners than vertices round it: most need no count */
         uint64_t round = 2 * ((uint64_t)(r.x1 - r.x0) + (r.y1 - r.y0));
-        for (uint32_t k = 0; round > QN__CROWDED && k <= len && total <= QN__CROWDED; k++)
-            total += corners_at(&g, &r, tall, k);
-        st = total <= QN__CROWDED ? rect_push(&out, r, err)
-                                  : split_crowded(&g, r, &out, &later, err);
+        st = round <= QN__CROWDED ? rect_push(&out, r, err)
+                                  : split_crowded(&g, r, &out, &moved, err);
     }
     rect_list_free(l);
-    if (st == QN_OK && later.n == 0) { /* nothing to merge */
-        *l = out;
-        return QN_OK;
-    }
-    if (st == QN_OK) qsort(later.r, later.n, sizeof *later.r, cmp_rect);
-    for (uint32_t i = 0, j = 0; st == QN_OK && i + j < out.n + later.n;) {
-        bool take_later = j < later.n && (i == out.n || rect_before(&later.r[j], &out.r[i]));
-        st = rect_push(&all, take_later ? later.r[j++] : out.r[i++], err);
-    }
-    rect_list_free(&out);
-    rect_list_free(&later);
-    *l = all;
+    *l = out;
+    if (st == QN_OK && moved) qsort(l->r, l->n, sizeof *l->r, cmp_rect);
     return st;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`quadnav compare` on maps made here from seeds (tools/gen_map.py: random
-obstacles, caves, mazes one and three cells wide, rooms, round blobs), as
+obstacles, caves, mazes one and three cells wide, rooms, round blobs, rows
+of pillars, whose corridors the decomposition cuts), as
 someone checking the library on maps it was never tuned for would run it,
 at radii 0, 0.1 and 0.25:
 
@@ -40,6 +41,7 @@ MAPS = (  # name, family, width, height, seed, density, corridor or room width
     ("maze3", "maze", 80, 80, 6, 0, 3),
     ("rooms", "rooms", 81, 81, 7, 0, 9),
     ("blobs", "blobs", 120, 100, 8, 0, 0),
+    ("pillars", "pillars", 90, 60, 9, 0.85, 3),
 )
 # name, family, size, map seed, units, unit seed: radius 0 only
 FAR = (("blobs180", "blobs", 180, 304, 120, 304),)

@@ -7,6 +7,9 @@ try quadnav on maps nobody tuned it for (the same seed gives the same map):
   maze    a depth-first maze with corridors --width cells wide
   rooms   square rooms of --width cells with 2-cell doors
   blobs   open ground with round obstacles of radius 2-11
+  pillars single-cell pillars on a lattice of --width cells (3 when less
+          than 2), each lattice place blocked with probability --density:
+          corridors between rows of trees (a gap of two cells at 3)
 
   tools/gen_map.py FAMILY WIDTH HEIGHT OUT.map [--seed S] [--density P]
                    [--width W]
@@ -101,6 +104,16 @@ def blobs_map(w, h, rng):
     return g
 
 
+def pillars_map(w, h, rng, step, density):
+    step = step if step >= 2 else 3
+    g = [["."] * w for _ in range(h)]
+    for y in range(1, h, step):
+        for x in range(1, w, step):
+            if rng.random() < density:
+                g[y][x] = "@"
+    return g
+
+
 def make(family, w, h, seed=1, density=0.2, width=2):
     rng = random.Random(seed)
     if family == "random":
@@ -113,6 +126,8 @@ def make(family, w, h, seed=1, density=0.2, width=2):
         return rooms_map(w, h, rng, width)
     if family == "blobs":
         return blobs_map(w, h, rng)
+    if family == "pillars":
+        return pillars_map(w, h, rng, width, density)
     raise ValueError(f"unknown family {family!r}")
 
 
@@ -125,14 +140,15 @@ def write(path, g):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("family", choices=("random", "cave", "maze", "rooms", "blobs"))
+    ap.add_argument("family", choices=("random", "cave", "maze", "rooms", "blobs", "pillars"))
     ap.add_argument("width", type=int)
     ap.add_argument("height", type=int)
     ap.add_argument("out")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--density", type=float, default=0.2, help="random: blocked share")
+    ap.add_argument("--density", type=float, default=0.2,
+                    help="random: blocked share; pillars: share of lattice places blocked")
     ap.add_argument("--width", dest="cells", type=int, default=2,
-                    help="maze: corridor width; rooms: room size (cells)")
+                    help="maze: corridor width; rooms: room size; pillars: lattice step (cells)")
     a = ap.parse_args()
     if not (1 <= a.width <= 8192 and 1 <= a.height <= 8192):
         ap.error("width and height must be 1..8192")

@@ -224,6 +224,18 @@ with tempfile.TemporaryDirectory() as tmp:
         import xml.dom.minidom
         ok = len(xml.dom.minidom.parse(svg).getElementsByTagName("circle")) == 30
     check("render --crowd", ok, err)
+# bench --map on a small map: every part runs (the mesh-cache figures free
+# the run's mesh and load it again from the baked file), units arrive.
+rc, out, err = run(["bench", "--map", ARENA, "--json"])
+j = one_json("bench --map", out)
+for k in ("import_ms", "quads", "mesh_bytes_per_quad", "level_load_ms", "bake_load_ms",
+          "mesh_cache_ms", "mesh_cache_mb", "full_instance_ms", "full_instance_bytes",
+          "grid_field_ms", "hier_first_1000_ms", "grid_hier_first_1000_ms",
+          "hier_stretch_ratio", "peak_rss_mb"):
+    check("bench --map key " + k, isinstance(j.get(k), (int, float)) and j[k] > 0, out[:300] + err)
+check("bench --map arrivals", rc == 0 and j.get("hier_arrived_100") == 100
+      and j.get("grid_hier_arrived_100") == 100, out[:300] + err)
+
 rc, out, _ = run(["bench", "--quick", "--json", "--no-grid", "--no-live"])
 j = one_json("bench crowd", out)
 for k in ("crowd_step_us_1000", "crowd_step_us_10000", "crowd_speedup_2threads"):

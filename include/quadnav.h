@@ -921,11 +921,10 @@ QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *qu
 ** the goal's sector and the (up to) eight sectors round it share one local
 ** field over all their quads, seeded at the goal and at the nodes on the
 ** edge of that block, so a unit there walks the exact shortest way to the
-** goal unless that way leaves the block. Memory grows with the sectors units visit. Every open quad
-*must cost 1
-** (all MovingAI imports): only then are the local fields exact, which is
-** what keeps units from going round between sectors; weighted meshes are
-** refused (QN_E_MISMATCH). */
+** goal unless that way leaves the block. Memory grows with the sectors
+** units visit. Every open quad must cost 1 (all MovingAI imports): only
+** then are the local fields exact, which is what keeps units from going
+** round between sectors; weighted meshes are refused (QN_E_MISMATCH). */
 typedef struct qn_hier qn_hier;
 typedef struct qn_hfield qn_hfield;
 

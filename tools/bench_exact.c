@@ -129,16 +129,10 @@ static double sample_ns(const qn_field *f, qn_vec2 goal, uint32_t n, int reps, b
     return out;
 }
 
-static qn_vec2 centre_of(const qn_mesh *m, uint32_t q) {
-    qn_vec2 k[4];
-    qn_mesh_quad_corners(m, q, k);
-    return (qn_vec2){0.25f * (k[0].x + k[1].x + k[2].x + k[3].x), 0.25f * (k[0].y + k[1].y + k[2].y + k[3].y)};
-}
-
 static bool bench_650(qn_bench_report *r, bool quick) {
     qn_mesh *m = uniform_level(27, 26, 14, 650);
     if (!m) return false;
-    qn_vec2 goal = centre_of(m, 0);
+    qn_vec2 goal = qn_sim_quad_centre(m, 0);
     qn_field_opts disc = {.discrete = true};
     size_t eb = 0, db = 0;
     int reps = quick ? 5 : 41;
@@ -182,7 +176,7 @@ static bool bench_650(qn_bench_report *r, bool quick) {
 static bool bench_100k(qn_bench_report *r, bool quick) {
     qn_mesh *m = uniform_level(330, 330, 14, 100000);
     if (!m) return false;
-    qn_vec2 goal = centre_of(m, qn_mesh_quad_count(m) / 2);
+    qn_vec2 goal = qn_sim_quad_centre(m, qn_mesh_quad_count(m) / 2);
     qn_field_opts disc = {.discrete = true};
     size_t eb = 0;
     int reps = quick ? 1 : 3;

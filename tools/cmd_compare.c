@@ -667,8 +667,7 @@ static mode_summary summarise(mode_acc *m) {
 
 typedef struct run_info {
     const cmp_args *a;
-    const qn_terrain *t;
-    const cmp_world *cw;
+    const cmp_world *cw; /* its terrain, cw->t */
     uint32_t units, goals;
     float radius;
     const cmp_unit *u; /* in input order */
@@ -707,7 +706,7 @@ static cJSON *json_mode(const run_info *ri, const mode_acc *m, const mode_summar
 }
 
 static int print_json(const run_info *ri, mode_acc *acc) {
-    const qn_grid *g = ri->t->grid;
+    const qn_grid *g = ri->cw->t->grid;
     cJSON *o = cJSON_CreateObject();
     qn_json_put_str(o, "level", ri->a->path);
     qn_json_put_str(o, "scen", ri->a->scen);
@@ -716,7 +715,7 @@ static int print_json(const run_info *ri, mode_acc *acc) {
     qn_json_put_uint(o, "seed", ri->a->seed);
     qn_json_put_float(o, "radius", ri->radius);
     qn_json_put_float(o, "step", ri->a->step);
-    qn_json_put_uint(o, "quads", qn_mesh_quad_count(ri->t->mesh));
+    qn_json_put_uint(o, "quads", qn_mesh_quad_count(ri->cw->t->mesh));
     cJSON *size = cJSON_CreateArray();
     qn_json_push(size, qn_json_uint(qn_grid_width(g)));
     qn_json_push(size, qn_json_uint(qn_grid_height(g)));
@@ -742,11 +741,11 @@ static int print_json(const run_info *ri, mode_acc *acc) {
 }
 
 static void print_table(const run_info *ri, mode_acc *acc) {
-    const qn_grid *g = ri->t->grid;
+    const qn_grid *g = ri->cw->t->grid;
     printf("compare %s: %u units, %u goal%s, %s; %u quads, %ux%u grid; quad radius %g, "
            "step %g\n\n",
            ri->a->path, ri->units, ri->goals, ri->goals == 1 ? "" : "s",
-           ri->a->scen ? "scenario rows" : "random starts", qn_mesh_quad_count(ri->t->mesh),
+           ri->a->scen ? "scenario rows" : "random starts", qn_mesh_quad_count(ri->cw->t->mesh),
            qn_grid_width(g), qn_grid_height(g), (double)ri->radius, (double)ri->a->step);
     printf("| mode | build_us | bytes | sample_ns | arrived | units | wall_contacts | stuck | "
            "stretch_mean | stretch_p95 | exact_stretch_mean | exact_stretch_p95 |\n");
@@ -795,7 +794,7 @@ int qn_tool_compare(int argc, char **argv) {
     qn_terrain t;
     mode_acc acc[MODE_COUNT] = {{0}};
     cmp_world cw = {&t, NULL, NULL, 0.0, 0.0, {true, true, true, a.hier, a.tiles}};
-    run_info ri = {&a, &t, &cw, 0, 0, 0.0f, NULL};
+    run_info ri = {&a, &cw, 0, 0, 0.0f, NULL};
     qn_field_opts qo = {0};
     cmp_unit *u = NULL;
     rc = 1;

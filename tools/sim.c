@@ -17,6 +17,13 @@ uint64_t qn_rand_next(uint64_t *state) {
     return z ^ (z >> 31);
 }
 
+qn_vec2 qn_sim_quad_centre(const qn_mesh *m, uint32_t q) {
+    qn_vec2 k[4];
+    qn_mesh_quad_corners(m, q, k);
+    return (qn_vec2){0.25f * (k[0].x + k[1].x + k[2].x + k[3].x),
+                     0.25f * (k[0].y + k[1].y + k[2].y + k[3].y)};
+}
+
 double qn_rand_unit(uint64_t *state) { return (double)(qn_rand_next(state) >> 11) * 0x1.0p-53; }
 
 /* ---- quad world ------------------------------------------------------ */
@@ -171,11 +178,9 @@ static double hier_reference(void *ctx, qn_vec2 p) {
 static bool hier_way_out(void *ctx, qn_vec2 p, qn_vec2 *target) {
     const qn_sim_hier_ctx *c = ctx;
     uint32_t q;
-    qn_vec2 at, k[4];
+    qn_vec2 at;
     if (qn_mesh_nearest(c->mesh, p, true, &q, &at) != QN_OK) return false;
-    qn_mesh_quad_corners(c->mesh, q, k);
-    qn_vec2 mid = {0.25f * (k[0].x + k[1].x + k[2].x + k[3].x),
-                   0.25f * (k[0].y + k[1].y + k[2].y + k[3].y)};
+    qn_vec2 mid = qn_sim_quad_centre(c->mesh, q);
     double dx = (double)mid.x - (double)at.x, dy = (double)mid.y - (double)at.y;
     double d = sqrt(dx * dx + dy * dy), in = d > 0.0 ? fmin(0.01, 0.5 * d) / d : 0.0;
     *target = (qn_vec2){(float)((double)at.x + dx * in), (float)((double)at.y + dy * in)};

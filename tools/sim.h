@@ -126,6 +126,9 @@ typedef struct qn_sim_hier_ctx {
 void qn_sim_world_hier(qn_sim_world *w, qn_sim_hier_ctx *ctx, const qn_hfield *field,
                        const qn_mesh *mesh, qn_vec2 goal);
 
+/* Quad q's centre: the mean of its corners. */
+qn_vec2 qn_sim_quad_centre(const qn_mesh *m, uint32_t q);
+
 /* splitmix64: a small deterministic generator for the tools. */
 uint64_t qn_rand_next(uint64_t *state);
 double qn_rand_unit(uint64_t *state); /* uniform in [0, 1) */

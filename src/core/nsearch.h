@@ -148,6 +148,12 @@ static inline bool qn__sblock_has(const qn__sblock *b, uint32_t s, uint32_t sw) 
     return x >= b->x0 && x <= b->x1 && y >= b->y0 && y <= b->y1;
 }
 
+/* Does the field of sector s (or with s UINT32_MAX, block b's) cover
+** sector t? */
+static inline bool qn__sblock_covers(const qn__sblock *b, uint32_t s, uint32_t t, uint32_t sw) {
+    return s == UINT32_MAX ? qn__sblock_has(b, t, sw) : t == s;
+}
+
 /* The sectors a field covers, into out (at most 9), and how many: sector
 ** s alone, or with s QN_NONE (UINT32_MAX) block b's, row by row. */
 static inline uint32_t qn__sblock_sectors(const qn__sblock *b, uint32_t s, uint32_t sw,

@@ -1673,7 +1673,7 @@ static uint32_t field_sectors(const qn_hfield *f, uint32_t s, uint32_t out[9]) {
 
 /* Is sector t one that local field s covers (field_sectors)? */
 static bool field_holds(const qn_hfield *f, uint32_t s, uint32_t t) {
-    return s == QN_NONE ? in_block(f, t) : t == s;
+    return qn__sblock_covers(&f->bk, s, t, f->h->sw);
 }
 
 /* Nodes of the sectors of local field s, plus one. */

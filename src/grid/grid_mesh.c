@@ -203,6 +203,7 @@ static qn_status split_crowded(const cellmap *g, cell_rect r, rect_list *out, bo
             p.x0 = r.x0 + a, p.x1 = r.x0 + b;
         *moved |= tall && a > 0;
         st = rect_push(out, p, err);
+        if (k > len) break; /* that was the last */
         a = b;
         acc = corners_at(g, &r, tall, a) + add;
     }
@@ -228,8 +229,8 @@ static qn_status cut_crowded(const qn_grid *grid, rect_list *l, qn_error *err) {
     for (uint32_t i = 0; i < l->n && st == QN_OK; i++) {
         cell_rect r = l->r[i];
         /* no more corners than vertices round it: most need no count */
-        uint64_t round = 2 * ((uint64_t)(r.x1 - r.x0) + (r.y1 - r.y0));
-        st = round <= QN__CROWDED ? rect_push(&out, r, err)
+        uint64_t verts = 2 * ((uint64_t)(r.x1 - r.x0) + (r.y1 - r.y0));
+        st = verts <= QN__CROWDED ? rect_push(&out, r, err)
                                   : split_crowded(&g, r, &out, &moved, err);
     }
     rect_list_free(l);

@@ -678,7 +678,7 @@ static tsector *sector_build(const qn_grid_tfield *f, uint32_t s) {
     for (uint32_t m = 0; m < ns; m++)
         for (uint32_t i = t->sstart[sec[m]]; i < t->sstart[sec[m] + 1]; i++) {
             uint32_t ps = t->node[t->node[i].part].sec;
-            if (s == QN_NONE ? in_block(f, ps) : ps == s) continue;
+            if (qn__sblock_covers(&f->bk, s, ps, t->sx)) continue;
             float d = f->d[t->node[i].part];
             if (d < INFINITY) seed_segment(&L, t, &t->node[i], d);
         }

@@ -6,11 +6,11 @@
 **
 **   decomp_stats [--json] MAP...    (MovingAI .map files)
 **
-** Per map and decomposition: quads and portals of the mesh, slivers (quads one cell thick
-** with passable cells along both long sides), the decomposition's time in ms
-** and the whole mesh build's (each the best of three calls). A markdown table, or one JSON object
-*per
-** line with --json. Exit status 1 when a map cannot be read.
+** Per map and decomposition: quads and portals of the mesh, slivers
+** (quads one cell thick with passable cells along both long sides), the
+** partition's time in ms (before the crowded cut) and the whole mesh
+** build's (each the best of three calls). A markdown table, or one JSON
+** object per line with --json. Exit status 1 when a map cannot be read.
 */
 #include <stdio.h>
 #include <string.h>

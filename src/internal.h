@@ -53,6 +53,17 @@ static inline uint32_t qn__ctz32(uint32_t x) {
     return n;
 #endif
 }
+/* The number of set bits of x. */
+static inline uint32_t qn__popcount64(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+    return (uint32_t)__builtin_popcountll(x);
+#else
+    uint32_t n = 0;
+    for (; x; x &= x - 1)
+        n++;
+    return n;
+#endif
+}
 /* How many items ahead a loop over scattered reads fetches them: what an
 ** item's record names (a slot, a quad's box) is fetched half as far ahead,
 ** once the record fetched this far ahead has come. */

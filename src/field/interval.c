@@ -895,11 +895,18 @@ static void through_sub_edge(xsearch *S, const xnode *n, const bend *br, const b
         add_piece(S, bl->at, bl->vid, bl->g, se, t0, t1, n->quad);
 }
 
-/* Takes piece w out of portal e's list. */
+/* Takes piece w out of portal e's list; one-to-all, its slot goes back
+** to the pool (a path's query keeps every slot until path_reset). Without
+** that, on a 4096 x 4096 map four slots in five were lost (2.5 million
+** made, half a million in use at the end: 64 MiB). */
 static void unlink_piece(xsearch *S, uint32_t e, uint32_t w) {
     for (uint32_t *at = &S->head[e]; *at != QN_NONE; at = &S->pieces[*at].next)
         if (*at == w) {
             *at = S->pieces[w].next;
+            if (S->f) {
+                S->pieces[w].next = S->pfree;
+                S->pfree = w;
+            }
             return;
         }
 }
@@ -1286,28 +1293,56 @@ static uint32_t number_marked(uint32_t *map, uint32_t n) {
     return used;
 }
 
-/* The roots the entries use, numbered in vertex id order (rmap: QN_NONE
-** for the rest) into s->roots, and what else of the search's fixed arrays
-** the instance keeps (the walls, the state's corners); then those arrays
-** are freed, before the entries are laid out: on a 4096 x 4096 map they
-** are 144 MiB. The entries' roots become root indices, in their blocks. */
+/* Do the walls mark_walls made (sopen) match the boundary's portals, with
+** no quad blocked? Then the boundary's vwall is walls_sum's, bit for bit
+** (the same sums in the same order). */
+static bool walls_as_boundary(const xsearch *S) {
+    const qn__boundary *b = S->b;
+    if (S->any_dyn) return false;
+    for (uint32_t q = 0; q < S->m->quad_count; q++)
+        if (S->m->blocked[q]) return false;
+    for (uint32_t i = 0; i < b->nb; i++)
+        if ((S->sopen[i] != 0) != (b->bportal[i] != QN_NONE)) return false;
+    return true;
+}
+
+/* The roots the entries use, numbered in vertex id order, into s->roots,
+** and what else of the search's fixed arrays the instance keeps (the
+** walls, the state's corners); then those arrays are freed, before the
+** entries are laid out: on a 4096 x 4096 map they are 144 MiB. The
+** entries' roots become root indices, in their blocks. The roots in use
+** are marked in a bit set, and each one's new index goes in its rpar slot
+** once make_root has read it (no map of its own: 21 MiB less at this
+** step's peak on that map); the walls' sums are the boundary's when the
+** walls are (44 MiB less). */
 static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorner **xc,
                              uint32_t *nx) {
-    uint32_t nr = S->nr;
-    uint32_t *rmap = qn__alloc(&S->alloc, ((size_t)nr + 1) * sizeof(uint32_t));
-    if (!rmap) return QN_E_NOMEM;
-    for (uint32_t i = 0; i < nr; i++)
-        rmap[i] = QN_NONE;
+    uint32_t nr = S->nr, words = nr / 64 + 1;
+    uint64_t *mark = qn__calloc(&S->alloc, words, sizeof(uint64_t));
+    if (!mark) return QN_E_NOMEM;
     for (uint32_t b = 0; b < S->nblk; b++)
-        for (uint32_t i = 0, n = block_count(S, b); i < n; i++)
-            rmap[S->eblk[b][i].rid & ~ON_BIT] = 0;
-    uint32_t used = number_marked(rmap, nr);
+        for (uint32_t i = 0, n = block_count(S, b); i < n; i++) {
+            uint32_t rid = S->eblk[b][i].rid & ~ON_BIT;
+            mark[rid >> 6] |= (uint64_t)1 << (rid & 63u);
+        }
+    uint32_t used = 0;
+    for (uint32_t w = 0; w < words; w++)
+        used += qn__popcount64(mark[w]);
     qn__spm *s = NULL;
     qn_status st = spm_alloc(S->f, used, S->b->nb, &s);
-    qn_vec2 *wsum = st == QN_OK ? walls_sum(S) : NULL;
-    if (st == QN_OK && !wsum) st = QN_E_NOMEM;
-    for (uint32_t i = 0; st == QN_OK && i < nr; i++)
-        if (rmap[i] != QN_NONE) make_root(S, wsum, i, &s->roots[rmap[i]]);
+    bool own = st == QN_OK && !walls_as_boundary(S);
+    qn_vec2 *mine = own ? walls_sum(S) : NULL;
+    const qn_vec2 *wsum = own ? mine : S->b->vwall;
+    if (own && !mine) st = QN_E_NOMEM;
+    for (uint32_t i = 0, k = 0; st == QN_OK && i < nr; i++) {
+        if (!(mark[i >> 6] >> (i & 63u) & 1u)) {
+            S->rpar[i] = QN_NONE;
+            continue;
+        }
+        make_root(S, wsum, i, &s->roots[k]);
+        S->rpar[i] = k++; /* make_root reads only its own root's rpar */
+    }
+    qn__free(&S->alloc, mark, (size_t)words * sizeof(uint64_t));
     if (st == QN_OK) {
         /* The walls as mark_walls made them; same: as the boundary's portals. */
         bool same = true;
@@ -1322,17 +1357,16 @@ static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorn
         }
         if (!state_corners(S, wsum, xq, xc, nx)) st = QN_E_NOMEM;
     }
-    qn__free(&S->alloc, wsum, ((size_t)S->nv + 1) * sizeof *wsum);
+    if (mine) qn__free(&S->alloc, mine, ((size_t)S->nv + 1) * sizeof *mine);
     if (st == QN_OK) {
-        qn__free(&S->alloc, S->rpos, search_fixed_bytes(S));
-        S->rpos = NULL;
         for (uint32_t b = 0; b < S->nblk; b++)
             for (uint32_t i = 0, n = block_count(S, b); i < n; i++) {
                 xentry *x = &S->eblk[b][i];
-                x->rid = rmap[x->rid & ~ON_BIT] | (x->rid & ON_BIT);
+                x->rid = S->rpar[x->rid & ~ON_BIT] | (x->rid & ON_BIT);
             }
+        qn__free(&S->alloc, S->rpos, search_fixed_bytes(S));
+        S->rpos = NULL;
     }
-    qn__free(&S->alloc, rmap, ((size_t)nr + 1) * sizeof(uint32_t));
     *out = s;
     return st;
 }

@@ -899,8 +899,9 @@ QN_API qn_status qn_field_way_out(const qn_field *field, qn_vec2 p, uint32_t *qu
 ** caller's mesh's. It
 ** puts nodes on the portals between sectors (one
 ** node per group of neighbouring border portals that join the same two
-** connected parts of two sectors, at most `node_spacing` long; a long
-** portal gets a node every node_spacing), and keeps per sector the
+** connected parts of two sectors, at most `node_spacing` long, and on a
+** border less than 60 % open with no wall between them; a long portal
+** gets a node every node_spacing), and keeps per sector the
 ** distances between its nodes inside the sector (a Dijkstra over the
 ** sector's portals, crossing each at the point nearest to where the path
 ** came from: the length of a real path, never shorter than the shortest).

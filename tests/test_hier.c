@@ -257,6 +257,61 @@ static void test_tiles(void **state) {
     }
 }
 
+/* Cluttered borders: on random grids 160 cells wide, 35 % blocked
+** (default sectors), the node costs (qn_hfield_cost_at) keep within 2.4 %
+** of the exact costs on average. There a wall on a sector's border is
+** mostly the edge of a clump of obstacles, and a node's group of portals
+** stops at it: with groups across walls, as on open borders, ways went
+** round those clumps to the group's node: 3.8 % over on average, 1.8 %
+** now. */
+static void test_cluttered_borders(void **state) {
+    (void)state;
+    double all = 0.0;
+    for (int i = 0; i < 4; i++) {
+        uint64_t s = 77u * (uint64_t)(i + 1);
+        uint32_t w = 160, q;
+        uint8_t *c = malloc((size_t)w * w);
+        assert_non_null(c);
+        for (uint32_t k = 0; k < w * w; k++)
+            c[k] = tm_rand(&s) % 100 < 35 ? QN_CELL_WALL : 1;
+        qn_grid_desc d = {w, w, c, 1.0f, {0.0f, 0.0f}};
+        qn_grid *g = NULL;
+        qn_mesh *m = NULL;
+        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
+        free(c);
+        assert_int_equal(qn_mesh_from_grid(g, NULL, &m, NULL), QN_OK);
+        qn_hier *hh = NULL;
+        qn_hfield *f = NULL;
+        qn_field *full = NULL;
+        assert_int_equal(qn_hier_create(m, NULL, NULL, &hh, NULL), QN_OK);
+        assert_true(qn_hier_sector_count(hh) >= 36);
+        qn_vec2 goal = open_cell(&s, m, w, w, 1.0f, &q);
+        assert_int_equal(qn_hfield_create(hh, goal, 0.0f, NULL, &f, NULL), QN_OK);
+        assert_int_equal(qn_field_create(m, &goal, 1, NULL, NULL, &full, NULL), QN_OK);
+        double sum = 0.0;
+        int n = 0;
+        for (int t = 0; t < 400; t++) {
+            qn_vec2 p = open_cell(&s, m, w, w, 1.0f, &q), dir;
+            float exact = qn_field_cost_at(full, p, q);
+            if (!isfinite(exact) || exact < 20.0f) continue; /* not reached, or near */
+            uint32_t hint = QN_NONE;
+            assert_int_equal(qn_hfield_sample(f, p, &hint, &dir), QN_OK);
+            float hc = qn_hfield_cost_at(f, p, hint);
+            assert_true(hc >= exact * (1.0f - 1e-5f));
+            sum += (double)hc / (double)exact;
+            n++;
+        }
+        assert_true(n > 150);
+        all += sum / n;
+        qn_field_destroy(full);
+        qn_hfield_destroy(f);
+        qn_hier_destroy(hh);
+        qn_mesh_destroy(m);
+        qn_grid_destroy(g);
+    }
+    if (all / 4.0 > 1.024) fail_msg("node costs %.4f of the exact ones on average", all / 4.0);
+}
+
 /* Units nearly as wide as a cell (radius 0.3 and 0.4) on small random
 ** grids imported to quads, with sectors of 8 cells: each arrives (within
 ** 0.2 of the goal, stepping 0.2) without touching a wall, and never passes
@@ -932,6 +987,7 @@ int main(void) {
         cmocka_unit_test(test_walk_maps),
         cmocka_unit_test(test_walk_grids_wide_agents),
         cmocka_unit_test(test_tiles),
+        cmocka_unit_test(test_cluttered_borders),
         cmocka_unit_test(test_goal_block),
         cmocka_unit_test(test_search_order),
         cmocka_unit_test(test_block_unblock),

@@ -9,7 +9,8 @@
 ** within a tile, the open quads fall into
 ** connected parts (through portals inside the tile). The portals between
 ** two tiles are grouped by the two parts they join and by position along
-** the border (a group spans at most node_spacing); each group gets a node at
+** the border (a group spans at most node_spacing, and on a cluttered
+** border no wall: sector_nodes); each group gets a node at
 ** the mid point of its middle portal, and a portal longer than the spacing
 ** gets nodes along it. Per sector, a Dijkstra from each of its nodes over
 ** the sector's portals (each crossed at the point nearest to where the way
@@ -40,6 +41,8 @@
 
 #define SECTOR_QUADS 128.0f /* the mesh's quads per sector on average, by default */
 #define MAX_SECTORS (1u << 24)
+/* sector_nodes: a border with less than this share open splits at walls */
+#define OPEN_BORDER 0.6f
 
 /* A sector's local mesh, shared by the destinations (see above). */
 typedef struct hmesh {
@@ -489,7 +492,7 @@ static void sector_parts(qn_hier *h, uint32_t s, uint32_t *stack, uint32_t *next
 ** and where along the border it lies. */
 typedef struct bport {
     uint32_t sb, ca, cb, e;
-    float t;
+    float t, lo, hi;
 } bport;
 
 static int cmp_bport(const void *x, const void *y) {
@@ -544,7 +547,17 @@ static bool group_nodes(qn_hier *h, const bport *g, uint32_t n) {
     return add_node(h, g[best].e, qn__portal_mid_at(m, g[best].e));
 }
 
-/* The nodes on the borders of sector sa with higher sectors. */
+/* The nodes on the borders of sector sa with higher sectors: a group of
+** portals (same neighbour, same two parts, within the spacing) gets one
+** node, or more along a long portal. On a border less than OPEN_BORDER
+** open, a group also ends at each wall between its portals: there a
+** wall is mostly the edge of a clump of obstacles that a way to the node
+** must go round, where on an open border it is mostly a post. On random
+** maps 1024 cells wide, 30 % and 40 % blocked, the hierarchical units
+** walked 2.2 % and 2.9 % more than the full instance's with groups
+** across walls, 1.4 % and 1.3 % without (first samples of 1,000 units
+** 4.6 -> 5.5 ms and 2.7 -> 3.5 ms); 10 % blocked, tiled to 4,096, only a
+** handful of borders are that closed and nothing changes. */
 static bool sector_nodes(qn_hier *h, uint32_t sa, bport *buf) {
     const qn_mesh *m = h->mesh;
     uint32_t n = 0;
@@ -556,15 +569,27 @@ static bool sector_nodes(qn_hier *h, uint32_t sa, bport *buf) {
         uint32_t sb = h->qsec[p->q[1 - side]];
         bool across_x = sb % h->sw != sa % h->sw; /* neighbours side by side: along y */
         qn_vec2 mid = qn__portal_mid(p);
-        float t = across_x && sb / h->sw == sa / h->sw ? mid.y : mid.x;
-        buf[n++] = (bport){sb, h->qcomp[p->q[side]], h->qcomp[p->q[1 - side]], e, t};
+        bool alongy = across_x && sb / h->sw == sa / h->sw;
+        float t = alongy ? mid.y : mid.x;
+        float a0 = alongy ? p->p0.y : p->p0.x, a1 = alongy ? p->p1.y : p->p1.x;
+        buf[n++] = (bport){
+            sb, h->qcomp[p->q[side]], h->qcomp[p->q[1 - side]], e, t, fminf(a0, a1), fmaxf(a0, a1)};
     }
     qsort(buf, n, sizeof *buf, cmp_bport);
+    bool split = false;
     for (uint32_t i = 0; i < n;) {
+        if (i == 0 || buf[i].sb != buf[i - 1].sb) { /* a new neighbour: how open is the border? */
+            float open = 0.0f;
+            for (uint32_t k = i; k < n && buf[k].sb == buf[i].sb; k++)
+                open += buf[k].hi - buf[k].lo;
+            split = open < OPEN_BORDER * h->side;
+        }
         uint32_t j = i + 1;
         float lim = qn__portal_width(m, buf[i].e) > h->spacing ? buf[i].t : buf[i].t + h->spacing;
-        while (j < n && buf[j].sb == buf[i].sb && buf[j].ca == buf[i].ca && buf[j].cb == buf[i].cb &&
-               buf[j].t <= lim && qn__portal_width(m, buf[j].e) <= h->spacing)
+        while (j < n && buf[j].sb == buf[i].sb && buf[j].ca == buf[i].ca &&
+               buf[j].cb == buf[i].cb && buf[j].t <= lim &&
+               qn__portal_width(m, buf[j].e) <= h->spacing &&
+               (!split || buf[j].lo <= buf[j - 1].hi + m->eps))
             j++;
         if (!group_nodes(h, buf + i, j - i)) return false;
         i = j;

@@ -1013,6 +1013,11 @@ QN_API qn_status qn_hfield_update(qn_hfield *field, qn_error *err);
 QN_API size_t qn_hfield_bytes(const qn_hfield *field);
 /* Local fields built so far. */
 QN_API uint32_t qn_hfield_sectors_built(const qn_hfield *field);
+/* Nodes the destination's node search has settled so far (of
+** qn_hier_node_count): the search goes only as far as the sectors asked
+** for need, and never waits for a node the goal cannot reach (another
+** island of the mesh). Thread-safe (takes the search's lock). */
+QN_API uint32_t qn_hfield_nodes_settled(const qn_hfield *field);
 
 /* qn_field_sample's contract (statuses, hints: quad_io holds a quad of the
 ** hier's mesh, the direction), plus: the first sample in a sector builds its
@@ -1370,6 +1375,11 @@ QN_API qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal
 QN_API void qn_grid_tfield_destroy(qn_grid_tfield *field);
 /* Bytes held now: the node costs plus the sectors built so far. */
 QN_API size_t qn_grid_tfield_bytes(const qn_grid_tfield *field);
+/* Nodes the tile field's node search has settled so far (of
+** qn_grid_tiles_node_count): as far as the sectors asked for need, never
+** waiting for a node the goal cannot reach (the tiles know the parts of
+** their node graph). Thread-safe (takes the search's lock). */
+QN_API uint32_t qn_grid_tfield_nodes_settled(const qn_grid_tfield *field);
 /* Builds the sectors of these positions now (outside ones are skipped), so
 ** later samples there do no work. QN_E_NOMEM, QN_E_INVALID_ARG,
 ** QN_E_MISMATCH (the grid changed since the tiles were built). */

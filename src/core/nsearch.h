@@ -39,6 +39,7 @@ typedef struct qn__nsearch {
     float *d;      /* per node: least cost so far (INFINITY: not reached) */
     uint32_t *pos; /* per node: heap index while open, QN__NS_NONE, QN__NS_SETTLED */
     uint32_t aim;  /* the sector the keys are for */
+    uint32_t settled; /* nodes settled so far */
 #ifndef QN_NO_THREADS
     pthread_mutex_t lock;
     bool has_lock; /* the lock was made (and must be destroyed) */
@@ -89,7 +90,7 @@ typedef float (*qn__nsearch_bound)(const void *ctx, uint32_t n, uint32_t aim);
 static inline void qn__nsearch_start(qn__nsearch *s, float *d, uint32_t *pos, qn__hent *heap,
                                      uint32_t n, uint32_t aim) {
     s->q = (qn__heap){heap, 0, pos};
-    s->d = d, s->pos = pos, s->aim = aim;
+    s->d = d, s->pos = pos, s->aim = aim, s->settled = 0;
     for (uint32_t i = 0; i < n; i++) d[i] = INFINITY, pos[i] = QN__NS_NONE;
 }
 
@@ -125,6 +126,19 @@ static inline uint32_t qn__nsearch_next(qn__nsearch *s) {
     if (s->q.n == 0) return QN__NS_NONE;
     uint32_t n = qn__heap_pop(&s->q);
     s->pos[n] = QN__NS_SETTLED;
+    s->settled++;
+    return n;
+}
+
+/* The nodes settled so far, read under the search's lock. */
+static inline uint32_t qn__nsearch_settled_count(qn__nsearch *s) {
+#ifndef QN_NO_THREADS
+    pthread_mutex_lock(&s->lock);
+#endif
+    uint32_t n = s->settled;
+#ifndef QN_NO_THREADS
+    pthread_mutex_unlock(&s->lock);
+#endif
     return n;
 }
 

@@ -1359,14 +1359,35 @@ static void relax_node(qn_hfield *f, uint32_t s, uint32_t ss, float ng, uint32_t
     QN__PREFETCH(node_row(h, nj, 1));
 }
 
-/* Runs the node search until every node of sector s is settled (or all
-** that can be reached are), aimed at s. Caller holds the lock. */
+/* The island (of the parent mesh, whose islands the hier's graph matches
+** while the two are current) of the hier mesh's quad k; QN_NONE when it is
+** blocked or the mesh keeps no islands. */
+static uint32_t island_of(const qn_hier *h, uint32_t k) {
+    const qn_mesh *m = h->parent;
+    return m->island ? m->island[parent_of(h, k)] : QN_NONE;
+}
+
+/* Can node n be reached from island gi (QN_NONE: not known, so yes)? */
+static bool node_in(const qn_hier *h, uint32_t n, uint32_t gi) {
+    if (gi == QN_NONE) return true;
+    const hnode *nd = &h->nodes[n];
+    return island_of(h, nd->q[0]) == gi || island_of(h, nd->q[1]) == gi;
+}
+
+/* Runs the node search until every node of sector s that the goal can
+** reach is settled, aimed at s. Caller holds the lock. A node on another
+** island than the goal's is never reached: waiting for one settled every
+** node there was (on a random map 35 % blocked, 4096 cells wide, a pocket
+** in the first sector asked for settled 324,066 of the 334,893 nodes: 40
+** to 60 ms). */
 static void settle_for(qn_hfield *f, uint32_t s) {
     const qn_hier *h = f->h;
     qn__nsearch *nsr = &f->ns;
     qn__nsearch_aim(nsr, s, bound_to, h);
+    uint32_t gisl = island_of(h, f->gquad);
     for (uint32_t w = h->sn_start[s]; w < h->sn_start[s + 1]; w++) {
         uint32_t want = h->sn_list[w], i;
+        if (!node_in(h, want, gisl)) continue;
         while (!qn__nsearch_settled(nsr, want) && (i = qn__nsearch_next(nsr)) != QN__NS_NONE) {
             const hnode *nd = &h->nodes[i];
             float gi = f->g[i];
@@ -1542,6 +1563,12 @@ qn_status qn_hfield_update(qn_hfield *f, qn_error *err) {
 
 size_t qn_hfield_bytes(const qn_hfield *f) { return f ? atomic_load(&f->sh->bytes) : 0; }
 uint32_t qn_hfield_sectors_built(const qn_hfield *f) { return f ? atomic_load(&f->sh->built) : 0; }
+
+uint32_t qn_hfield_nodes_settled(const qn_hfield *f) {
+    if (!f) return 0;
+    qn_hfield *mf = (qn_hfield *)(uintptr_t)f; /* its search state is its own */
+    return qn__nsearch_settled_count(&mf->ns);
+}
 
 /* ---- local fields ------------------------------------------------------------------ */
 

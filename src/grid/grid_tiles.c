@@ -56,6 +56,7 @@ struct qn_grid_tiles {
     uint32_t *sstart; /* per sector: its nodes are node[sstart[s] .. sstart[s + 1]) */
     uint32_t *mstart; /* per sector: where its k * k costs start in dm */
     float *dm;        /* dm[mstart[s] + a * k + b]: node a to node b inside s */
+    uint32_t *comp;   /* per node: its part of the node graph (the least node in it) */
     size_t bytes;
 };
 
@@ -99,6 +100,7 @@ struct qn_grid_tfield {
     qn__sblock bk;
     _Atomic(tsector *) block;
     _Atomic size_t bytes;
+    uint32_t gcomp; /* the goal's part of the node graph; QN_NONE: it reaches no node */
 };
 
 /* Is sector s in f's goal block? */
@@ -383,12 +385,53 @@ static bool sector_costs(qn_grid_tiles *t) {
     return !atomic_load(&cj.failed);
 }
 
+/* The parts of the node graph: nodes joined by a finite cost inside a
+** sector, and each node with the one across its border, into t->comp
+** (union-find, each part named by its least node); false when out of
+** memory. Finite costs inside a sector join whole classes (a walk one way
+** is a walk back), so each node is joined to the first it reaches. */
+static uint32_t comp_root(uint32_t *c, uint32_t i) {
+    while (c[i] != i)
+        i = c[i] = c[c[i]];
+    return i;
+}
+static void comp_join(uint32_t *c, uint32_t a, uint32_t b) {
+    a = comp_root(c, a), b = comp_root(c, b);
+    if (a < b)
+        c[b] = a;
+    else
+        c[a] = b;
+}
+static bool node_comps(qn_grid_tiles *t) {
+    uint32_t *c = t->comp = qn__alloc(&t->alloc, ((size_t)t->nn + 1) * sizeof(uint32_t));
+    if (!c) return false;
+    for (uint32_t i = 0; i < t->nn; i++)
+        c[i] = i;
+    for (uint32_t s = 0; s < t->nsec; s++) {
+        uint32_t a0 = t->sstart[s], k = t->sstart[s + 1] - a0;
+        for (uint32_t b = 0; b < k; b++) {
+            const float *row = &t->dm[t->mstart[s] + b * k];
+            for (uint32_t a = 0; a < b; a++)
+                if (row[a] < INFINITY) {
+                    comp_join(c, a0 + a, a0 + b);
+                    break;
+                }
+        }
+    }
+    for (uint32_t j = 0; j < t->nn; j++)
+        comp_join(c, j, t->node[j].part);
+    for (uint32_t j = 0; j < t->nn; j++)
+        c[j] = comp_root(c, j);
+    return true;
+}
+
 static void tiles_clear(qn_grid_tiles *t) {
+    qn__free(&t->alloc, t->comp, ((size_t)t->nn + 1) * sizeof(uint32_t));
     qn__free(&t->alloc, t->node, ((size_t)t->nn + 1) * sizeof(tnode));
     qn__free(&t->alloc, t->sstart, ((size_t)t->nsec + 1) * sizeof(uint32_t));
     if (t->mstart) qn__free(&t->alloc, t->dm, ((size_t)t->mstart[t->nsec] + 1) * sizeof(float));
     qn__free(&t->alloc, t->mstart, ((size_t)t->nsec + 1) * sizeof(uint32_t));
-    t->node = NULL, t->sstart = t->mstart = NULL, t->dm = NULL, t->nn = 0;
+    t->node = NULL, t->sstart = t->mstart = t->comp = NULL, t->dm = NULL, t->nn = 0;
 }
 
 static qn_status tiles_build(qn_grid_tiles *t, qn_error *err) {
@@ -402,7 +445,7 @@ static qn_status tiles_build(qn_grid_tiles *t, qn_error *err) {
             if (x1 < t->w) ok = border_nodes(t, &ns, x1 - 1, y0, 1, 0, 0, 1, y1 - y0);
             if (ok && y1 < t->h) ok = border_nodes(t, &ns, x0, y1 - 1, 0, 1, 1, 0, x1 - x0);
         }
-    ok = ok && group_nodes(t, &ns) && sector_costs(t);
+    ok = ok && group_nodes(t, &ns) && sector_costs(t) && node_comps(t);
     qn__free(&t->alloc, ns.a, (size_t)ns.cap * sizeof(tnode));
     if (!ok) {
         tiles_clear(t);
@@ -411,6 +454,7 @@ static qn_status tiles_build(qn_grid_tiles *t, qn_error *err) {
     t->version = qn_grid_version(t->grid);
     t->bytes = sizeof *t + ((size_t)t->nn + 1) * sizeof(tnode) +
                2 * ((size_t)t->nsec + 1) * sizeof(uint32_t) +
+               ((size_t)t->nn + 1) * sizeof(uint32_t) +
                ((size_t)t->mstart[t->nsec] + 1) * sizeof(float);
     return QN_OK;
 }
@@ -498,8 +542,11 @@ static const float *node_row(const qn_grid_tiles *t, uint32_t j) {
 }
 
 /* Settles the nodes across sector s's entrances (their costs are what its
-** field is seeded from), or all that can be reached when fewer. Caller
-** holds the lock. */
+** field is seeded from) that the goal can reach. Caller holds the lock.
+** A node in another part of the node graph than the goal's is never
+** reached: waiting for one settled every node there was (on a random map
+** 35 % blocked, 4096 cells wide: 59 ms for the first samples of 1,000
+** units, the whole graph each time). */
 static void settle_for(qn_grid_tfield *f, uint32_t s) {
     const qn_grid_tiles *t = f->t;
     qn__nsearch *ns = &f->ns;
@@ -507,6 +554,7 @@ static void settle_for(qn_grid_tfield *f, uint32_t s) {
     qn__nsearch_aim(ns, s, bound_to, &box);
     for (uint32_t i = t->sstart[s]; i < t->sstart[s + 1]; i++) {
         uint32_t want = t->node[i].part, j;
+        if (t->comp[want] != f->gcomp) continue;
         while (!qn__nsearch_settled(ns, want) && (j = qn__nsearch_next(ns)) != QN__NS_NONE) {
             /* Into node j from the node across (a step into j's cell) and
             ** from the other nodes of j's sector. */
@@ -595,8 +643,10 @@ qn_status qn_grid_tfield_create(const qn_grid_tiles *tiles, uint32_t goal_cell,
         local_seed(&L, goal_cell % t->w, goal_cell / t->w, 0.0f);
         local_run(&L);
         qn__nsearch_start(&f->ns, f->d, f->pos, f->heap, t->nn, gs);
+        f->gcomp = QN_NONE;
         for (uint32_t i = t->sstart[gs]; i < t->sstart[gs + 1]; i++)
-            qn__nsearch_offer(&f->ns, i, L.val[lidx(&L, t->node[i].x, t->node[i].y)], 0.0f);
+            if (qn__nsearch_offer(&f->ns, i, L.val[lidx(&L, t->node[i].x, t->node[i].y)], 0.0f))
+                f->gcomp = t->comp[i];
     }
     if (L.val || L.pos || L.heap || L.open) local_free(&a, &L, t->S);
     if (!ok) {
@@ -631,6 +681,12 @@ void qn_grid_tfield_destroy(qn_grid_tfield *field) {
     qn__free(&a, field->pos, nn * sizeof(uint32_t));
     qn__free(&a, field->heap, nn * sizeof(qn__hent));
     qn__free(&a, field, sizeof *field);
+}
+
+uint32_t qn_grid_tfield_nodes_settled(const qn_grid_tfield *field) {
+    if (!field) return 0;
+    qn_grid_tfield *mf = (qn_grid_tfield *)(uintptr_t)field; /* its search state is its own */
+    return qn__nsearch_settled_count(&mf->ns);
 }
 
 size_t qn_grid_tfield_bytes(const qn_grid_tfield *field) {

@@ -113,6 +113,7 @@ struct qn__isearch {
     bool any_dyn;               /* ... for some vertex */
     uint8_t *sopen;             /* per boundary sub-edge: an open portal (mark_walls) */
     uint8_t *qopen;             /* per quad: its open portals, 0, 1 or 2 for more */
+    bool fixed_kept;            /* the block holds only the kept part (shrink_fixed) */
     /* toward one target (paths): the point, its quad, the state bound, the
     ** state being expanded, the goal state once found */
     bool target;
@@ -1142,6 +1143,7 @@ void qn__spm_free(const qn_allocator *a, qn__spm *s, uint32_t quads) {
 }
 
 static size_t search_fixed_bytes(const xsearch *S);
+static void shrink_fixed(xsearch *S);
 
 /* Root rid as the sampler keeps it, into *r (wsum: walls_sum's). */
 static void make_root(const xsearch *S, const qn_vec2 *wsum, uint32_t rid, qn__sroot *r) {
@@ -1317,6 +1319,7 @@ static bool walls_as_boundary(const xsearch *S) {
 ** walls are (44 MiB less). */
 static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorner **xc,
                              uint32_t *nx) {
+    shrink_fixed(S);
     uint32_t nr = S->nr, words = nr / 64 + 1;
     uint64_t *mark = qn__calloc(&S->alloc, words, sizeof(uint64_t));
     if (!mark) return QN_E_NOMEM;
@@ -1521,14 +1524,20 @@ static qn_status finish(xsearch *S, qn__spm **out) {
     return st;
 }
 
-/* The search's fixed arrays, one block: per portal, root, quad, vertex id
-** and boundary sub-edge (sopen). */
+/* The search's fixed arrays, one block: first what the instance's roots
+** and walls are made from after the search (per root rpos, rg, rpar; per
+** vertex id dyn; per boundary sub-edge sopen), then the rest (per quad qg,
+** qvid, qopen; per portal head), which roots_first gives back first. */
+static size_t search_kept_bytes(const xsearch *S) {
+    size_t b = (size_t)S->nr * (sizeof(qn_vec2) + sizeof(float) + sizeof(uint32_t)) +
+               (size_t)S->nv + S->b->bstart[S->m->quad_count];
+    return (b + 7u) & ~(size_t)7u;
+}
 static size_t search_fixed_bytes(const xsearch *S) {
     const qn_mesh *m = S->m;
-    return (size_t)m->portal_count * sizeof(uint32_t) +
-           (size_t)S->nr * (sizeof(float) + sizeof(uint32_t) + sizeof(qn_vec2)) +
-           (size_t)m->quad_count * (sizeof(uint32_t) + sizeof(float)) +
-           (size_t)S->nv + S->b->bstart[m->quad_count] + m->quad_count;
+    if (S->fixed_kept) return search_kept_bytes(S);
+    return search_kept_bytes(S) + (size_t)m->portal_count * sizeof(uint32_t) +
+           (size_t)m->quad_count * (2 * sizeof(uint32_t) + 1);
 }
 
 /* Sets every per-search array to "nothing reached yet". */
@@ -1541,6 +1550,28 @@ static void search_reset(xsearch *S) {
     S->cur = S->found = S->nfree = S->pfree = QN_NONE;
     S->npend = 0;
     S->st = QN_OK;
+}
+
+/* Points the kept arrays into the fixed block at p. */
+static void kept_arrays(xsearch *S, char *p) {
+    S->rpos = (qn_vec2 *)(void *)p;
+    S->rg = (float *)(void *)(S->rpos + S->nr);
+    S->rpar = (uint32_t *)(void *)(S->rg + S->nr);
+    S->dyn = (uint8_t *)(S->rpar + S->nr);
+    S->sopen = S->dyn + S->nv;
+}
+
+/* One-to-all, once the search has run: the fixed block shrinks to its
+** kept part (12 MiB of quads and 11 of portals on a 4096 x 4096 map, given
+** back before the instance's roots are made). Left whole when the
+** allocator cannot. */
+static void shrink_fixed(xsearch *S) {
+    size_t all = search_fixed_bytes(S), kept = search_kept_bytes(S);
+    char *p = qn__realloc(&S->alloc, S->rpos, all, kept);
+    if (!p) return;
+    S->fixed_kept = true;
+    kept_arrays(S, p);
+    S->qg = NULL, S->qvid = NULL, S->head = NULL, S->qopen = NULL;
 }
 
 static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a, uint32_t seeds) {
@@ -1559,16 +1590,11 @@ static qn_status search_init(xsearch *S, const qn_mesh *m, const qn_allocator *a
     size_t bytes = search_fixed_bytes(S);
     char *p = qn__alloc(&S->alloc, bytes);
     if (!p) return QN_E_NOMEM;
-    S->rpos = (qn_vec2 *)(void *)p;
-    p = (char *)(S->rpos + S->nr);
-    S->rg = (float *)(void *)p;
-    S->qg = S->rg + S->nr;
-    S->head = (uint32_t *)(S->qg + m->quad_count);
-    S->rpar = S->head + m->portal_count;
-    S->qvid = S->rpar + S->nr;
-    S->dyn = (uint8_t *)(S->qvid + m->quad_count);
-    S->sopen = S->dyn + S->nv;
-    S->qopen = S->sopen + S->b->bstart[m->quad_count];
+    kept_arrays(S, p);
+    S->qg = (float *)(void *)(p + search_kept_bytes(S));
+    S->qvid = (uint32_t *)(void *)(S->qg + m->quad_count);
+    S->head = S->qvid + m->quad_count;
+    S->qopen = (uint8_t *)(S->head + m->portal_count);
     search_reset(S);
     return QN_OK;
 }

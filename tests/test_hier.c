@@ -187,6 +187,18 @@ static qn_vec2 open_cell(uint64_t *s, const qn_mesh *m, uint32_t w, uint32_t h, 
     return p;
 }
 
+/* The grid of w x h cells of side cell with costs c (freed here), into
+** *g, and its quads. */
+static qn_mesh *grid_mesh(uint8_t *c, uint32_t w, uint32_t h, float cell, qn_grid **g) {
+    qn_grid_desc d = {w, h, c, cell, {0.0f, 0.0f}};
+    qn_mesh *m = NULL;
+    *g = NULL;
+    assert_int_equal(qn_grid_create(&d, NULL, g, NULL), QN_OK);
+    free(c);
+    assert_int_equal(qn_mesh_from_grid(*g, NULL, &m, NULL), QN_OK);
+    return m;
+}
+
 /* Sectors are exact tiles on meshes of rectangles: the hier cuts every
 ** rectangle along the tile lines it crosses. Before, a quad went whole to
 ** the tile of its centre, and a long rectangle of one sector walled off a
@@ -206,12 +218,8 @@ static void test_tiles(void **state) {
         assert_non_null(c);
         for (uint32_t k = 0; k < w * h; k++)
             c[k] = tm_rand(&s) % 10 == 0 ? QN_CELL_WALL : 1;
-        qn_grid_desc d = {w, h, c, cell, {0.0f, 0.0f}};
         qn_grid *g = NULL;
-        qn_mesh *m = NULL;
-        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
-        free(c);
-        assert_int_equal(qn_mesh_from_grid(g, NULL, &m, NULL), QN_OK);
+        qn_mesh *m = grid_mesh(c, w, h, cell, &g);
         qn_hier_opts ho = {.sector_size = 12.0f * cell};
         qn_hier *hh = NULL;
         qn_hfield *f = NULL;
@@ -274,12 +282,8 @@ static void test_cluttered_borders(void **state) {
         assert_non_null(c);
         for (uint32_t k = 0; k < w * w; k++)
             c[k] = tm_rand(&s) % 100 < 35 ? QN_CELL_WALL : 1;
-        qn_grid_desc d = {w, w, c, 1.0f, {0.0f, 0.0f}};
         qn_grid *g = NULL;
-        qn_mesh *m = NULL;
-        assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
-        free(c);
-        assert_int_equal(qn_mesh_from_grid(g, NULL, &m, NULL), QN_OK);
+        qn_mesh *m = grid_mesh(c, w, w, 1.0f, &g);
         qn_hier *hh = NULL;
         qn_hfield *f = NULL;
         qn_field *full = NULL;
@@ -329,12 +333,8 @@ static void test_unreachable_nodes(void **state) {
         c[k] = tm_rand(&s) % 20 == 0 && (k % w > 30 || k / w > 30) ? QN_CELL_WALL : 1;
     for (uint32_t i = 20; i <= 27; i++) /* a ring of walls round (21..26)^2 */
         c[20 * w + i] = c[27 * w + i] = c[i * w + 20] = c[i * w + 27] = QN_CELL_WALL;
-    qn_grid_desc d = {w, w, c, 1.0f, {0.0f, 0.0f}};
     qn_grid *g = NULL;
-    qn_mesh *m = NULL;
-    assert_int_equal(qn_grid_create(&d, NULL, &g, NULL), QN_OK);
-    free(c);
-    assert_int_equal(qn_mesh_from_grid(g, NULL, &m, NULL), QN_OK);
+    qn_mesh *m = grid_mesh(c, w, w, 1.0f, &g);
     uint32_t qp, qg;
     assert_int_equal(qn_mesh_locate(m, (qn_vec2){23.5f, 23.5f}, QN_NONE, &qp), QN_OK);
     assert_int_equal(qn_mesh_locate(m, (qn_vec2){40.5f, 40.5f}, QN_NONE, &qg), QN_OK);

@@ -1311,7 +1311,7 @@ static bool walls_as_boundary(const xsearch *S) {
 /* The roots the entries use, numbered in vertex id order, into s->roots,
 ** and what else of the search's fixed arrays the instance keeps (the
 ** walls, the state's corners); then those arrays are freed, before the
-** entries are laid out: on a 4096 x 4096 map they are 144 MiB. The
+** entries are laid out: on a 4096 x 4096 map 100 MiB by then. The
 ** entries' roots become root indices, in their blocks. The roots in use
 ** are marked in a bit set, and each one's new index goes in its rpar slot
 ** once make_root has read it (no map of its own: 21 MiB less at this

@@ -327,7 +327,7 @@ static int part_grid_tiles(qn_bench_map_ctx *c, qn_bench_report *r) {
     qn_bench_add(r, "grid_hier_instance_bytes", (double)qn_grid_tfield_bytes(f), "B",
                  "grid tiles: bytes per destination after those samples");
     qn_bench_add(r, "grid_hier_nodes_settled", qn_grid_tfield_nodes_settled(f), "",
-                 "grid tiles: nodes the node search settled for those samples");
+                 "grid tiles: nodes settled by those samples");
     qn_bench_add(r, "grid_hier_nodes", qn_grid_tiles_node_count(t), "", "grid tiles: nodes");
     /* The same with the samples in two jobs (five groups each) on the
     ** built-in runner's two threads, for another new field. */

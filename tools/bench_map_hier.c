@@ -101,7 +101,7 @@ int qn_tool_bench_map_hier(qn_bench_map_ctx *c, qn_bench_report *r) {
     qn_bench_add(r, "hier_instance_bytes", (double)qn_hfield_bytes(f), "B",
                  "hierarchical: bytes per destination after those samples");
     qn_bench_add(r, "hier_nodes_settled", qn_hfield_nodes_settled(f), "",
-                 "hierarchical: nodes the node search settled for those samples");
+                 "hierarchical: nodes settled by those samples");
     size_t meshes = qn_hier_bytes(h);
     /* A second new destination for the same units: the sectors' meshes
     ** are the first one's (the hier keeps them), only its fields are built. */

@@ -1295,17 +1295,19 @@ static uint32_t number_marked(uint32_t *map, uint32_t n) {
     return used;
 }
 
-/* Do the walls mark_walls made (sopen) match the boundary's portals, with
-** no quad blocked? Then the boundary's vwall is walls_sum's, bit for bit
-** (the same sums in the same order). */
-static bool walls_as_boundary(const xsearch *S) {
+/* Are the walls mark_walls made (sopen) the boundary's: a wall where it
+** has no portal, nothing else? */
+static bool walls_match(const xsearch *S) {
     const qn__boundary *b = S->b;
-    if (S->any_dyn) return false;
-    for (uint32_t q = 0; q < S->m->quad_count; q++)
-        if (S->m->blocked[q]) return false;
     for (uint32_t i = 0; i < b->nb; i++)
         if ((S->sopen[i] != 0) != (b->bportal[i] != QN_NONE)) return false;
     return true;
+}
+
+static bool any_blocked(const qn_mesh *m) {
+    for (uint32_t q = 0; q < m->quad_count; q++)
+        if (m->blocked[q]) return true;
+    return false;
 }
 
 /* The roots the entries use, numbered in vertex id order, into s->roots,
@@ -1333,7 +1335,10 @@ static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorn
         used += qn__popcount64(mark[w]);
     qn__spm *s = NULL;
     qn_status st = spm_alloc(S->f, used, S->b->nb, &s);
-    bool own = st == QN_OK && !walls_as_boundary(S);
+    /* With the boundary's walls and no quad blocked (a blocked quad with
+    ** no portal leaves walls_sum's walls out), the boundary's vwall is
+    ** walls_sum's, bit for bit: the same sums in the same order. */
+    bool same = walls_match(S), own = st == QN_OK && !(same && !any_blocked(S->m));
     qn_vec2 *mine = own ? walls_sum(S) : NULL;
     const qn_vec2 *wsum = own ? mine : S->b->vwall;
     if (own && !mine) st = QN_E_NOMEM;
@@ -1347,13 +1352,11 @@ static qn_status roots_first(xsearch *S, qn__spm **out, uint32_t **xq, qn__xcorn
     }
     qn__free(&S->alloc, mark, (size_t)words * sizeof(uint64_t));
     if (st == QN_OK) {
-        /* The walls as mark_walls made them; same: as the boundary's portals. */
-        bool same = true;
-        for (uint32_t i = 0; i < S->b->nb; i++) {
+        /* The walls as mark_walls made them, unless the boundary tells
+        ** (qn__spm_wall). */
+        for (uint32_t i = 0; !same && i < S->b->nb; i++)
             s->open[i >> 3] |= (uint8_t)((S->sopen[i] != 0) << (i & 7u));
-            same &= (S->sopen[i] != 0) == (S->b->bportal[i] != QN_NONE);
-        }
-        if (same) { /* the boundary tells (qn__spm_wall) */
+        if (same) {
             qn__free(&S->f->alloc, s->open, (size_t)s->nb / 8 + 1);
             s->open = NULL;
             s->bytes -= (size_t)s->nb / 8 + 1;

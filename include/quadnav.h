@@ -1050,18 +1050,20 @@ QN_API qn_status qn_hfield_sample_batch(const qn_hfield *field, const qn_vec2 *p
                                         qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
                                         size_t count);
 /* The batch cut into jobs and run by `runner` (or the built-in runner when
-** NULL): qn_field_sample_jobs's contract. The first samples of a new
-** destination then build the local fields of different sectors on
-** different threads at once (the node search they need runs one at a
-** time, under the destination's lock). Give each job units that stand
-** together (a group) so that jobs rarely build the same sector twice.
-** Answers: those of qn_hfield_sample_batch where the sectors are built.
-** Where the jobs build them, they ask the node search for sectors in
-** another order than one batch would, and a node's cost can then come
-** from another of two ways of equal length, summed in another order: the
-** same cost but for its last bits, so a direction can differ where two
-** roots tie (the same holds for batches given the units in another
-** order). */
+** NULL): qn_field_sample_jobs's contract. With more than one job, the
+** local fields the units need are built first, in jobs run by the same
+** runner: one job runs the node search (one at a time, under the
+** destination's lock) sector after sector, in the order one batch would
+** ask for them, while the others build the sectors it has settled; then
+** the jobs sample. The runner is then called twice. No job waits for one
+** that has not started, so a runner that runs jobs one after another is
+** fine. Answers: those of qn_hfield_sample_batch (the same node costs,
+** asked for in the same order). Where a sector is not built ahead (out of
+** memory) or several calls build at once, the jobs build sectors as they
+** sample, and a node's cost can then come from another of two ways of
+** equal length, summed in another order: the same cost but for its last
+** bits, so a direction can differ where two roots tie (the same holds for
+** batches given the units in another order). */
 QN_API qn_status qn_hfield_sample_jobs(const qn_hfield *field, const qn_vec2 *positions,
                                        qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
                                        size_t count, uint32_t jobs, const qn_jobs *runner);

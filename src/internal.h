@@ -1038,6 +1038,9 @@ const qn__goal *qn__nearest_goal(const qn_field *f, uint32_t first, qn_vec2 p);
 ** the built-in one when runner is NULL; false when a thread of the built-in
 ** runner could not start (every job has still run). (parallel.c) */
 bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data);
+/* Builds the local fields a batch of units in jobs will sample in (hier.c). */
+void qn__hfield_build_ahead(const qn_hfield *f, const qn_vec2 *positions, size_t count,
+                            uint32_t jobs, const qn_jobs *runner);
 /* Jobs for n independent pieces of work: n, at least 1 and at most most. */
 static inline uint32_t qn__jobs_for(uint32_t n, uint32_t most) {
     return n < most ? (n ? n : 1) : most;

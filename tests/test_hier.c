@@ -808,12 +808,12 @@ static void backwards(void *ud, uint32_t n, qn_job_fn fn, void *data) {
 
 /* qn_hfield_sample_jobs (on the built-in runner's threads, and on a runner
 ** that runs the jobs last first) answers what qn_hfield_sample_batch
-** answers: exactly, hints included, on a destination whose local fields
-** are built; on fresh destinations, whose jobs build the sectors in
-** another order (node costs of equal ways then summed in another order,
-** equal but for float rounding), the same statuses and hints, the same
-** sectors built, and directions that agree but for rare near-ties between
-** two roots. Bad arguments are refused. */
+** answers: exactly, hints included, the same sectors built, both on a
+** destination whose local fields are built and on fresh destinations
+** (whose sectors the jobs build ahead, the node search asked for them in
+** the order one batch asks: the runner is then called twice, and one
+** that runs the jobs one after another does not wait forever). Bad
+** arguments are refused. */
 static void test_sample_jobs(void **state) {
     (void)state;
     qn_grid *g = NULL;
@@ -832,7 +832,7 @@ static void test_sample_jobs(void **state) {
     assert_int_equal(qn_hfield_create(h, goal, 0.1f, NULL, &one, NULL), QN_OK);
     for (uint32_t i = 0; i < UNITS; i++) rq[i] = QN_NONE;
     assert_int_equal(qn_hfield_sample_batch(one, pos, ref, rst, rq, UNITS), QN_OK);
-    uint32_t ran = 0, moving = 0, turned = 0;
+    uint32_t ran = 0, moving = 0;
     qn_jobs back = {backwards, &ran};
     const qn_jobs *runners[2] = {NULL, &back};
     for (int r = 0; r < 4; r++) {
@@ -844,16 +844,16 @@ static void test_sample_jobs(void **state) {
         for (uint32_t i = 0; i < UNITS; i++) {
             assert_int_equal(st[i], rst[i]);
             assert_int_equal(q[i], rq[i]);
-            if (r < 2) assert_true(got[i].x == ref[i].x && got[i].y == ref[i].y);
-            else turned += fabsf(got[i].x - ref[i].x) > 1e-3f || fabsf(got[i].y - ref[i].y) > 1e-3f;
+            assert_true(got[i].x == ref[i].x && got[i].y == ref[i].y);
             moving += st[i] == QN_OK;
         }
         assert_int_equal(qn_hfield_sectors_built(hf), qn_hfield_sectors_built(one));
         if (hf != one) qn_hfield_destroy(hf);
     }
-    assert_int_equal(ran, 10);
+    /* 5 jobs to sample twice, and up to 5 to build ahead once (the other
+    ** time every sector was built) */
+    if (ran <= 10 || ran > 15) fail_msg("the runner ran %u jobs", ran);
     if (moving < UNITS) fail_msg("only %u of %u samples moving", moving, 4 * UNITS);
-    if (turned > UNITS / 100) fail_msg("%u of %u directions differ", turned, 2 * UNITS);
     /* bad arguments */
     assert_int_equal(qn_hfield_sample_jobs(NULL, pos, got, st, q, UNITS, 2, NULL), QN_E_INVALID_ARG);
     assert_int_equal(qn_hfield_sample_jobs(one, NULL, got, st, q, UNITS, 2, NULL), QN_E_INVALID_ARG);

@@ -81,6 +81,22 @@ static inline void qn__nsearch_locked(qn__nsearch *s, void (*step)(void *, uint3
 #endif
 }
 
+/* As qn__nsearch_locked, but only when no other thread holds the lock:
+** false, and step not run, when one does. */
+static inline bool qn__nsearch_try_locked(qn__nsearch *s, void (*step)(void *, uint32_t), void *ctx,
+                                          uint32_t sector) {
+#ifndef QN_NO_THREADS
+    if (pthread_mutex_trylock(&s->lock) != 0) return false;
+#else
+    (void)s;
+#endif
+    step(ctx, sector);
+#ifndef QN_NO_THREADS
+    pthread_mutex_unlock(&s->lock);
+#endif
+    return true;
+}
+
 /* A lower bound on the cost from node n to sector `aim`. */
 typedef float (*qn__nsearch_bound)(const void *ctx, uint32_t n, uint32_t aim);
 

@@ -114,12 +114,19 @@ bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data
 
 /* ---- public ---------------------------------------------------------------- */
 
-/* Checks the arguments common to the *_sample_jobs calls and runs b. */
-static qn_status run_batch(batch *b, const qn_jobs *runner) {
+/* Checks the arguments common to the *_sample_jobs calls. */
+static qn_status batch_check(batch *b, const qn_jobs *runner) {
     if (!b->field || (b->count && (!b->positions || !b->dirs)) || b->jobs == 0 ||
         b->jobs > QN_MAX_JOBS || (runner && !runner->run))
         return QN_E_INVALID_ARG;
     if (b->jobs > b->count) b->jobs = b->count ? (uint32_t)b->count : 1;
+    return QN_OK;
+}
+
+/* Checks b's arguments and runs it. */
+static qn_status run_batch(batch *b, const qn_jobs *runner) {
+    qn_status st = batch_check(b, runner);
+    if (st != QN_OK) return st;
     if (runner) {
         runner->run(runner->ud, b->jobs, run_job, b);
         return QN_OK;
@@ -140,6 +147,9 @@ qn_status qn_hfield_sample_jobs(const qn_hfield *field, const qn_vec2 *positions
                                 uint8_t *status, uint32_t *quads, size_t count, uint32_t jobs,
                                 const qn_jobs *runner) {
     batch b = {hfield_batch, field, QN_FLOW_VECTOR, positions, dirs, status, quads, count, jobs};
+    qn_status st = batch_check(&b, runner);
+    if (st != QN_OK) return st;
+    if (b.jobs > 1) qn__hfield_build_ahead(field, positions, count, b.jobs, runner);
     return run_batch(&b, runner);
 }
 

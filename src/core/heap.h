@@ -62,35 +62,6 @@ static inline void qn__heap_down(qn__heap *h, uint32_t i) {
     qn__heap_place(h, i, e);
 }
 
-/* qn__heap_down, the least of a full group of four children picked
-** without a branch on the keys (the first least, as the scan picks: the
-** heap ends the same). For heaps whose keys leave that choice a coin
-** toss, as the node searches' do (nsearch.h): there it took a tenth off
-** the search's time; in the interval engine's search, whose choices the
-** processor predicts, the plain form is faster (a 650-quad build took 3-4 %
-** longer this way). */
-static inline void qn__heap_down_even(qn__heap *h, uint32_t i) {
-    qn__hent e = h->a[i];
-    for (;;) {
-        uint32_t first = 4 * i + 1, c;
-        if (first + 4 <= h->n) {
-            const qn__hent *k = h->a + first;
-            uint32_t c01 = k[1].key < k[0].key ? 1u : 0u, c23 = k[3].key < k[2].key ? 3u : 2u;
-            c = first + (k[c23].key < k[c01].key ? c23 : c01);
-        } else if (first < h->n) { /* a last group of fewer than four */
-            c = first;
-            for (uint32_t k = first + 1; k < h->n; k++)
-                if (h->a[k].key < h->a[c].key) c = k;
-        } else {
-            break;
-        }
-        if (h->a[c].key >= e.key) break;
-        qn__heap_place(h, i, h->a[c]);
-        i = c;
-    }
-    qn__heap_place(h, i, e);
-}
-
 /* Queues id with key `key` (room for it is the caller's). */
 static inline void qn__heap_push(qn__heap *h, uint32_t id, float key) {
     qn__heap_up(h, h->n++, (qn__hent){key, id});
@@ -103,16 +74,6 @@ static inline uint32_t qn__heap_pop(qn__heap *h) {
     if (--h->n > 0) {
         h->a[0] = h->a[h->n];
         qn__heap_down(h, 0);
-    }
-    return top;
-}
-
-/* qn__heap_pop with qn__heap_down_even. */
-static inline uint32_t qn__heap_pop_even(qn__heap *h) {
-    uint32_t top = h->a[0].id;
-    if (--h->n > 0) {
-        h->a[0] = h->a[h->n];
-        qn__heap_down_even(h, 0);
     }
     return top;
 }

@@ -140,7 +140,7 @@ static inline void qn__nsearch_aim(qn__nsearch *s, uint32_t aim, qn__nsearch_bou
 ** none is left (every reachable node settled). */
 static inline uint32_t qn__nsearch_next(qn__nsearch *s) {
     if (s->q.n == 0) return QN__NS_NONE;
-    uint32_t n = qn__heap_pop_even(&s->q);
+    uint32_t n = qn__heap_pop(&s->q);
     s->pos[n] = QN__NS_SETTLED;
     s->settled++;
     return n;

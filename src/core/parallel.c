@@ -8,10 +8,12 @@
 ** locking), hierarchical destinations and grid tile fields (their lazy
 ** builds are safe under concurrent sampling: see hier.c, grid_tiles.c).
 */
+#include "core/nsearch.h"
 #include "internal.h"
 
 #ifndef QN_NO_THREADS
 #include <pthread.h>
+#include <sched.h>
 #endif
 
 /* One batch: job i covers units [count*i/jobs, count*(i+1)/jobs), sampled
@@ -110,6 +112,54 @@ bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data
     bool started_all;
     builtin_run(jobs, fn, data, &started_all);
     return started_all;
+}
+
+/* ---- building ahead ---------------------------------------------------------- */
+
+/* The node search's step for the next key to settle (the caller holds the
+** search's lock, so no other job settles meanwhile). */
+static void ahead_settle(void *data, uint32_t unused) {
+    (void)unused;
+    qn__ahead *a = data;
+    uint32_t k = atomic_load_explicit(&a->settled, memory_order_relaxed);
+    if (k >= a->n) return;
+    a->settle(a->ctx, a->key[k]);
+    atomic_store_explicit(&a->settled, k + 1, memory_order_release);
+}
+
+/* One job: whenever the node search is free, it settles the next key (so
+** the search, which runs one at a time, never waits while any is left);
+** otherwise it builds the next settled key. No job waits for one that has
+** not started: a job that finds nothing settled to build finds the search
+** held by a job that is running it. */
+static void ahead_job(void *data, uint32_t job) {
+    (void)job;
+    qn__ahead *a = data;
+    for (;;) {
+        if (atomic_load_explicit(&a->settled, memory_order_acquire) < a->n &&
+            qn__nsearch_try_locked(a->ns, ahead_settle, a, 0))
+            continue;
+        uint32_t t = atomic_load_explicit(&a->taken, memory_order_relaxed);
+        if (t >= a->n) return;
+        if (t < atomic_load_explicit(&a->settled, memory_order_acquire)) {
+            if (atomic_compare_exchange_weak_explicit(&a->taken, &t, t + 1, memory_order_relaxed,
+                                                      memory_order_relaxed))
+                a->build(a->ctx, a->key[t]);
+            continue;
+        }
+#ifndef QN_NO_THREADS
+        sched_yield(); /* another job is settling what is next */
+#endif
+    }
+}
+
+void qn__ahead_run(qn__ahead *a, uint32_t jobs, const qn_jobs *runner) {
+    atomic_init(&a->settled, 0);
+    atomic_init(&a->taken, 0);
+    if (a->n > 1)
+        qn__run_jobs(runner, jobs < a->n ? jobs : a->n, ahead_job, a);
+    else if (a->n == 1)
+        ahead_job(a, 0);
 }
 
 /* ---- public ---------------------------------------------------------------- */

@@ -38,9 +38,6 @@
 #include "core/nsearch.h"
 
 #include <stdlib.h>
-#ifndef QN_NO_THREADS
-#include <sched.h>
-#endif
 
 #define SECTOR_QUADS 128.0f /* the mesh's quads per sector on average, by default */
 #define MAX_SECTORS (1u << 24)
@@ -1893,67 +1890,28 @@ static const hloc *local_get(const qn_hfield *f, uint32_t s) {
 
 /* ---- building ahead, in jobs --------------------------------------------------- */
 
-/* The sectors a batch's units stand in, in the order a batch would first
-** sample in them (one per local field: a sector of the goal block stands
-** for the block), with those not built yet to settle and to build: keys
-** [0, settled) have their nodes settled, [0, taken) are built or being
-** built. */
-typedef struct prebuild {
-    const qn_hfield *f;
-    uint32_t *key;
-    uint32_t n;
-    _Atomic uint32_t settled, taken;
-} prebuild;
-
-/* The node search's step for the next key to settle (the caller holds
-** the lock, so no other thread settles meanwhile). */
-static void prebuild_settle(void *ctx, uint32_t unused) {
-    (void)unused;
-    prebuild *a = ctx;
-    uint32_t k = atomic_load_explicit(&a->settled, memory_order_relaxed);
-    if (k >= a->n) return;
-    uint32_t sec[9], s = a->key[k], ns = field_sectors(a->f, in_block(a->f, s) ? QN_NONE : s, sec);
+/* qn__ahead's steps for local field keys (a sector, standing for the goal
+** block when in it). */
+static void ahead_settle(void *ctx, uint32_t s) {
+    qn_hfield *f = ctx;
+    uint32_t sec[9], ns = field_sectors(f, in_block(f, s) ? QN_NONE : s, sec);
     for (uint32_t i = 0; i < ns; i++)
-        settle_for((qn_hfield *)(uintptr_t)a->f, sec[i]);
-    atomic_store_explicit(&a->settled, k + 1, memory_order_release);
+        settle_for(f, sec[i]);
 }
 
-/* One job: whenever the node search is free, it settles the next key (so
-** the search, which runs one at a time, never waits while any is left);
-** otherwise it builds the next settled key. No job waits for one that has
-** not started: a job that finds nothing settled to build finds the search
-** held by a job that is running it. */
-static void prebuild_job(void *data, uint32_t job) {
-    (void)job;
-    prebuild *a = data;
-    qn_hfield *f = (qn_hfield *)(uintptr_t)a->f; /* its search state is its own */
-    for (;;) {
-        if (atomic_load_explicit(&a->settled, memory_order_acquire) < a->n &&
-            qn__nsearch_try_locked(&f->ns, prebuild_settle, a, 0))
-            continue;
-        uint32_t t = atomic_load_explicit(&a->taken, memory_order_relaxed);
-        if (t >= a->n) return;
-        if (t < atomic_load_explicit(&a->settled, memory_order_acquire)) {
-            if (atomic_compare_exchange_weak_explicit(&a->taken, &t, t + 1, memory_order_relaxed,
-                                                      memory_order_relaxed) &&
-                !atomic_load_explicit(local_slot(f, a->key[t]), memory_order_acquire))
-                local_publish(f, a->key[t]);
-            continue;
-        }
-#ifndef QN_NO_THREADS
-        sched_yield(); /* another job is settling what is next */
-#endif
-    }
+static void ahead_build(void *ctx, uint32_t s) {
+    const qn_hfield *f = ctx;
+    if (!atomic_load_explicit(local_slot(f, s), memory_order_acquire)) local_publish(f, s);
 }
 
 /* The local fields the units at positions[0..count) need, built before a
-** batch in jobs samples them: one job runs the node search ahead, sector
-** after sector, while the others build the sectors it has settled (run in
-** jobs as the batch is, the search held up every job that waited for it:
-** 16.5 ms on one thread, 11-12 ms on two for the first samples of 1,000
-** units on a 4096 x 4096 map). Sectors in the order one batch would build
-** them, so the node costs come out as one batch's. Does nothing where it
-** cannot (out of memory, a changed mesh): the batch then builds lazily. */
+** batch in jobs samples them (qn__ahead_run): jobs run as the batch is
+** held up on the node search, one sector at a time under the lock, and
+** every job that waited for it (16.5 ms on one thread, 11-12 ms on two for
+** the first samples of 1,000 units on a 4096 x 4096 map). Sectors in the
+** order one batch would build them, so the node costs come out as one
+** batch's. Does nothing where it cannot (out of memory, a changed mesh):
+** the batch then builds lazily. */
 void qn__hfield_build_ahead(const qn_hfield *f, const qn_vec2 *positions, size_t count,
                             uint32_t jobs, const qn_jobs *runner) {
     const qn_hier *h = f->h;
@@ -1962,9 +1920,8 @@ void qn__hfield_build_ahead(const qn_hfield *f, const qn_vec2 *positions, size_t
     size_t words = ((size_t)h->nsec + 1 + 63) / 64,
            cap = count < h->nsec + 1u ? count : h->nsec + 1u;
     uint64_t *seen = qn__calloc(&f->alloc, words, sizeof *seen);
-    prebuild a = {f, qn__alloc(&f->alloc, cap * sizeof(uint32_t)), 0, 0, 0};
-    uint32_t hint = QN_NONE;
-    for (size_t i = 0; seen && a.key && i < count; i++) {
+    uint32_t *key = qn__alloc(&f->alloc, cap * sizeof(uint32_t)), n = 0, hint = QN_NONE;
+    for (size_t i = 0; seen && key && i < count; i++) {
         qn_vec2 p = positions[i];
         if (!qn__finite2(p)) continue;
         if (!(hint < m->quad_count && qn__quad_contains(m, hint, p)))
@@ -1973,11 +1930,14 @@ void qn__hfield_build_ahead(const qn_hfield *f, const qn_vec2 *positions, size_t
         uint32_t s = h->qsec[piece_of(h, hint, p)], k = in_block(f, s) ? h->nsec : s;
         if (seen[k / 64] >> (k % 64) & 1u) continue;
         seen[k / 64] |= (uint64_t)1 << (k % 64);
-        if (!atomic_load_explicit(local_slot(f, s), memory_order_acquire)) a.key[a.n++] = s;
+        if (!atomic_load_explicit(local_slot(f, s), memory_order_acquire)) key[n++] = s;
     }
-    if (seen && a.key && a.n > 1) qn__run_jobs(runner, jobs < a.n ? jobs : a.n, prebuild_job, &a);
+    qn_hfield *mf = (qn_hfield *)(uintptr_t)f; /* its search state is its own */
+    qn__ahead a = {
+        .ns = &mf->ns, .settle = ahead_settle, .build = ahead_build, .ctx = mf, .key = key, .n = n};
+    if (seen && key) qn__ahead_run(&a, jobs, runner);
     qn__free(&f->alloc, seen, words * sizeof *seen);
-    qn__free(&f->alloc, a.key, cap * sizeof(uint32_t));
+    qn__free(&f->alloc, key, cap * sizeof(uint32_t));
 }
 
 /* The seed of l nearest p, as a node index (QN_NONE: the goal or none). */

@@ -1057,8 +1057,8 @@ typedef struct qn__ahead {
     void *ctx;
     const uint32_t *key;
     uint32_t n;
-    _Atomic uint32_t settled,
-        taken; /* keys [0, settled) settled, [0, taken) built or being built */
+    /* keys [0, settled) are settled, [0, taken) built or being built */
+    _Atomic uint32_t settled, taken;
 } qn__ahead;
 void qn__ahead_run(qn__ahead *a, uint32_t jobs, const qn_jobs *runner);
 /* The sectors a batch of units in jobs will sample in, built ahead. */

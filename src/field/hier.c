@@ -1846,8 +1846,6 @@ static hloc *local_build(const qn_hfield *f, uint32_t s) {
     return l;
 }
 
-/* Sector s's local field (the goal block's for a sector in the block),
-** built and published on first use; NULL when out of memory. */
 /* Local field s's slot (a sector's, or the goal block's for s in it). */
 static _Atomic(hloc *) *local_slot(const qn_hfield *f, uint32_t s) {
     return in_block(f, s) ? &f->sh->block : &f->loc[s];
@@ -1881,6 +1879,8 @@ static const hloc *local_publish(const qn_hfield *f, uint32_t s) {
     return expected;
 }
 
+/* Sector s's local field (the goal block's for a sector in the block),
+** built and published on first use; NULL when out of memory. */
 static const hloc *local_get(const qn_hfield *f, uint32_t s) {
     hloc *l = atomic_load_explicit(local_slot(f, s), memory_order_acquire);
     if (l) return l;
@@ -1905,13 +1905,14 @@ static void ahead_build(void *ctx, uint32_t s) {
 }
 
 /* The local fields the units at positions[0..count) need, built before a
-** batch in jobs samples them (qn__ahead_run): jobs run as the batch is
-** held up on the node search, one sector at a time under the lock, and
-** every job that waited for it (16.5 ms on one thread, 11-12 ms on two for
-** the first samples of 1,000 units on a 4096 x 4096 map). Sectors in the
-** order one batch would build them, so the node costs come out as one
-** batch's. Does nothing where it cannot (out of memory, a changed mesh):
-** the batch then builds lazily. */
+** batch in jobs samples them (qn__ahead_run). Jobs that built sectors as
+** their units came held one another up on the node search, one sector at
+** a time under the lock (first samples of 1,000 units on a 4096 x 4096
+** map, sector meshes to build: 13.5-14.9 ms in two jobs, 18.7-19.2 in one
+** batch; 9.6-10.5 building ahead). The sectors in the order one batch
+** would build them, so the node costs come out as one batch's. Does
+** nothing where it cannot (out of memory, a changed mesh): the batch then
+** builds lazily. */
 void qn__hfield_build_ahead(const qn_hfield *f, const qn_vec2 *positions, size_t count,
                             uint32_t jobs, const qn_jobs *runner) {
     const qn_hier *h = f->h;

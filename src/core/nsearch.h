@@ -67,28 +67,18 @@ static inline void qn__nsearch_lock_free(qn__nsearch *s) {
 #endif
 }
 
-/* Runs step(ctx, sector) holding the search's lock. */
-static inline void qn__nsearch_locked(qn__nsearch *s, void (*step)(void *, uint32_t), void *ctx,
-                                      uint32_t sector) {
+/* Runs step(ctx, sector) holding the search's lock, and returns true;
+** without `wait`, only when no other thread holds the lock (false, and
+** step not run, when one does). */
+static inline bool qn__nsearch_locked(qn__nsearch *s, void (*step)(void *, uint32_t), void *ctx,
+                                      uint32_t sector, bool wait) {
 #ifndef QN_NO_THREADS
-    pthread_mutex_lock(&s->lock);
+    if (wait)
+        pthread_mutex_lock(&s->lock);
+    else if (pthread_mutex_trylock(&s->lock) != 0)
+        return false;
 #else
-    (void)s;
-#endif
-    step(ctx, sector);
-#ifndef QN_NO_THREADS
-    pthread_mutex_unlock(&s->lock);
-#endif
-}
-
-/* As qn__nsearch_locked, but only when no other thread holds the lock:
-** false, and step not run, when one does. */
-static inline bool qn__nsearch_try_locked(qn__nsearch *s, void (*step)(void *, uint32_t), void *ctx,
-                                          uint32_t sector) {
-#ifndef QN_NO_THREADS
-    if (pthread_mutex_trylock(&s->lock) != 0) return false;
-#else
-    (void)s;
+    (void)s, (void)wait;
 #endif
     step(ctx, sector);
 #ifndef QN_NO_THREADS

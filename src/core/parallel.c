@@ -137,7 +137,7 @@ static void ahead_job(void *data, uint32_t job) {
     qn__ahead *a = data;
     for (;;) {
         if (atomic_load_explicit(&a->settled, memory_order_acquire) < a->n &&
-            qn__nsearch_try_locked(a->ns, ahead_settle, a, 0))
+            qn__nsearch_locked(a->ns, ahead_settle, a, 0, false))
             continue;
         uint32_t t = atomic_load_explicit(&a->taken, memory_order_relaxed);
         if (t >= a->n) return;

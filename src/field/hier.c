@@ -1426,7 +1426,7 @@ static void settle_step(void *f, uint32_t s) { settle_for(f, s); }
 
 static void settle_locked(const qn_hfield *f, uint32_t s) {
     qn_hfield *mf = (qn_hfield *)(uintptr_t)f; /* its search state is its own */
-    qn__nsearch_locked(&mf->ns, settle_step, mf, s);
+    (void)qn__nsearch_locked(&mf->ns, settle_step, mf, s, true);
 }
 
 static void loc_free(const qn_hfield *f, hloc *l) {

@@ -789,7 +789,7 @@ static void settle_step(void *f, uint32_t s) { settle_for(f, s); }
 /* The node search as far as sector s needs, under the search's lock. */
 static void settle_locked(const qn_grid_tfield *f, uint32_t s) {
     qn_grid_tfield *mf = (qn_grid_tfield *)(uintptr_t)f; /* its search state is its own */
-    qn__nsearch_locked(&mf->ns, settle_step, mf, s);
+    (void)qn__nsearch_locked(&mf->ns, settle_step, mf, s, true);
 }
 
 /* Where sector s's field is published: its own slot, or the goal block's. */

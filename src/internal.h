@@ -1047,18 +1047,22 @@ bool qn__run_jobs(const qn_jobs *runner, uint32_t jobs, qn_job_fn fn, void *data
 ** with the lock held), then built (build, any number at once; a sector
 ** another thread built already is left as it is). In jobs run by the
 ** runner, whichever job finds the search free settles the next key while
-** the others build the keys already settled, so the search runs without a
-** break; keys are settled in their order. */
+** the others build the keys already settled (or, with none settled to
+** build, warm the next keys), so the search runs without a break; keys are
+** settled in their order. */
 struct qn__nsearch;
 typedef struct qn__ahead {
     struct qn__nsearch *ns;
     void (*settle)(void *ctx, uint32_t key);
     void (*build)(void *ctx, uint32_t key);
+    /* Optional: what of a key's build needs no settled nodes, done by a
+    ** job that would otherwise wait (keys [0, warmed) done or being done). */
+    void (*warm)(void *ctx, uint32_t key);
     void *ctx;
     const uint32_t *key;
     uint32_t n;
     /* keys [0, settled) are settled, [0, taken) built or being built */
-    _Atomic uint32_t settled, taken;
+    _Atomic uint32_t settled, taken, warmed;
 } qn__ahead;
 void qn__ahead_run(qn__ahead *a, uint32_t jobs, const qn_jobs *runner);
 /* The sectors a batch of units in jobs will sample in, built ahead. */

@@ -147,8 +147,16 @@ static void ahead_job(void *data, uint32_t job) {
                 a->build(a->ctx, a->key[t]);
             continue;
         }
+        /* another job is settling what is next: warm a key meanwhile */
+        uint32_t w = a->warm ? atomic_load_explicit(&a->warmed, memory_order_relaxed) : a->n;
+        if (w < a->n) {
+            if (atomic_compare_exchange_weak_explicit(&a->warmed, &w, w + 1, memory_order_relaxed,
+                                                      memory_order_relaxed))
+                a->warm(a->ctx, a->key[w]);
+            continue;
+        }
 #ifndef QN_NO_THREADS
-        sched_yield(); /* another job is settling what is next */
+        sched_yield();
 #endif
     }
 }
@@ -156,6 +164,7 @@ static void ahead_job(void *data, uint32_t job) {
 void qn__ahead_run(qn__ahead *a, uint32_t jobs, const qn_jobs *runner) {
     atomic_init(&a->settled, 0);
     atomic_init(&a->taken, 0);
+    atomic_init(&a->warmed, 0);
     if (a->n > 1)
         qn__run_jobs(runner, jobs < a->n ? jobs : a->n, ahead_job, a);
     else if (a->n == 1)

@@ -1904,6 +1904,15 @@ static void ahead_build(void *ctx, uint32_t s) {
     if (!atomic_load_explicit(local_slot(f, s), memory_order_acquire)) local_publish(f, s);
 }
 
+/* A sector's mesh and its boundary cycles (the hier's, shared), which its
+** local field is made over: they need no node costs. */
+static void ahead_warm(void *ctx, uint32_t s) {
+    const qn_hfield *f = ctx;
+    if (in_block(f, s) || atomic_load_explicit(local_slot(f, s), memory_order_acquire)) return;
+    hmesh *hm = hmesh_get(f->h, s);
+    if (hm && hm->mesh) (void)qn__mesh_boundary(hm->mesh, NULL);
+}
+
 /* The local fields the units at positions[0..count) need, built before a
 ** batch in jobs samples them (qn__ahead_run). Jobs that built sectors as
 ** their units came held one another up on the node search, one sector at
@@ -1934,8 +1943,13 @@ void qn__hfield_build_ahead(const qn_hfield *f, const qn_vec2 *positions, size_t
         if (!atomic_load_explicit(local_slot(f, s), memory_order_acquire)) key[n++] = s;
     }
     qn_hfield *mf = (qn_hfield *)(uintptr_t)f; /* its search state is its own */
-    qn__ahead a = {
-        .ns = &mf->ns, .settle = ahead_settle, .build = ahead_build, .ctx = mf, .key = key, .n = n};
+    qn__ahead a = {.ns = &mf->ns,
+                   .settle = ahead_settle,
+                   .build = ahead_build,
+                   .warm = ahead_warm,
+                   .ctx = mf,
+                   .key = key,
+                   .n = n};
     if (seen && key) qn__ahead_run(&a, jobs, runner);
     qn__free(&f->alloc, seen, words * sizeof *seen);
     qn__free(&f->alloc, key, cap * sizeof(uint32_t));

@@ -1030,6 +1030,70 @@ static void test_out_of_memory(void **state) {
     qn_grid_destroy(g);
 }
 
+/* Out of memory at every allocation of a destination whose first samples
+** come in jobs (its sectors built ahead, then sampled), on the built-in
+** runner's threads and on a runner that runs the jobs last first: every
+** answer is the one a batch gives or QN_E_NOMEM, nothing leaks, and once
+** memory is back a batch answers every unit as on a destination that
+** never ran short. */
+static void test_jobs_out_of_memory(void **state) {
+    (void)state;
+    qn_grid *g = NULL;
+    qn_mesh *m = load_map("arena.map", &g);
+    qn_hier_opts ho = {.sector_size = 10.0f};
+    qn_hier *h = NULL;
+    assert_int_equal(qn_hier_create(m, &ho, NULL, &h, NULL), QN_OK);
+    qn_vec2 goal = {25.5f, 25.5f};
+    enum { N = 64 };
+    qn_vec2 pos[N], dirs[N];
+    uint8_t st[N], ref[N];
+    qn_rect b = qn_mesh_bounds(m);
+    for (uint32_t i = 0; i < N; i++)
+        pos[i] = (qn_vec2){b.min.x + (b.max.x - b.min.x) * ((float)(i % 8) + 0.5f) / 8.0f,
+                           b.min.y + (b.max.y - b.min.y) * ((float)(i / 8) + 0.5f) / 8.0f};
+    qn_hfield *one = NULL;
+    assert_int_equal(qn_hfield_create(h, goal, 0.0f, NULL, &one, NULL), QN_OK);
+    assert_int_equal(qn_hfield_sample_batch(one, pos, dirs, ref, NULL, N), QN_OK);
+    qn_hfield_destroy(one);
+    uint32_t moving = 0, ran = 0;
+    for (uint32_t i = 0; i < N; i++)
+        moving += ref[i] == QN_OK;
+    assert_true(moving > N / 2);
+    qn_jobs back = {backwards, &ran};
+    bool done = false;
+    uint64_t short_runs = 0;
+    for (uint64_t n = 0; !done && n < 100000; n++) {
+        failalloc fa;
+        qn_allocator a = failalloc_init(&fa, n);
+        qn_hfield *f = NULL;
+        qn_status s = qn_hfield_create(h, goal, 0.0f, &a, &f, NULL);
+        if (s != QN_OK) {
+            assert_int_equal(s, QN_E_NOMEM);
+            assert_int_equal(fa.live, 0);
+            continue;
+        }
+        assert_int_equal(qn_hfield_sample_jobs(f, pos, dirs, st, NULL, N, 3, n & 1 ? &back : NULL),
+                         QN_OK);
+        bool all = true;
+        for (uint32_t i = 0; i < N; i++) {
+            if (st[i] != ref[i]) assert_int_equal(st[i], QN_E_NOMEM);
+            all &= st[i] == ref[i];
+        }
+        short_runs += !all;
+        done = all && atomic_load(&fa.failures) == 0;
+        fa.fail_at = UINT64_MAX;
+        assert_int_equal(qn_hfield_sample_batch(f, pos, dirs, st, NULL, N), QN_OK);
+        assert_memory_equal(st, ref, sizeof ref);
+        qn_hfield_destroy(f);
+        assert_int_equal(fa.live, 0);
+    }
+    assert_true(done);
+    if (short_runs == 0) fail_msg("no run answered QN_E_NOMEM");
+    qn_hier_destroy(h);
+    qn_mesh_destroy(m);
+    qn_grid_destroy(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_args),
@@ -1047,6 +1111,7 @@ int main(void) {
         cmocka_unit_test(test_concurrent),
         cmocka_unit_test(test_sample_jobs),
         cmocka_unit_test(test_out_of_memory),
+        cmocka_unit_test(test_jobs_out_of_memory),
         cmocka_unit_test(test_sample_ahead),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -650,6 +650,15 @@ static void test_goal_block(void **state) {
     qn_grid_destroy(g);
 }
 
+/* The bundled map `file`, its mesh, and a hier of sectors `side` wide. */
+static qn_hier *map_hier(const char *file, float side, qn_grid **g, qn_mesh **m) {
+    *m = load_map(file, g);
+    qn_hier *h = NULL;
+    qn_hier_opts ho = {.sector_size = side};
+    assert_int_equal(qn_hier_create(*m, &ho, NULL, &h, NULL), QN_OK);
+    return h;
+}
+
 /* Destinations share the hier's sector meshes: a second destination where
 ** the first has been builds no mesh, holds fewer bytes than the meshes it
 ** uses, and answers as it would alone; an update drops the meshes of the
@@ -744,11 +753,7 @@ static void *sample_main(void *arg) {
 
 /* The hier of the thread tests: Berlin_0_256 in sectors of 20 units. */
 static qn_hier *berlin_hier(qn_grid **g, qn_mesh **m) {
-    *m = load_map("Berlin_0_256.map", g);
-    qn_hier *h = NULL;
-    qn_hier_opts ho = {.sector_size = 20.0f};
-    assert_int_equal(qn_hier_create(*m, &ho, NULL, &h, NULL), QN_OK);
-    return h;
+    return map_hier("Berlin_0_256.map", 20.0f, g, m);
 }
 
 static void test_concurrent(void **state) {
@@ -1039,18 +1044,13 @@ static void test_out_of_memory(void **state) {
 static void test_jobs_out_of_memory(void **state) {
     (void)state;
     qn_grid *g = NULL;
-    qn_mesh *m = load_map("arena.map", &g);
-    qn_hier_opts ho = {.sector_size = 10.0f};
-    qn_hier *h = NULL;
-    assert_int_equal(qn_hier_create(m, &ho, NULL, &h, NULL), QN_OK);
+    qn_mesh *m = NULL;
+    qn_hier *h = map_hier("arena.map", 10.0f, &g, &m);
     qn_vec2 goal = {25.5f, 25.5f};
     enum { N = 64 };
     qn_vec2 pos[N], dirs[N];
     uint8_t st[N], ref[N];
-    qn_rect b = qn_mesh_bounds(m);
-    for (uint32_t i = 0; i < N; i++)
-        pos[i] = (qn_vec2){b.min.x + (b.max.x - b.min.x) * ((float)(i % 8) + 0.5f) / 8.0f,
-                           b.min.y + (b.max.y - b.min.y) * ((float)(i / 8) + 0.5f) / 8.0f};
+    open_points(m, goal, 64, pos, N);
     qn_hfield *one = NULL;
     assert_int_equal(qn_hfield_create(h, goal, 0.0f, NULL, &one, NULL), QN_OK);
     assert_int_equal(qn_hfield_sample_batch(one, pos, dirs, ref, NULL, N), QN_OK);

@@ -136,16 +136,23 @@ static inline uint32_t qn__nsearch_next(qn__nsearch *s) {
     return n;
 }
 
+/* qn__nsearch_settled_count's step: copies the count (ctx: a
+** qn__nsearch_count). */
+typedef struct qn__nsearch_count {
+    const qn__nsearch *s;
+    uint32_t n;
+} qn__nsearch_count;
+static inline void qn__nsearch_read_settled(void *ctx, uint32_t unused) {
+    (void)unused;
+    qn__nsearch_count *c = ctx;
+    c->n = c->s->settled;
+}
+
 /* The nodes settled so far, read under the search's lock. */
 static inline uint32_t qn__nsearch_settled_count(qn__nsearch *s) {
-#ifndef QN_NO_THREADS
-    pthread_mutex_lock(&s->lock);
-#endif
-    uint32_t n = s->settled;
-#ifndef QN_NO_THREADS
-    pthread_mutex_unlock(&s->lock);
-#endif
-    return n;
+    qn__nsearch_count c = {s, 0};
+    (void)qn__nsearch_locked(s, qn__nsearch_read_settled, &c, 0, true);
+    return c.n;
 }
 
 /* A destination's goal block: the goal's sector and the (up to) eight

@@ -1852,11 +1852,15 @@ static _Atomic(hloc *) *local_slot(const qn_hfield *f, uint32_t s) {
 }
 
 /* Settles every node of the sectors of sector s's local field (all of
-** the goal block's when s is in it), under the search's lock. */
-static void local_settle(const qn_hfield *f, uint32_t s) {
+** the goal block's when s is in it): each under the search's lock, or
+** (locked) with the lock held by the caller already. */
+static void local_settle(const qn_hfield *f, uint32_t s, bool locked) {
     uint32_t sec[9], ns = field_sectors(f, in_block(f, s) ? QN_NONE : s, sec);
     for (uint32_t i = 0; i < ns; i++)
-        settle_locked(f, sec[i]);
+        if (locked)
+            settle_for((qn_hfield *)(uintptr_t)f, sec[i]); /* its search state is its own */
+        else
+            settle_locked(f, sec[i]);
 }
 
 /* Builds and publishes sector s's local field once its nodes are settled
@@ -1884,20 +1888,32 @@ static const hloc *local_publish(const qn_hfield *f, uint32_t s) {
 static const hloc *local_get(const qn_hfield *f, uint32_t s) {
     hloc *l = atomic_load_explicit(local_slot(f, s), memory_order_acquire);
     if (l) return l;
-    local_settle(f, s);
+    local_settle(f, s, false);
     return local_publish(f, s);
+}
+
+/* Locates p (hint in *quad_io, the parent mesh's quad out) and checks
+** it: QN_OK with its hier quad in *q, or why not. */
+static qn_status hpiece(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, uint32_t *q) {
+    const qn_hier *h = f->h;
+    const qn_mesh *m = h->parent;
+    if (f->epoch != h->epoch || h->version != m->version) return QN_E_MISMATCH;
+    uint32_t hint = quad_io ? *quad_io : QN_NONE;
+    uint32_t pq =
+        hint < m->quad_count && qn__quad_contains(m, hint, p) ? hint : qn__locate(m, p, QN_NONE);
+    if (quad_io) *quad_io = pq;
+    if (pq == QN_NONE) return QN_E_OUTSIDE;
+    if (m->blocked[pq]) return QN_E_BLOCKED;
+    if (f->goal_blocked) return QN_E_UNREACHABLE;
+    *q = piece_of(h, pq, p);
+    return QN_OK;
 }
 
 /* ---- building ahead, in jobs --------------------------------------------------- */
 
 /* qn__ahead's steps for local field keys (a sector, standing for the goal
-** block when in it). */
-static void ahead_settle(void *ctx, uint32_t s) {
-    qn_hfield *f = ctx;
-    uint32_t sec[9], ns = field_sectors(f, in_block(f, s) ? QN_NONE : s, sec);
-    for (uint32_t i = 0; i < ns; i++)
-        settle_for(f, sec[i]);
-}
+** block when in it); qn__ahead_run holds the search's lock for settling. */
+static void ahead_settle(void *ctx, uint32_t s) { local_settle(ctx, s, true); }
 
 static void ahead_build(void *ctx, uint32_t s) {
     const qn_hfield *f = ctx;
@@ -1932,12 +1948,9 @@ void qn__hfield_build_ahead(const qn_hfield *f, const qn_vec2 *positions, size_t
     uint64_t *seen = qn__calloc(&f->alloc, words, sizeof *seen);
     uint32_t *key = qn__alloc(&f->alloc, cap * sizeof(uint32_t)), n = 0, hint = QN_NONE;
     for (size_t i = 0; seen && key && i < count; i++) {
-        qn_vec2 p = positions[i];
-        if (!qn__finite2(p)) continue;
-        if (!(hint < m->quad_count && qn__quad_contains(m, hint, p)))
-            hint = qn__locate(m, p, QN_NONE);
-        if (hint == QN_NONE || m->blocked[hint]) continue;
-        uint32_t s = h->qsec[piece_of(h, hint, p)], k = in_block(f, s) ? h->nsec : s;
+        uint32_t q;
+        if (!qn__finite2(positions[i]) || hpiece(f, positions[i], &hint, &q) != QN_OK) continue;
+        uint32_t s = h->qsec[q], k = in_block(f, s) ? h->nsec : s;
         if (seen[k / 64] >> (k % 64) & 1u) continue;
         seen[k / 64] |= (uint64_t)1 << (k % 64);
         if (!atomic_load_explicit(local_slot(f, s), memory_order_acquire)) key[n++] = s;
@@ -2043,18 +2056,9 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir, fl
 /* Locates p (hint in *quad_io), checks it, and finds its local field. */
 static qn_status hlocate(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, uint32_t *q,
                          const hloc **l) {
-    const qn_hier *h = f->h;
-    const qn_mesh *m = h->parent;
-    if (f->epoch != h->epoch || h->version != m->version) return QN_E_MISMATCH;
-    uint32_t hint = quad_io ? *quad_io : QN_NONE;
-    uint32_t pq =
-        hint < m->quad_count && qn__quad_contains(m, hint, p) ? hint : qn__locate(m, p, QN_NONE);
-    if (quad_io) *quad_io = pq;
-    if (pq == QN_NONE) return QN_E_OUTSIDE;
-    if (m->blocked[pq]) return QN_E_BLOCKED;
-    if (f->goal_blocked) return QN_E_UNREACHABLE;
-    *q = piece_of(h, pq, p);
-    *l = local_get(f, h->qsec[*q]);
+    qn_status st = hpiece(f, p, quad_io, q);
+    if (st != QN_OK) return st;
+    *l = local_get(f, f->h->qsec[*q]);
     if (!*l) return QN_E_NOMEM;
     if (*l == &f->sh->none) return QN_E_UNREACHABLE;
     return QN_OK;

@@ -160,7 +160,7 @@ check("sim map goal outside", rc == 1 and err.count("\n") == 1 and "goal" in err
 
 rc, out, _ = run(["bench", "--quick", "--json"])
 j = one_json("bench", out)
-for k in ("instance_us_650", "naive_instance_us_650", "sample_ns_per_unit_1000",
+for k in ("instance_us_650", "naive_instance_us_650", "mesh_create_us_650", "sample_ns_per_unit_1000",
           "sample_ns_per_unit_100000", "load_ms_squares_50176", "load_ms_band_1000",
           "load_ms_kites_8000", "load_ms_long_20000", "load_ms_long_50000"):
     check("bench key " + k, isinstance(j.get(k), (int, float)) and j[k] > 0, out[:300])

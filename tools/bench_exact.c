@@ -129,7 +129,27 @@ static double sample_ns(const qn_field *f, qn_vec2 goal, uint32_t n, int reps, b
     return out;
 }
 
+/* Median over `reps` runs of the microseconds of making the 650-quad
+** level (its arrays and qn_mesh_create); -1 when it fails. */
+static double mesh_us(int reps) {
+    double t[64];
+    reps = reps > 64 ? 64 : reps;
+    for (int k = 0; k < reps; k++) {
+        double t0 = qn_tool_now();
+        qn_mesh *m = uniform_level(27, 26, 14, 650);
+        t[k] = (qn_tool_now() - t0) * 1e6;
+        if (!m) return -1.0;
+        qn_mesh_destroy(m);
+    }
+    qsort(t, (size_t)reps, sizeof *t, cmp_d);
+    return t[reps / 2];
+}
+
 static bool bench_650(qn_bench_report *r, bool quick) {
+    double made = mesh_us(quick ? 5 : 41);
+    if (made >= 0.0)
+        qn_bench_add(r, "mesh_create_us_650", made, "us",
+                     "making the 650-quad level's mesh (its arrays and qn_mesh_create)");
     qn_mesh *m = uniform_level(27, 26, 14, 650);
     if (!m) return false;
     qn_vec2 goal = qn_sim_quad_centre(m, 0);

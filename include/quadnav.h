@@ -1050,15 +1050,16 @@ QN_API qn_status qn_hfield_sample_batch(const qn_hfield *field, const qn_vec2 *p
                                         qn_vec2 *dirs, uint8_t *status, uint32_t *quads,
                                         size_t count);
 /* The batch cut into jobs and run by `runner` (or the built-in runner when
-** NULL): qn_field_sample_jobs's contract. With more than one job, the
-** local fields the units need are built first, in jobs run by the same
-** runner: one job runs the node search (one at a time, under the
-** destination's lock) sector after sector, in the order one batch would
-** ask for them, while the others build the sectors it has settled; then
-** the jobs sample. The runner is then called twice. No job waits for one
-** that has not started, so a runner that runs jobs one after another is
-** fine. Answers: those of qn_hfield_sample_batch (the same node costs,
-** asked for in the same order). Where a sector is not built ahead (out of
+** NULL): qn_field_sample_jobs's contract. The jobs answer the units
+** whose local fields are built; when some are not, their local fields
+** are then built in jobs run by the same runner (one job runs the node
+** search, one sector at a time under the destination's lock, in the
+** order one batch would ask for them, while the others build the sectors
+** it has settled), and those units are sampled on the calling thread. The
+** runner is then called twice. No job waits for one that has not started,
+** so a runner that runs jobs one after another is fine. Answers: those of
+** qn_hfield_sample_batch (the same node costs, asked for in the same
+** order). Where a sector is not built ahead (out of
 ** memory) or several calls build at once, the jobs build sectors as they
 ** sample, and a node's cost can then come from another of two ways of
 ** equal length, summed in another order: the same cost but for its last

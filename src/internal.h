@@ -1065,9 +1065,17 @@ typedef struct qn__ahead {
     _Atomic uint32_t settled, taken, warmed;
 } qn__ahead;
 void qn__ahead_run(qn__ahead *a, uint32_t jobs, const qn_jobs *runner);
-/* The sectors a batch of units in jobs will sample in, built ahead. */
-void qn__hfield_build_ahead(const qn_hfield *f, const qn_vec2 *positions, size_t count,
-                            uint32_t jobs, const qn_jobs *runner);
+/* A hierarchical destination's batch in jobs (hier.c, parallel.c): the
+** jobs sample with qn__hfield_sample_built, which answers the units whose
+** local fields are built and leaves the others' dirs NAN (status not
+** written); then qn__hfield_sample_pending builds the local fields those
+** need ahead, in jobs (qn__ahead_run), and samples them. Once a
+** destination's sectors are built, the second step only looks at dirs. */
+void qn__hfield_sample_built(const qn_hfield *f, const qn_vec2 *positions, qn_vec2 *dirs,
+                             uint8_t *status, uint32_t *quads, size_t count);
+void qn__hfield_sample_pending(const qn_hfield *f, const qn_vec2 *positions, qn_vec2 *dirs,
+                               uint8_t *status, uint32_t *quads, size_t count, uint32_t jobs,
+                               const qn_jobs *runner);
 /* Jobs for n independent pieces of work: n, at least 1 and at most most. */
 static inline uint32_t qn__jobs_for(uint32_t n, uint32_t most) {
     return n < most ? (n ? n : 1) : most;

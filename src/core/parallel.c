@@ -47,7 +47,7 @@ static void field_batch(const batch *b, const qn_vec2 *pos, qn_vec2 *dirs, uint8
 }
 static void hfield_batch(const batch *b, const qn_vec2 *pos, qn_vec2 *dirs, uint8_t *status,
                          uint32_t *quads, size_t n) {
-    qn_hfield_sample_batch(b->field, pos, dirs, status, quads, n);
+    qn__hfield_sample_built(b->field, pos, dirs, status, quads, n);
 }
 static void tfield_batch(const batch *b, const qn_vec2 *pos, qn_vec2 *dirs, uint8_t *status,
                          uint32_t *cells, size_t n) {
@@ -206,10 +206,10 @@ qn_status qn_hfield_sample_jobs(const qn_hfield *field, const qn_vec2 *positions
                                 uint8_t *status, uint32_t *quads, size_t count, uint32_t jobs,
                                 const qn_jobs *runner) {
     batch b = {hfield_batch, field, QN_FLOW_VECTOR, positions, dirs, status, quads, count, jobs};
-    qn_status st = batch_check(&b, runner);
-    if (st != QN_OK) return st;
-    if (b.jobs > 1) qn__hfield_build_ahead(field, positions, count, b.jobs, runner);
-    return run_batch(&b, runner);
+    qn_status st = run_batch(&b, runner);
+    if (st == QN_OK || st == QN_E_NOMEM) /* QN_E_NOMEM: a thread did not start, every job ran */
+        qn__hfield_sample_pending(field, positions, dirs, status, quads, count, b.jobs, runner);
+    return st;
 }
 
 qn_status qn_grid_tfield_sample_jobs(const qn_grid_tfield *field, qn_flow_kind kind,

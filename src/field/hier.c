@@ -1929,31 +1929,42 @@ static void ahead_warm(void *ctx, uint32_t s) {
     if (hm && hm->mesh) (void)qn__mesh_boundary(hm->mesh, NULL);
 }
 
-/* The local fields the units at positions[0..count) need, built before a
-** batch in jobs samples them (qn__ahead_run). Jobs that built sectors as
-** their units came held one another up on the node search, one sector at
-** a time under the lock (first samples of 1,000 units on a 4096 x 4096
-** map, sector meshes to build: 13.5-14.9 ms in two jobs, 18.7-19.2 in one
-** batch; 9.6-10.5 building ahead). The sectors in the order one batch
-** would build them, so the node costs come out as one batch's. Does
-** nothing where it cannot (out of memory, a changed mesh): the batch then
-** builds lazily. */
-void qn__hfield_build_ahead(const qn_hfield *f, const qn_vec2 *positions, size_t count,
-                            uint32_t jobs, const qn_jobs *runner) {
+/* The local fields that the units the jobs left unanswered (dirs NAN) need,
+** built in jobs (qn__ahead_run). Jobs that built sectors as their units
+** came held one another up on the node search, one sector at a time under
+** the lock (first samples of 1,000 units on a 4096 x 4096 map, sector
+** meshes to build: 13.5-14.9 ms in two jobs, 18.7-19.2 in one batch;
+** 9.6-10.5 building ahead). The sectors in the order one batch would
+** build them, so the node costs come out as one batch's. Does nothing
+** where it cannot (out of memory, a changed mesh): the units are then
+** sampled as a batch samples them, building lazily. */
+static void build_ahead(const qn_hfield *f, const qn_vec2 *positions, const qn_vec2 *dirs,
+                        const uint32_t *quads, size_t count, uint32_t jobs, const qn_jobs *runner) {
     const qn_hier *h = f->h;
-    const qn_mesh *m = h->parent;
-    if (f->epoch != h->epoch || h->version != m->version || f->goal_blocked || count == 0) return;
+    if (f->goal_blocked) return;
+    /* Only the units the jobs left unanswered (dirs NAN); none once a
+    ** destination's sectors are built, and then nothing is allocated. */
     size_t words = ((size_t)h->nsec + 1 + 63) / 64,
            cap = count < h->nsec + 1u ? count : h->nsec + 1u;
-    uint64_t *seen = qn__calloc(&f->alloc, words, sizeof *seen);
-    uint32_t *key = qn__alloc(&f->alloc, cap * sizeof(uint32_t)), n = 0, hint = QN_NONE;
-    for (size_t i = 0; seen && key && i < count; i++) {
-        uint32_t q;
-        if (!qn__finite2(positions[i]) || hpiece(f, positions[i], &hint, &q) != QN_OK) continue;
+    uint64_t *seen = NULL;
+    uint32_t *key = NULL, n = 0, hint = QN_NONE;
+    for (size_t i = 0; i < count; i++) {
+        uint32_t q, at = quads ? quads[i] : hint;
+        if (!isnan(dirs[i].x)) continue; /* answered: its sector is built */
+        qn_status st = hpiece(f, positions[i], &at, &q);
+        hint = at;
+        if (st == QN_E_MISMATCH) break;
+        if (st != QN_OK) continue;
         uint32_t s = h->qsec[q], k = in_block(f, s) ? h->nsec : s;
+        if (atomic_load_explicit(local_slot(f, s), memory_order_acquire)) continue;
+        if (!seen) {
+            seen = qn__calloc(&f->alloc, words, sizeof *seen);
+            key = qn__alloc(&f->alloc, cap * sizeof(uint32_t));
+            if (!seen || !key) break;
+        }
         if (seen[k / 64] >> (k % 64) & 1u) continue;
         seen[k / 64] |= (uint64_t)1 << (k % 64);
-        if (!atomic_load_explicit(local_slot(f, s), memory_order_acquire)) key[n++] = s;
+        key[n++] = s;
     }
     qn_hfield *mf = (qn_hfield *)(uintptr_t)f; /* its search state is its own */
     qn__ahead a = {.ns = &mf->ns,
@@ -1964,8 +1975,8 @@ void qn__hfield_build_ahead(const qn_hfield *f, const qn_vec2 *positions, size_t
                    .key = key,
                    .n = n};
     if (seen && key) qn__ahead_run(&a, jobs, runner);
-    qn__free(&f->alloc, seen, words * sizeof *seen);
-    qn__free(&f->alloc, key, cap * sizeof(uint32_t));
+    if (seen) qn__free(&f->alloc, seen, words * sizeof *seen);
+    if (key) qn__free(&f->alloc, key, cap * sizeof(uint32_t));
 }
 
 /* The seed of l nearest p, as a node index (QN_NONE: the goal or none). */
@@ -2053,12 +2064,23 @@ static qn_vec2 across(const qn_hfield *f, uint32_t i, qn_vec2 p, qn_vec2 dir, fl
     return len > 0.0f ? qn__scale(to, 1.0f / len) : n;
 }
 
-/* Locates p (hint in *quad_io), checks it, and finds its local field. */
+/* hlocate's answer, without `build`, for a unit whose local field is not
+** built yet (internal: sampling never answers QN_E_LIMIT otherwise). */
+#define PENDING QN_E_LIMIT
+
+/* Locates p (hint in *quad_io), checks it, and finds its local field,
+** building it when not built yet, or (without `build`) answering PENDING
+** then. */
 static qn_status hlocate(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, uint32_t *q,
-                         const hloc **l) {
+                         const hloc **l, bool build) {
     qn_status st = hpiece(f, p, quad_io, q);
     if (st != QN_OK) return st;
-    *l = local_get(f, f->h->qsec[*q]);
+    if (!build) {
+        *l = atomic_load_explicit(local_slot(f, f->h->qsec[*q]), memory_order_acquire);
+        if (!*l) return PENDING;
+    } else {
+        *l = local_get(f, f->h->qsec[*q]);
+    }
     if (!*l) return QN_E_NOMEM;
     if (*l == &f->sh->none) return QN_E_UNREACHABLE;
     return QN_OK;
@@ -2117,7 +2139,7 @@ static qn_status local_sample(const hloc *l, qn_vec2 p, uint32_t *lq, qn_vec2 *d
 
 /* One unit; with ahead (not NULL), qn_field_sample_ahead's *ahead too. */
 static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir,
-                            float *ahead) {
+                            float *ahead, bool build) {
     *dir = qn__v2(0.0f, 0.0f);
     if (ahead) *ahead = 0.0f;
     if (!qn__finite2(p)) {
@@ -2126,7 +2148,7 @@ static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn
     }
     uint32_t q;
     const hloc *l;
-    qn_status st = hlocate(f, p, quad_io, &q, &l);
+    qn_status st = hlocate(f, p, quad_io, &q, &l, build);
     if (st != QN_OK) return st;
     uint32_t lq = local_quad(f, l, q);
     const qn__sroot *root;
@@ -2165,23 +2187,45 @@ static qn_status sample_one(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn
 
 qn_status qn_hfield_sample(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir) {
     qn_status st = qn__sample_args(f, quad_io, dir, false, NULL);
-    return st != QN_OK ? st : sample_one(f, p, quad_io, dir, NULL);
+    return st != QN_OK ? st : sample_one(f, p, quad_io, dir, NULL, true);
 }
 
 qn_status qn_hfield_sample_ahead(const qn_hfield *f, qn_vec2 p, uint32_t *quad_io, qn_vec2 *dir,
                                  float *ahead) {
     qn_status st = qn__sample_args(f, quad_io, dir, true, ahead);
-    return st != QN_OK ? st : sample_one(f, p, quad_io, dir, ahead);
+    return st != QN_OK ? st : sample_one(f, p, quad_io, dir, ahead, true);
 }
 
 qn_status qn_hfield_sample_batch(const qn_hfield *f, const qn_vec2 *positions, qn_vec2 *dirs,
                                  uint8_t *status, uint32_t *quads, size_t count) {
     if (!f || (count && (!positions || !dirs))) return QN_E_INVALID_ARG;
     for (size_t i = 0; i < count; i++) {
-        qn_status st = sample_one(f, positions[i], quads ? &quads[i] : NULL, &dirs[i], NULL);
+        qn_status st = sample_one(f, positions[i], quads ? &quads[i] : NULL, &dirs[i], NULL, true);
         if (status) status[i] = (uint8_t)st;
     }
     return QN_OK;
+}
+
+void qn__hfield_sample_built(const qn_hfield *f, const qn_vec2 *positions, qn_vec2 *dirs,
+                             uint8_t *status, uint32_t *quads, size_t count) {
+    for (size_t i = 0; i < count; i++) {
+        qn_status st = sample_one(f, positions[i], quads ? &quads[i] : NULL, &dirs[i], NULL, false);
+        if (st == PENDING)
+            dirs[i] = qn__v2(NAN, NAN);
+        else if (status)
+            status[i] = (uint8_t)st;
+    }
+}
+
+void qn__hfield_sample_pending(const qn_hfield *f, const qn_vec2 *positions, qn_vec2 *dirs,
+                               uint8_t *status, uint32_t *quads, size_t count, uint32_t jobs,
+                               const qn_jobs *runner) {
+    build_ahead(f, positions, dirs, quads, count, jobs, runner);
+    for (size_t i = 0; i < count; i++) {
+        if (!isnan(dirs[i].x)) continue;
+        qn_status st = sample_one(f, positions[i], quads ? &quads[i] : NULL, &dirs[i], NULL, true);
+        if (status) status[i] = (uint8_t)st;
+    }
 }
 
 qn_status qn_hfield_prepare(const qn_hfield *f, const qn_vec2 *positions, size_t count) {
@@ -2191,7 +2235,7 @@ qn_status qn_hfield_prepare(const qn_hfield *f, const qn_vec2 *positions, size_t
         if (!qn__finite2(positions[i])) return QN_E_INVALID_ARG;
         uint32_t q;
         const hloc *l;
-        qn_status st = hlocate(f, positions[i], &hint, &q, &l);
+        qn_status st = hlocate(f, positions[i], &hint, &q, &l, true);
         if (st == QN_E_NOMEM || st == QN_E_MISMATCH) return st;
     }
     return QN_OK;
@@ -2201,6 +2245,6 @@ float qn_hfield_cost_at(const qn_hfield *f, qn_vec2 p, uint32_t hint) {
     if (!f || !qn__finite2(p)) return INFINITY;
     uint32_t q;
     const hloc *l;
-    if (hlocate(f, p, &hint, &q, &l) != QN_OK) return INFINITY;
+    if (hlocate(f, p, &hint, &q, &l, true) != QN_OK) return INFINITY;
     return qn_field_cost_at(l->field, p, local_quad(f, l, q));
 }
